@@ -1,0 +1,31 @@
+# userperf: `make run` builds and runs the demo, `make test` builds and runs every test.
+# Each target first installs missing Debian packages (scripts/install-deps.sh, idempotent).
+JOBS ?= $(shell nproc)
+BUILD ?= build
+CMAKE_FLAGS ?=
+
+.PHONY: deps build test test-main test-asan test-tsan run bench format clean
+
+deps:
+	@bash scripts/install-deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+# The main build runs every test; the sanitizer builds run the ring/output tests under
+# ASan+UBSan and the concurrency tests under TSan. The last line is ctest's summary of all three.
+test: deps
+	@bash scripts/run-tests.sh
+
+run: build
+	@$(BUILD)/bin/userperf demo
+
+bench: build
+	@bash bench/run.sh
+
+format:
+	@clang-format -i $$(git ls-files '*.cpp' '*.hpp' '*.h' '*.c')
+
+clean:
+	rm -rf build build-asan build-tsan

@@ -1,0 +1,57 @@
+/* userperf: the Linux perf_event output subsystem in user space.
+ *
+ * A C API that mirrors the perf_event syscalls. Each call takes the same arguments as the kernel's
+ * and fails the same way: -1 (or MAP_FAILED) with errno set to the kernel's errno for that case.
+ * Structures and constants are the kernel's own, from <linux/perf_event.h>.
+ *
+ * Descriptors returned by userperf_perf_event_open() are userperf handles, not kernel file
+ * descriptors: pass them only to userperf_* calls. userperf_event_wakeup_fd() gives a real file
+ * descriptor for poll()/epoll integration, and userperf_event_ring_fd() the memfd that holds the
+ * ring so another process can map it.
+ */
+#ifndef USERPERF_USERPERF_H
+#define USERPERF_USERPERF_H
+
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Syscall mirrors. */
+int userperf_perf_event_open(struct perf_event_attr* attr, pid_t pid, int cpu, int group_fd,
+                             unsigned long flags);
+int userperf_ioctl(int fd, unsigned long request, unsigned long arg);
+void* userperf_mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset);
+int userperf_munmap(void* addr, size_t length);
+ssize_t userperf_read(int fd, void* buf, size_t count);
+int userperf_close(int fd);
+/* poll() over userperf handles with the kernel's perf_poll semantics: POLLIN is reported once per
+ * wakeup (the bits are cleared when reported), POLLHUP when the event has no buffer or its task has
+ * exited. Entries whose fd is not a userperf handle are polled as ordinary descriptors. */
+int userperf_poll(struct pollfd* fds, nfds_t nfds, int timeout_ms);
+
+/* userperf additions. */
+
+/* The PMU type number of a registered userperf PMU ("software", "tracepoint", "test", ...), the
+ * counterpart of /sys/bus/event_source/devices/NAME/type; -1 with ENOENT if none. */
+int userperf_pmu_type(const char* name);
+
+/* A real descriptor that becomes readable at each wakeup of the event's buffer and reports POLLHUP
+ * when the producer side goes away; -1 with EINVAL if the event has no buffer. Not owned by the
+ * caller. */
+int userperf_event_wakeup_fd(int fd);
+
+/* The memfd holding the event's buffer (control page + data pages), for mapping in another
+ * process; -1 with EINVAL if the event has no buffer. Not owned by the caller. */
+int userperf_event_ring_fd(int fd);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* USERPERF_USERPERF_H */

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the Debian packages userperf needs, only those missing (idempotent).
+# Runs as root on CI and developer machines; prints what it installs.
+set -euo pipefail
+packages=(
+  build-essential cmake ninja-build pkg-config
+  linux-libc-dev
+  libgtest-dev libgmock-dev googletest libbenchmark-dev
+  clang-format
+)
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+if [[ $(id -u) -ne 0 ]]; then
+  echo "install-deps: need root to install ${missing[*]}" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Builds the three configurations and runs their tests: the main build (every test), ASan+UBSan
+# (labels "sanitize"), TSan (label "concurrency"). Prints each ctest summary and, last, the
+# combined "N passed, N failed" line; exits non-zero if anything failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc)
+status=0
+passed=0
+failed=0
+
+run_config() {  # dir, label filter ("" = all), cmake flags...
+  local dir=$1 labels=$2
+  shift 2
+  echo "== configuring $dir"
+  cmake -S . -B "$dir" -G Ninja "$@" >"$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; return 1; }
+  echo "== building $dir"
+  cmake --build "$dir" -j "$jobs" >"$dir.build.log" 2>&1 || { tail -50 "$dir.build.log"; return 1; }
+  echo "== testing $dir"
+  local args=(--test-dir "$dir" --output-on-failure -j "$jobs" --timeout 600)
+  [[ -n $labels ]] && args+=(-L "$labels")
+  ctest "${args[@]}" | tee "$dir.ctest.log"
+  local rc=${PIPESTATUS[0]}
+  local line
+  line=$(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' "$dir.ctest.log" | tail -1)
+  if [[ $line =~ ([0-9]+)\ tests\ failed\ out\ of\ ([0-9]+) ]]; then
+    failed=$((failed + BASH_REMATCH[1]))
+    passed=$((passed + BASH_REMATCH[2] - BASH_REMATCH[1]))
+  fi
+  return "$rc"
+}
+
+run_config build "" || status=1
+run_config build-asan sanitize -DUSERPERF_SANITIZE=address -DUSERPERF_TESTS_ONLY=ON || status=1
+run_config build-tsan concurrency -DUSERPERF_SANITIZE=thread -DUSERPERF_TESTS_ONLY=ON || status=1
+
+echo "total: $passed passed, $failed failed"
+exit $status

@@ -1,0 +1,75 @@
+// The C API: each call forwards to the engine and turns a negative errno into -1 + errno.
+#include <sys/mman.h>
+
+#include <cerrno>
+
+#include "core/engine.hpp"
+#include "userperf/userperf.h"
+
+namespace {
+
+userperf::core::Engine& engine() {
+  return userperf::core::Engine::instance();
+}
+
+template <class T>
+T syscall_result(T rc) {
+  if (rc < 0) {
+    errno = static_cast<int>(-rc);
+    return -1;
+  }
+  return rc;
+}
+
+}  // namespace
+
+extern "C" {
+
+int userperf_perf_event_open(struct perf_event_attr* attr, pid_t pid, int cpu, int group_fd,
+                             unsigned long flags) {
+  return syscall_result(engine().open(attr, pid, cpu, group_fd, flags));
+}
+
+int userperf_ioctl(int fd, unsigned long request, unsigned long arg) {
+  return syscall_result(engine().ioctl(fd, request, arg));
+}
+
+void* userperf_mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) {
+  int err = 0;
+  void* p = engine().mmap(addr, length, prot, flags, fd, offset, &err);
+  if (p == nullptr) {
+    errno = err;
+    return MAP_FAILED;
+  }
+  return p;
+}
+
+int userperf_munmap(void* addr, size_t length) {
+  return syscall_result(engine().munmap(addr, length));
+}
+
+ssize_t userperf_read(int fd, void* buf, size_t count) {
+  return syscall_result(engine().read(fd, buf, count));
+}
+
+int userperf_close(int fd) {
+  return syscall_result(engine().close(fd));
+}
+
+int userperf_poll(struct pollfd* fds, nfds_t nfds, int timeout_ms) {
+  return syscall_result(engine().poll(fds, nfds, timeout_ms));
+}
+
+int userperf_pmu_type(const char* name) {
+  return syscall_result(engine().pmu_type(name));
+}
+
+int userperf_event_wakeup_fd(int fd) {
+  return syscall_result(engine().wakeup_fd(fd));
+}
+
+int userperf_event_ring_fd(int fd) {
+  return syscall_result(engine().ring_fd(fd));
+}
+
+}  // extern "C"

@@ -1,0 +1,798 @@
+#include "core/engine.hpp"
+
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "abi/attr_rules.hpp"
+#include "abi/sample_layout.hpp"
+#include "core/read_values.hpp"
+#include "core/sample_output.hpp"
+#include "core/user_memory.hpp"
+
+namespace userperf::core {
+
+namespace {
+
+constexpr unsigned long kIocFlagGroup = PERF_IOC_FLAG_GROUP;
+
+bool is_power_of_two(std::size_t n) {
+  return n != 0 && (n & (n - 1)) == 0;
+}
+
+// The clock an event's records use, compared by SET_OUTPUT ("mixing clocks in one buffer").
+int event_clock(const Event& e) {
+  return e.attr.use_clockid ? e.attr.clockid : -1;
+}
+
+bool is_thread_of_this_process(pid_t tid) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/self/task/%d", tid);
+  return access(path, F_OK) == 0;
+}
+
+// A sink for emit_read_values into a plain buffer (read(2)).
+struct VectorSink {
+  std::vector<std::uint64_t> words;
+  void put(std::uint64_t v) { words.push_back(v); }
+  void zero(std::size_t bytes) { words.resize(words.size() + bytes / sizeof(std::uint64_t), 0); }
+};
+
+}  // namespace
+
+Engine::Engine() = default;
+
+Engine::~Engine() {
+  std::vector<int> fds;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& [fd, ev] : events_) fds.push_back(fd);
+  }
+  for (int fd : fds) close(fd);
+}
+
+int Engine::register_pmu(Pmu& pmu, int type) {
+  std::lock_guard lock(mutex_);
+  if (type < 0) type = next_dynamic_type_++;
+  pmu.type_ = type;
+  pmus_[type] = &pmu;
+  return type;
+}
+
+int Engine::pmu_type(const char* name) {
+  std::lock_guard lock(mutex_);
+  for (auto& [type, pmu] : pmus_) {
+    if (std::strcmp(pmu->name(), name) == 0) return type;
+  }
+  return -ENOENT;
+}
+
+void Engine::set_limits(const EngineLimits& limits) {
+  std::lock_guard lock(mutex_);
+  limits_ = limits;
+  // DIV_ROUND_UP(max_sample_rate, HZ), as perf_event_max_sample_rate's handler computes it.
+  throttle_.max_samples_per_tick.store((limits.max_sample_rate + limits.hz - 1) / limits.hz);
+  throttle_.tick_ns = 1'000'000'000u / limits.hz;
+}
+
+EngineLimits Engine::limits() {
+  std::lock_guard lock(mutex_);
+  return limits_;
+}
+
+Event* Engine::lookup(int fd) {
+  const auto it = events_.find(fd);
+  return it == events_.end() ? nullptr : it->second.get();
+}
+
+bool Engine::is_event(int fd) {
+  std::lock_guard lock(mutex_);
+  return lookup(fd) != nullptr;
+}
+
+Event* Engine::event(int fd) {
+  std::lock_guard lock(mutex_);
+  return lookup(fd);
+}
+
+OverflowResult Engine::overflow(Event& event, SampleData& data) {
+  OutputGuard guard(grace_);
+  return perf_event_overflow(event, data, throttle_);
+}
+
+// ---- perf_event_open -------------------------------------------------------------------------
+
+int Engine::open(perf_event_attr* uattr, pid_t pid, int cpu, int group_fd, unsigned long flags) {
+  std::lock_guard lock(mutex_);
+  return open_locked(uattr, pid, cpu, group_fd, flags);
+}
+
+int Engine::open_locked(perf_event_attr* uattr, pid_t pid, int cpu, int group_fd,
+                        unsigned long flags) {
+  abi::OpenLimits limits = abi::host_limits();
+  limits.max_sample_rate = limits_.max_sample_rate;
+  limits.max_stack = limits_.max_stack;
+  perf_event_attr attr{};
+  if (const int err = abi::copy_attr(uattr, attr, limits); err != 0) return err;
+  if (const int err = abi::check_open(attr, pid, cpu, group_fd, flags, limits); err != 0)
+    return err;
+
+  Event* group = nullptr;
+  if (group_fd != -1) {
+    group = lookup(group_fd);
+    if (group == nullptr) return -EBADF;
+  }
+  Event* output = group != nullptr && (flags & PERF_FLAG_FD_OUTPUT) ? group : nullptr;
+  Event* leader = group != nullptr && !(flags & PERF_FLAG_FD_NO_GROUP) ? group : nullptr;
+
+  pid_t target = -1;
+  if (pid != -1) {
+    target = pid == 0 ? gettid() : pid;
+    // userperf runs inside the process it observes: other processes' threads are out of reach.
+    if (pid > 0 && !is_thread_of_this_process(pid)) return kill(pid, 0) == 0 ? -EACCES : -ESRCH;
+  }
+
+  const auto pmu_it = pmus_.find(static_cast<int>(attr.type));
+  if (pmu_it == pmus_.end()) return -ENOENT;
+  auto event = std::make_unique<Event>();
+  event->attr = attr;
+  event->pid = target;
+  event->cpu = cpu;
+  event->pmu = pmu_it->second;
+  if (const int err = event->pmu->event_init(*event); err != 0) return err;
+  // From here a failure must give back what event_init took.
+  struct InitGuard {
+    Event* event;
+    ~InitGuard() {
+      if (event != nullptr) event->pmu->destroy(*event);
+    }
+  } init_guard{event.get()};
+
+  if (leader != nullptr) {
+    // perf_event_open's group checks: a leader, on the same CPU and task, and a read size that
+    // still fits once this member joins.
+    if (!leader->is_leader() || leader->cpu != cpu || leader->pid != target) return -EINVAL;
+    std::vector<std::uint64_t> sibling_formats;
+    for (const Event* s : leader->siblings) sibling_formats.push_back(s->attr.read_format);
+    sibling_formats.push_back(attr.read_format);
+    if (const int err =
+            abi::validate_size(attr.read_format, leader->attr.read_format, sibling_formats);
+        err != 0) {
+      return err;
+    }
+  }
+
+  const int fd = eventfd(0, EFD_CLOEXEC);
+  if (fd < 0) return -errno;
+  init_guard.event = nullptr;  // close() destroys it from now on
+  event->fd = fd;
+  event->id = next_id_++;
+  event->header_size = static_cast<std::uint16_t>(abi::sample_header_size(attr.sample_type));
+  event->id_header_size = static_cast<std::uint16_t>(abi::id_header_size(attr.sample_type));
+  // Frequency mode starts from period 1 and adapts (perf_event_alloc), unless the PMU converted
+  // the frequency to a fixed period in event_init.
+  const std::uint64_t period = event->attr.freq ? 1 : event->attr.sample_period;
+  if (event->sample_period.load() == 0) event->sample_period.store(period);
+  event->period_left.store(static_cast<std::int64_t>(event->sample_period.load()));
+
+  Event* ev = event.get();
+  events_.emplace(fd, std::move(event));
+  if (leader != nullptr) {
+    ev->leader.store(leader, std::memory_order_release);
+    Event* last = leader->siblings.empty() ? nullptr : leader->siblings.back();
+    leader->siblings.push_back(ev);
+    (last == nullptr ? leader->first_sibling : last->next_sibling)
+        .store(ev, std::memory_order_release);
+    leader->nr_members.fetch_add(1);
+  }
+  if (output != nullptr) {
+    if (const int err = set_output(*ev, output); err != 0) {
+      close(fd);
+      return err;
+    }
+  }
+  const std::uint64_t now = ev->clock_now();
+  if (!attr.disabled) {
+    ev->state.store(EventState::kInactive);
+    ev->enabled_since.store(now);
+    schedule(*ev, now);
+  }
+  return fd;
+}
+
+// Event states: OFF (disabled), INACTIVE (enabled, its group leader is not running), ACTIVE.
+void Engine::schedule(Event& event, std::uint64_t now) {
+  const Event& leader = *event.leader.load();
+  const bool runnable = event.state.load() >= EventState::kInactive &&
+                        (event.is_leader() || leader.state.load() == EventState::kActive);
+  const bool active = event.state.load() == EventState::kActive;
+  if (runnable && !active) {
+    event.running_since.store(now);
+    event.state.store(EventState::kActive, std::memory_order_release);
+    if (event.pmu->add(event) != 0) {
+      event.state.store(EventState::kError);
+      return;
+    }
+  } else if (!runnable && active) {
+    event.state.store(EventState::kInactive, std::memory_order_release);
+    event.pmu->del(event);
+    event.total_running.fetch_add(now - event.running_since.load());
+  }
+  if (event.is_leader()) {
+    for (Event* sibling : event.siblings) schedule(*sibling, now);
+  }
+}
+
+void Engine::enable(Event& event) {
+  if (event.state.load() >= EventState::kInactive) return;
+  const std::uint64_t now = event.clock_now();
+  event.enabled_since.store(now);
+  event.state.store(EventState::kInactive);
+  schedule(event, now);
+  update_user_page(event);
+}
+
+void Engine::disable(Event& event) {
+  if (event.state.load() < EventState::kInactive) return;
+  const std::uint64_t now = event.clock_now();
+  std::uint64_t enabled = 0;
+  std::uint64_t running = 0;
+  event.read_times(now, enabled, running);
+  if (event.state.load() == EventState::kActive) event.pmu->del(event);
+  event.state.store(EventState::kOff, std::memory_order_release);
+  event.total_enabled.store(enabled);
+  event.total_running.store(running);
+  if (event.is_leader()) {
+    for (Event* sibling : event.siblings) schedule(*sibling, now);
+  }
+  update_user_page(event);
+}
+
+void Engine::update_user_page(Event& event) {
+  if (event.buffer == nullptr || event.buffer->owner != &event) return;
+  event.pmu->read(event);
+  ring::UserPageTimes times;
+  event.read_times(event.clock_now(), times.time_enabled, times.time_running);
+  times.offset = static_cast<std::int64_t>(event.count.load());
+  event.buffer->ring->update_user_page(times);
+}
+
+// ---- close -----------------------------------------------------------------------------------
+
+int Engine::close(int fd) {
+  std::unique_ptr<Event> owned;
+  {
+    std::lock_guard lock(mutex_);
+    const auto it = events_.find(fd);
+    if (it == events_.end()) return -EBADF;
+    Event& ev = *it->second;
+    disable(ev);
+    ev.state.store(EventState::kOff);
+    if (ev.is_leader()) {
+      // perf_group_detach: siblings become leaders of their own groups.
+      for (Event* sibling : ev.siblings) {
+        sibling->leader.store(sibling);
+        sibling->next_sibling.store(nullptr);
+        schedule(*sibling, sibling->clock_now());
+      }
+      ev.siblings.clear();
+      ev.first_sibling.store(nullptr);
+    } else {
+      Event& leader = *ev.leader.load();
+      auto& list = leader.siblings;
+      const auto pos = std::find(list.begin(), list.end(), &ev);
+      Event* next = ev.next_sibling.load();
+      if (pos == list.begin()) {
+        leader.first_sibling.store(next);
+      } else {
+        (*(pos - 1))->next_sibling.store(next);
+      }
+      list.erase(pos);
+      leader.nr_members.fetch_sub(1);
+    }
+    detach_output(ev);
+    for (Mapping& m : mappings_) {
+      if (m.event == &ev) m.event = nullptr;
+    }
+    owned = std::move(it->second);
+    events_.erase(it);
+    // Writers that loaded this event or its buffer leave before it is freed.
+    grace_.synchronize();
+    owned->pmu->destroy(*owned);
+  }
+  ::close(fd);
+  return 0;
+}
+
+void Engine::detach_output(Event& event) {
+  Buffer* buffer = event.buffer;
+  if (buffer == nullptr) return;
+  event.rb.store(nullptr, std::memory_order_release);
+  event.buffer = nullptr;
+  std::erase(buffer->events, &event);
+  if (buffer->owner == &event) buffer->owner = nullptr;
+}
+
+// ---- output redirection ----------------------------------------------------------------------
+
+// perf_event_set_output, with its checks in the kernel's order.
+int Engine::set_output(Event& event, Event* target) {
+  if (target != nullptr) {
+    if (target == &event) return -EINVAL;
+    if (target->cpu != event.cpu) return -EINVAL;
+    if (target->cpu == -1 && target->pid != event.pid) return -EINVAL;
+    if (event_clock(*target) != event_clock(event)) return -EINVAL;
+    if (target->attr.write_backward != event.attr.write_backward) return -EINVAL;
+  }
+  if (event.own_mappings != 0) return -EINVAL;
+  Buffer* buffer = nullptr;
+  if (target != nullptr) {
+    buffer = target->buffer;
+    if (buffer == nullptr || buffer->mappings == 0) return -EINVAL;
+  }
+  detach_output(event);
+  if (buffer != nullptr) {
+    event.buffer = buffer;
+    buffer->events.push_back(&event);
+    event.rb.store(buffer->ring.get(), std::memory_order_release);
+  }
+  return 0;
+}
+
+// ---- ioctl -----------------------------------------------------------------------------------
+
+void Engine::reset(Event& event) {
+  event.pmu->read(event);
+  event.count.store(0);
+  update_user_page(event);
+}
+
+int Engine::apply(Event& event, unsigned long arg, void (Engine::*fn)(Event&)) {
+  if (arg & ~kIocFlagGroup) return -EINVAL;
+  if (arg & kIocFlagGroup) {
+    Event& leader = *event.leader.load();
+    (this->*fn)(leader);
+    for (Event* sibling : leader.siblings) (this->*fn)(*sibling);
+  } else {
+    (this->*fn)(event);
+  }
+  return 0;
+}
+
+int Engine::ioctl(int fd, unsigned long request, unsigned long arg) {
+  std::lock_guard lock(mutex_);
+  Event* ev = lookup(fd);
+  if (ev == nullptr) return -EBADF;
+  Event& event = *ev;
+  switch (request) {
+    case PERF_EVENT_IOC_ENABLE:
+      return apply(event, arg, &Engine::enable);
+    case PERF_EVENT_IOC_DISABLE:
+      return apply(event, arg, &Engine::disable);
+    case PERF_EVENT_IOC_RESET:
+      return apply(event, arg, &Engine::reset);
+    case PERF_EVENT_IOC_REFRESH: {
+      // _perf_event_refresh: sampling, non-inherited events only; adds to the limit and enables.
+      const auto refresh = static_cast<int>(arg);
+      if (event.attr.inherit || event.attr.sample_period == 0 || refresh <= 0) return -EINVAL;
+      event.event_limit.fetch_add(refresh);
+      enable(event);
+      return 0;
+    }
+    case PERF_EVENT_IOC_PERIOD: {
+      std::uint64_t value = 0;
+      if (!read_user(reinterpret_cast<const void*>(arg), &value, sizeof value)) return -EFAULT;
+      return set_period(event, value);
+    }
+    case PERF_EVENT_IOC_ID: {
+      const std::uint64_t id = event.id;
+      if (!write_user(reinterpret_cast<void*>(arg), &id, sizeof id)) return -EFAULT;
+      return 0;
+    }
+    case PERF_EVENT_IOC_SET_OUTPUT: {
+      // The argument is a long: (int)-1 arrives as 0xffffffff and is no descriptor (EBADF).
+      if (arg == ~0UL) return set_output(event, nullptr);
+      if (arg > static_cast<unsigned long>(INT32_MAX)) return -EBADF;
+      Event* target = lookup(static_cast<int>(arg));
+      if (target == nullptr) return -EBADF;
+      return set_output(event, target);
+    }
+    case PERF_EVENT_IOC_PAUSE_OUTPUT: {
+      // By value; needs a buffer with data pages.
+      if (event.buffer == nullptr || event.buffer->ring->data_size() == 0) return -EINVAL;
+      event.buffer->ring->set_paused(arg != 0);
+      return 0;
+    }
+    case PERF_EVENT_IOC_SET_BPF:
+      // No program loader yet: every descriptor is "not a BPF program".
+      return -EINVAL;
+    case PERF_EVENT_IOC_SET_FILTER:
+    case PERF_EVENT_IOC_MODIFY_ATTRIBUTES:
+    case PERF_EVENT_IOC_QUERY_BPF:
+      return -EINVAL;
+    default:
+      return -ENOTTY;
+  }
+}
+
+// perf_event_period: the new value must be non-zero; in frequency mode it is a frequency bounded
+// by the maximum sample rate, otherwise a period below 2^63.
+int Engine::set_period(Event& event, std::uint64_t value) {
+  if (event.attr.sample_period == 0) return -EINVAL;  // not a sampling event
+  if (value == 0) return -EINVAL;
+  if (event.attr.freq) {
+    if (value > limits_.max_sample_rate) return -EINVAL;
+    event.attr.sample_freq = value;
+  } else {
+    if (value & (1ULL << 63)) return -EINVAL;
+    event.attr.sample_period = value;
+    event.sample_period.store(value);
+    event.period_left.store(static_cast<std::int64_t>(value));
+  }
+  event.pmu->period_changed(event);
+  return 0;
+}
+
+// ---- mmap / munmap ---------------------------------------------------------------------------
+
+void* Engine::mmap(void* addr, std::size_t length, int prot, int flags, int fd, off_t offset,
+                   int* err) {
+  std::lock_guard lock(mutex_);
+  *err = 0;
+  Event* ev = lookup(fd);
+  if (ev == nullptr) {
+    *err = EBADF;
+    return nullptr;
+  }
+  Event& event = *ev;
+  const std::size_t page = ring::page_size();
+  if (length == 0 || offset < 0 || static_cast<std::size_t>(offset) % page != 0) {
+    *err = EINVAL;
+    return nullptr;
+  }
+  const std::size_t pages = (length + page - 1) / page;  // mmap(2) rounds the length up
+  // perf_mmap: inherited per-task events would write into one buffer from many CPUs.
+  if (event.cpu == -1 && event.attr.inherit) {
+    *err = EINVAL;
+    return nullptr;
+  }
+  if ((flags & MAP_TYPE) != MAP_SHARED && (flags & MAP_TYPE) != MAP_SHARED_VALIDATE) {
+    *err = EINVAL;
+    return nullptr;
+  }
+  if (offset != 0) {
+    *err = -mmap_aux(event, static_cast<std::uint64_t>(offset), pages);
+    return nullptr;
+  }
+  const std::size_t data_pages = pages - 1;
+  if (data_pages != 0 && !is_power_of_two(data_pages)) {
+    *err = EINVAL;
+    return nullptr;
+  }
+  Buffer* buffer = event.buffer;
+  if (buffer != nullptr) {
+    if (buffer->ring->data_pages() != data_pages) {
+      *err = EINVAL;
+      return nullptr;
+    }
+    if (event.own_mappings == 0) {  // an alias of another event's mmap
+      *err = EBUSY;
+      return nullptr;
+    }
+  } else {
+    ring::RingConfig config;
+    config.overwrite = (prot & PROT_WRITE) == 0;
+    config.backward = event.attr.write_backward;
+    config.watermark = event.attr.watermark ? event.attr.wakeup_watermark : 0;
+    auto created = std::make_unique<Buffer>();
+    if (const int rc = ring::DataRing::create(data_pages, config, created->ring); rc != 0) {
+      *err = -rc;
+      return nullptr;
+    }
+    created->owner = &event;
+    buffer = created.get();
+    buffers_.push_back(std::move(created));
+  }
+  void* base = ring::map_for_consumer(addr, pages * page, (prot & PROT_WRITE) != 0, flags,
+                                      buffer->ring->memfd());
+  if (base == MAP_FAILED) {
+    *err = errno;
+    if (buffer->mappings == 0) release_buffer(buffer);
+    return nullptr;
+  }
+  if (buffer->mappings++ == 0) {
+    event.buffer = buffer;
+    buffer->events.push_back(&event);
+    event.rb.store(buffer->ring.get(), std::memory_order_release);
+  }
+  ++event.own_mappings;
+  mappings_.push_back({reinterpret_cast<std::uintptr_t>(base), pages * page, buffer, &event});
+  update_user_page(event);
+  return base;
+}
+
+// perf_mmap_aux's geometry checks. No userperf PMU has an AUX area yet, so valid geometry ends in
+// EOPNOTSUPP, as on a kernel PMU without AUX support.
+int Engine::mmap_aux(Event& event, std::uint64_t offset, std::size_t pages) {
+  if (event.buffer == nullptr) return -EINVAL;
+  const perf_event_mmap_page* page = event.buffer->ring->control();
+  const std::uint64_t aux_offset = __atomic_load_n(&page->aux_offset, __ATOMIC_ACQUIRE);
+  const std::uint64_t aux_size = __atomic_load_n(&page->aux_size, __ATOMIC_ACQUIRE);
+  if (aux_offset < event.buffer->ring->data_size() + ring::page_size()) return -EINVAL;
+  if (aux_offset != offset) return -EINVAL;
+  if (aux_size != pages * ring::page_size()) return -EINVAL;
+  if (!is_power_of_two(pages)) return -EINVAL;
+  return -EOPNOTSUPP;
+}
+
+int Engine::munmap(void* addr, std::size_t length) {
+  std::unique_lock lock(mutex_);
+  const auto start = reinterpret_cast<std::uintptr_t>(addr);
+  const std::size_t page = ring::page_size();
+  const std::size_t rounded = (length + page - 1) / page * page;
+  const auto it = std::find_if(mappings_.begin(), mappings_.end(), [&](const Mapping& m) {
+    return start < m.start + m.length && start + rounded > m.start;
+  });
+  if (it == mappings_.end()) {
+    lock.unlock();
+    return ::munmap(addr, length) == 0 ? 0 : -errno;
+  }
+  // The kernel refuses to split a perf mapping.
+  if (it->start != start || it->length != rounded) return -EINVAL;
+  if (::munmap(addr, length) != 0) return -errno;
+  Buffer* buffer = it->buffer;
+  if (it->event != nullptr) --it->event->own_mappings;
+  mappings_.erase(it);
+  if (--buffer->mappings == 0) release_buffer(buffer);
+  return 0;
+}
+
+// The last mapping went away: every event writing into the buffer is detached and, once no writer
+// can still hold it, the ring is freed (consumers in other processes see POLLHUP).
+void Engine::release_buffer(Buffer* buffer) {
+  while (!buffer->events.empty()) detach_output(*buffer->events.back());
+  grace_.synchronize();
+  buffer->ring->hang_up();
+  std::erase_if(buffers_, [buffer](const auto& b) { return b.get() == buffer; });
+}
+
+// ---- read ------------------------------------------------------------------------------------
+
+ssize_t Engine::read(int fd, void* buf, std::size_t count) {
+  std::lock_guard lock(mutex_);
+  Event* ev = lookup(fd);
+  if (ev == nullptr) return -EBADF;
+  if (ev->state.load() == EventState::kError) return 0;
+  const bool group = (ev->attr.read_format & PERF_FORMAT_GROUP) != 0;
+  Event& leader = *ev->leader.load();
+  const std::uint32_t members = group ? leader.nr_members.load() : 1;
+  const std::size_t size = abi::read_format_size(ev->attr.read_format, members);
+  if (count < size) return -ENOSPC;
+  if (group) {
+    leader.pmu->read(leader);
+    for (Event* s : leader.siblings) s->pmu->read(*s);
+  } else {
+    ev->pmu->read(*ev);
+  }
+  VectorSink sink;
+  emit_read_values(sink, *ev, ev->clock_now(), members);
+  if (!write_user(buf, sink.words.data(), size)) return -EFAULT;
+  return static_cast<ssize_t>(size);
+}
+
+// ---- poll ------------------------------------------------------------------------------------
+
+// perf_poll: POLLHUP without a buffer or once the task exited; otherwise the wakeups since the last
+// poll (reported once).
+short Engine::poll_event(Event& event) {
+  if (event.task_exited.load()) return POLLHUP;
+  if (event.buffer == nullptr) return POLLHUP;
+  return event.buffer->ring->take_wakeup() ? static_cast<short>(POLLIN | POLLRDNORM) : 0;
+}
+
+int Engine::poll(pollfd* fds, nfds_t nfds, int timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  std::vector<pollfd> wait_set;
+  std::vector<nfds_t> origin;
+  for (;;) {
+    int ready = 0;
+    wait_set.clear();
+    origin.clear();
+    {
+      std::lock_guard lock(mutex_);
+      for (nfds_t i = 0; i < nfds; ++i) {
+        fds[i].revents = 0;
+        if (Event* ev = lookup(fds[i].fd)) {
+          fds[i].revents =
+              static_cast<short>(poll_event(*ev) & (fds[i].events | POLLHUP | POLLERR));
+          if (fds[i].revents != 0) ++ready;
+          if (ev->buffer != nullptr) {
+            wait_set.push_back({ev->buffer->ring->wakeup_fd(), POLLIN, 0});
+            origin.push_back(nfds);  // a wakeup channel: re-evaluate, do not report directly
+          }
+        } else if (fds[i].fd >= 0) {
+          wait_set.push_back({fds[i].fd, fds[i].events, 0});
+          origin.push_back(i);
+        }
+      }
+    }
+    int wait_ms = 0;
+    if (ready == 0 && timeout_ms != 0) {
+      if (timeout_ms < 0) {
+        wait_ms = -1;
+      } else {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        wait_ms = static_cast<int>(std::max<long long>(0, left.count()));
+      }
+    }
+    const int n = ::poll(wait_set.data(), wait_set.size(), wait_ms);
+    if (n < 0) return -errno;
+    bool woke = false;
+    for (std::size_t k = 0; k < wait_set.size(); ++k) {
+      if (wait_set[k].revents == 0) continue;
+      if (origin[k] == nfds) {
+        woke = true;  // a wakeup channel: loop to re-evaluate the events
+      } else {
+        fds[origin[k]].revents = wait_set[k].revents;
+        ++ready;
+      }
+    }
+    if (ready > 0 || wait_ms == 0 || !woke) return ready;
+  }
+}
+
+int Engine::wakeup_fd(int fd) {
+  std::lock_guard lock(mutex_);
+  Event* ev = lookup(fd);
+  if (ev == nullptr) return -EBADF;
+  if (ev->buffer == nullptr) return -EINVAL;
+  return ev->buffer->ring->wakeup_fd();
+}
+
+int Engine::ring_fd(int fd) {
+  std::lock_guard lock(mutex_);
+  Event* ev = lookup(fd);
+  if (ev == nullptr) return -EBADF;
+  if (ev->buffer == nullptr) return -EINVAL;
+  return ev->buffer->ring->memfd();
+}
+
+// ---- side-band records -----------------------------------------------------------------------
+
+template <class Wants, class Body>
+void Engine::for_each_sideband(pid_t tid, Wants&& wants, Body&& body) {
+  std::lock_guard lock(mutex_);
+  OutputGuard guard(grace_);
+  for (auto& [fd, ev] : events_) {
+    if (ev->state.load() != EventState::kActive || !wants(ev->attr)) continue;
+    if (ev->pid != -1 && tid != -1 && ev->pid != tid) continue;
+    body(*ev);
+  }
+}
+
+namespace {
+
+// A record body with a trailing NUL-terminated string, padded to 8 by output_sideband.
+template <class Fixed>
+struct WithString {
+  Fixed fixed;
+  char text[4096];
+  std::uint32_t size(const char* s) {
+    const std::size_t n = std::min(std::strlen(s), sizeof text - 1);
+    std::memcpy(text, s, n);
+    std::memset(text + n, 0, 8);
+    return static_cast<std::uint32_t>(sizeof(Fixed) + abi::align8(n + 1));
+  }
+};
+
+SampleId context_id(const Event& event, pid_t pid, pid_t tid) {
+  return SampleId{static_cast<std::uint32_t>(pid), static_cast<std::uint32_t>(tid),
+                  event.clock_now(), static_cast<std::uint32_t>(sched_getcpu())};
+}
+
+}  // namespace
+
+void Engine::comm(pid_t pid, pid_t tid, const char* name, bool exec) {
+  struct Fixed {
+    std::uint32_t pid, tid;
+  };
+  WithString<Fixed> body{{static_cast<std::uint32_t>(pid), static_cast<std::uint32_t>(tid)}, {}};
+  const std::uint32_t size = body.size(name);
+  for_each_sideband(
+      tid, [](const perf_event_attr& a) { return a.comm != 0; },
+      [&](Event& ev) {
+        const std::uint16_t misc = exec && ev.attr.comm_exec ? PERF_RECORD_MISC_COMM_EXEC : 0;
+        output_sideband(ev, PERF_RECORD_COMM, misc, &body, size, context_id(ev, pid, tid));
+      });
+}
+
+void Engine::mmap2(pid_t pid, pid_t tid, std::uint64_t addr, std::uint64_t len, std::uint64_t pgoff,
+                   std::uint32_t maj, std::uint32_t min, std::uint64_t ino, std::uint32_t prot,
+                   std::uint32_t flags, const char* filename, bool exec) {
+  struct Fixed {
+    std::uint32_t pid, tid;
+    std::uint64_t addr, len, pgoff;
+    std::uint32_t maj, min;
+    std::uint64_t ino, ino_generation;
+    std::uint32_t prot, flags;
+  };
+  WithString<Fixed> body{{static_cast<std::uint32_t>(pid), static_cast<std::uint32_t>(tid), addr,
+                          len, pgoff, maj, min, ino, 0, prot, flags},
+                         {}};
+  const std::uint32_t size = body.size(filename);
+  const std::uint16_t misc =
+      static_cast<std::uint16_t>(PERF_RECORD_MISC_USER | (exec ? 0 : PERF_RECORD_MISC_MMAP_DATA));
+  for_each_sideband(
+      tid,
+      [exec](const perf_event_attr& a) {
+        return a.mmap2 != 0 && (exec ? a.mmap : a.mmap_data) != 0;
+      },
+      [&](Event& ev) {
+        output_sideband(ev, PERF_RECORD_MMAP2, misc, &body, size, context_id(ev, pid, tid));
+      });
+}
+
+namespace {
+struct TaskRecord {
+  std::uint32_t pid, ppid, tid, ptid;
+  std::uint64_t time;
+};
+}  // namespace
+
+void Engine::fork(pid_t pid, pid_t ppid, pid_t tid, pid_t ptid) {
+  for_each_sideband(
+      ptid, [](const perf_event_attr& a) { return a.task || a.comm || a.mmap || a.mmap2; },
+      [&](Event& ev) {
+        const SampleId id = context_id(ev, pid, tid);
+        const TaskRecord body{static_cast<std::uint32_t>(pid), static_cast<std::uint32_t>(ppid),
+                              static_cast<std::uint32_t>(tid), static_cast<std::uint32_t>(ptid),
+                              id.time};
+        output_sideband(ev, PERF_RECORD_FORK, 0, &body, sizeof body, id);
+      });
+}
+
+void Engine::exit(pid_t pid, pid_t ppid, pid_t tid, pid_t ptid) {
+  for_each_sideband(
+      tid, [](const perf_event_attr& a) { return a.task || a.comm || a.mmap || a.mmap2; },
+      [&](Event& ev) {
+        const SampleId id = context_id(ev, pid, tid);
+        const TaskRecord body{static_cast<std::uint32_t>(pid), static_cast<std::uint32_t>(ppid),
+                              static_cast<std::uint32_t>(tid), static_cast<std::uint32_t>(ptid),
+                              id.time};
+        output_sideband(ev, PERF_RECORD_EXIT, 0, &body, sizeof body, id);
+      });
+  std::lock_guard lock(mutex_);
+  for (auto& [fd, ev] : events_) {
+    if (ev->pid == tid) {
+      ev->task_exited.store(true);
+      if (ev->buffer != nullptr) ev->buffer->ring->wake_now();
+    }
+  }
+}
+
+void Engine::ksymbol(std::uint64_t addr, std::uint32_t len, std::uint16_t ksym_type,
+                     std::uint16_t flags, const char* name) {
+  struct Fixed {
+    std::uint64_t addr;
+    std::uint32_t len;
+    std::uint16_t ksym_type, flags;
+  };
+  WithString<Fixed> body{{addr, len, ksym_type, flags}, {}};
+  const std::uint32_t size = body.size(name);
+  for_each_sideband(
+      -1, [](const perf_event_attr& a) { return a.ksymbol != 0; },
+      [&](Event& ev) {
+        output_sideband(ev, PERF_RECORD_KSYMBOL, PERF_RECORD_MISC_KERNEL, &body, size,
+                        context_id(ev, getpid(), gettid()));
+      });
+}
+
+}  // namespace userperf::core

@@ -1,0 +1,126 @@
+// Engine: userperf's "kernel". Owns events, buffers and mappings, and implements the semantics of
+// perf_event_open, ioctl, mmap/munmap, read, close and poll. Every entry point but overflow() takes
+// the engine lock; overflow() is the signal-safe write path PMUs call.
+#pragma once
+
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "core/event.hpp"
+#include "core/output_guard.hpp"
+#include "core/overflow.hpp"
+#include "core/pmu.hpp"
+#include "core/sample_data.hpp"
+
+namespace userperf::core {
+
+// A data ring with the mappings of it and the events that write into it.
+struct Buffer {
+  std::unique_ptr<ring::DataRing> ring;
+  Event* owner = nullptr;      // the event whose mmap created it (nullptr once closed)
+  int mappings = 0;            // live mmaps
+  std::vector<Event*> events;  // every event whose rb points here
+};
+
+struct Mapping {
+  std::uintptr_t start = 0;
+  std::size_t length = 0;
+  Buffer* buffer = nullptr;
+  Event* event = nullptr;  // the event that was mapped (nullptr once closed)
+};
+
+struct EngineLimits {
+  std::uint32_t max_sample_rate = 100000;  // kernel.perf_event_max_sample_rate
+  std::uint32_t max_stack = 127;           // kernel.perf_event_max_stack
+  std::uint32_t hz = 250;
+};
+
+class Engine {
+ public:
+  // The process-wide engine with the built-in PMUs registered.
+  static Engine& instance();
+
+  Engine();
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Registers a PMU under `type` (or the next dynamic type when -1). Returns the type.
+  int register_pmu(Pmu& pmu, int type = -1);
+  int pmu_type(const char* name);
+
+  // Syscall mirrors: a descriptor / 0 on success, a negative errno on failure.
+  int open(perf_event_attr* uattr, pid_t pid, int cpu, int group_fd, unsigned long flags);
+  int close(int fd);
+  int ioctl(int fd, unsigned long request, unsigned long arg);
+  // Returns the mapping, or nullptr with *err set.
+  void* mmap(void* addr, std::size_t length, int prot, int flags, int fd, off_t offset, int* err);
+  int munmap(void* addr, std::size_t length);
+  ssize_t read(int fd, void* buf, std::size_t count);
+  int poll(pollfd* fds, nfds_t nfds, int timeout_ms);
+  int wakeup_fd(int fd);
+  int ring_fd(int fd);
+
+  // True when fd is a userperf event.
+  bool is_event(int fd);
+  // The event behind fd, for PMUs and tests; valid until the fd is closed.
+  Event* event(int fd);
+
+  // The write path: `event` overflowed. SIGNAL-SAFE.
+  OverflowResult overflow(Event& event, SampleData& data);
+  GracePeriod& grace_period() { return grace_; }
+
+  // Side-band records the engine's users call for (task and mapping changes, symbols): written to
+  // every active event that asked for them (attr.comm, attr.mmap2 / mmap, attr.task, attr.ksymbol)
+  // and whose target matches.
+  void comm(pid_t pid, pid_t tid, const char* comm, bool exec);
+  void mmap2(pid_t pid, pid_t tid, std::uint64_t addr, std::uint64_t len, std::uint64_t pgoff,
+             std::uint32_t maj, std::uint32_t min, std::uint64_t ino, std::uint32_t prot,
+             std::uint32_t flags, const char* filename, bool exec);
+  void fork(pid_t pid, pid_t ppid, pid_t tid, pid_t ptid);
+  // Task exit: EXIT records, and per-task events of `tid` report POLLHUP from then on.
+  void exit(pid_t pid, pid_t ppid, pid_t tid, pid_t ptid);
+  void ksymbol(std::uint64_t addr, std::uint32_t len, std::uint16_t ksym_type, std::uint16_t flags,
+               const char* name);
+
+  void set_limits(const EngineLimits& limits);
+  EngineLimits limits();
+
+ private:
+  Event* lookup(int fd);  // engine lock held
+  int open_locked(perf_event_attr* uattr, pid_t pid, int cpu, int group_fd, unsigned long flags);
+  int set_output(Event& event, Event* target);
+  void detach_output(Event& event);
+  void enable(Event& event);
+  void disable(Event& event);
+  void schedule(Event& event, std::uint64_t now);
+  void reset(Event& event);
+  int set_period(Event& event, std::uint64_t value);
+  int mmap_aux(Event& event, std::uint64_t offset, std::size_t pages);
+  short poll_event(Event& event);
+  void update_user_page(Event& event);
+  void release_buffer(Buffer* buffer);
+  int apply(Event& event, unsigned long arg, void (Engine::*fn)(Event&));
+  template <class Wants, class Body>
+  void for_each_sideband(pid_t tid, Wants&& wants, Body&& body);
+
+  std::mutex mutex_;
+  GracePeriod grace_;
+  ThrottleConfig throttle_;
+  EngineLimits limits_;
+  std::unordered_map<int, std::unique_ptr<Event>> events_;
+  std::vector<std::unique_ptr<Buffer>> buffers_;
+  std::vector<Mapping> mappings_;
+  std::unordered_map<int, Pmu*> pmus_;
+  int next_dynamic_type_ = PERF_TYPE_MAX;
+  std::uint64_t next_id_ = 1;
+};
+
+}  // namespace userperf::core

@@ -1,0 +1,88 @@
+// Event: one perf event (the kernel's struct perf_event). Fields read on the write path are
+// atomics or immutable after open; everything else is guarded by the engine lock.
+#pragma once
+
+#include <linux/perf_event.h>
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "ring/data_ring.hpp"
+
+namespace userperf::core {
+
+class Pmu;
+class OverflowHandler;
+struct Buffer;
+
+enum class EventState : int { kError = -2, kOff = -1, kInactive = 0, kActive = 1 };
+
+struct Event {
+  // Immutable after open.
+  perf_event_attr attr{};
+  std::uint64_t id = 0;
+  int fd = -1;
+  Pmu* pmu = nullptr;
+  pid_t pid = -1;  // target thread, or -1 for every thread on `cpu`
+  int cpu = -1;
+  std::uint16_t header_size = 0;     // fixed sample body bytes except READ (sized per sample)
+  std::uint16_t id_header_size = 0;  // sample_id bytes
+
+  // Group membership. The vector is the engine's (engine lock); the write path walks the atomic
+  // list leader -> first_sibling -> next_sibling... (entries stay valid: events are freed only
+  // after an output grace period).
+  std::atomic<Event*> leader{this};
+  std::vector<Event*> siblings;
+  std::atomic<Event*> first_sibling{nullptr};
+  std::atomic<Event*> next_sibling{nullptr};
+
+  // Shared with the write path.
+  std::atomic<EventState> state{EventState::kOff};
+  std::atomic<std::uint64_t> count{0};
+  std::atomic<std::int64_t> period_left{0};
+  std::atomic<std::uint64_t> sample_period{0};  // current period (freq mode adapts it)
+  std::atomic<std::uint64_t> lost_samples{0};
+  std::atomic<int> event_limit{0};           // PERF_EVENT_IOC_REFRESH countdown, 0 = none
+  std::atomic<ring::DataRing*> rb{nullptr};  // output buffer (own or redirected)
+  std::atomic<OverflowHandler*> handler{nullptr};
+
+  // Throttling (write path): overflows in the current tick and whether the event is stopped.
+  std::atomic<std::uint64_t> tick_start{0};
+  std::atomic<std::uint32_t> tick_interrupts{0};
+  std::atomic<bool> throttled{false};
+  // Frequency mode: when the last overflow happened and the count at that time.
+  std::atomic<std::uint64_t> freq_stamp{0};
+  std::atomic<std::uint64_t> freq_count{0};
+
+  // Time accounting: written under the engine lock, read by the write path (read_times()).
+  std::atomic<std::uint64_t> total_enabled{0};  // up to the last state change
+  std::atomic<std::uint64_t> total_running{0};
+  std::atomic<std::uint64_t> enabled_since{0};  // valid while state >= kInactive
+  std::atomic<std::uint64_t> running_since{0};  // valid while state == kActive
+  std::atomic<bool> task_exited{false};
+
+  // Mapping state (engine lock).
+  Buffer* buffer = nullptr;  // the buffer rb points into
+  int own_mappings = 0;      // live mmaps of this event itself
+
+  std::uint64_t pmu_private = 0;  // for the PMU's own use
+
+  std::atomic<std::uint32_t> nr_members{1};  // on a leader: itself and its siblings
+
+  bool is_leader() const { return leader.load(std::memory_order_relaxed) == this; }
+  std::uint64_t clock_now() const;  // the event's clock (attr.clockid or CLOCK_MONOTONIC)
+  // time_enabled / time_running up to `now`.
+  void read_times(std::uint64_t now, std::uint64_t& enabled, std::uint64_t& running) const;
+};
+
+// A program that decides, per overflow, whether the sample is written (the BPF hook).
+class OverflowHandler {
+ public:
+  virtual ~OverflowHandler() = default;
+  // Returns false to drop the sample and its side effects. Signal-safe.
+  virtual bool on_overflow(Event& event, const struct SampleData& data) = 0;
+};
+
+}  // namespace userperf::core

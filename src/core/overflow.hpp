@@ -1,0 +1,41 @@
+// The overflow path (the kernel's __perf_event_overflow): throttling, frequency adaptation, the
+// refresh limit, the overflow handler (BPF), then output. SIGNAL-SAFE.
+#pragma once
+
+#include <cstdint>
+
+#include "core/event.hpp"
+#include "core/sample_data.hpp"
+
+namespace userperf::core {
+
+struct ThrottleConfig {
+  std::atomic<std::uint32_t> max_samples_per_tick{400};  // DIV_ROUND_UP(max_sample_rate, HZ)
+  std::uint64_t tick_ns = 4'000'000;                     // HZ = 250, as on these machines
+};
+
+enum class OverflowResult { kWritten, kDropped, kThrottled, kStopped, kFiltered };
+
+// Called by a PMU when `event` overflowed. data.period must hold the period that elapsed.
+OverflowResult perf_event_overflow(Event& event, SampleData& data, ThrottleConfig& throttle);
+
+// Counts `delta` into a sampling event and reports each period boundary crossed to `on_overflow`
+// (the software-event path, perf_swevent_event/perf_swevent_overflow). Returns the overflows.
+template <class OnOverflow>
+std::uint64_t count_and_overflow(Event& event, std::uint64_t delta, OnOverflow&& on_overflow) {
+  event.count.fetch_add(delta, std::memory_order_relaxed);
+  const std::uint64_t period = event.sample_period.load(std::memory_order_relaxed);
+  if (period == 0) return 0;
+  std::int64_t left = event.period_left.fetch_sub(static_cast<std::int64_t>(delta)) -
+                      static_cast<std::int64_t>(delta);
+  std::uint64_t overflows = 0;
+  while (left <= 0) {
+    event.period_left.fetch_add(static_cast<std::int64_t>(period));
+    left += static_cast<std::int64_t>(period);
+    ++overflows;
+    on_overflow(period);
+  }
+  return overflows;
+}
+
+}  // namespace userperf::core

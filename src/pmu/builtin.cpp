@@ -1,0 +1,16 @@
+#include "pmu/builtin.hpp"
+
+#include "pmu/software_pmu.hpp"
+
+namespace userperf::pmu {
+
+TestPmu& register_builtin_pmus(core::Engine& engine) {
+  // Leaked on purpose: PMUs outlive every event, including those closed at exit.
+  auto* software = new SoftwarePmu(engine);
+  auto* test = new TestPmu();
+  engine.register_pmu(*software, PERF_TYPE_SOFTWARE);
+  engine.register_pmu(*test);
+  return *test;
+}
+
+}  // namespace userperf::pmu

@@ -1,0 +1,67 @@
+#include "ring/data_ring.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+
+namespace userperf::ring {
+
+int DataRing::create(std::size_t data_pages, const RingConfig& config,
+                     std::unique_ptr<DataRing>& out) {
+  std::unique_ptr<DataRing> ring(new DataRing());
+  if (const int err = ring->memory_.create(data_pages, "userperf-ring"); err != 0) return err;
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC | O_NONBLOCK) != 0) return -errno;
+  ring->wake_read_ = pipe_fds[0];
+  ring->wake_write_ = pipe_fds[1];
+  ring->config_ = config;
+  const std::uint64_t size = ring->data_size();
+  ring->mask_ = size == 0 ? 0 : size - 1;
+  // rb_alloc: watermark = min(wakeup_watermark, size) when asked for, else half the buffer.
+  ring->watermark_ = config.watermark != 0 ? std::min(config.watermark, size) : size / 2;
+  // A ring without data pages is permanently paused; writes fail without lost accounting.
+  ring->paused_.store(size == 0);
+
+  perf_event_mmap_page* page = ring->control();
+  page->size = offsetof(perf_event_mmap_page, __reserved);
+  page->cap_bit0_is_deprecated = 1;
+  page->data_offset = page_size();
+  page->data_size = size;
+  out = std::move(ring);
+  return 0;
+}
+
+DataRing::~DataRing() {
+  if (wake_read_ >= 0) close(wake_read_);
+  hang_up();
+}
+
+bool DataRing::take_wakeup() {
+  char buf[64];
+  bool woke = false;
+  while (read(wake_read_, buf, sizeof buf) > 0) woke = true;
+  return woke;
+}
+
+void DataRing::hang_up() {
+  const int fd = wake_write_.exchange(-1);
+  if (fd >= 0) close(fd);
+}
+
+void DataRing::update_user_page(const UserPageTimes& times) {
+  perf_event_mmap_page* page = control();
+  std::atomic_ref<std::uint32_t> lock(page->lock);
+  lock.fetch_add(1, std::memory_order_acq_rel);
+  std::atomic_thread_fence(std::memory_order_release);
+  page->index = times.index;
+  page->offset = times.offset;
+  page->time_enabled = times.time_enabled;
+  page->time_running = times.time_running;
+  std::atomic_thread_fence(std::memory_order_release);
+  lock.fetch_add(1, std::memory_order_acq_rel);
+}
+
+}  // namespace userperf::ring

@@ -1,0 +1,97 @@
+// DataRing: the kernel's struct perf_buffer for the data area. Producer-private state (reservation
+// head, writer count, lost count, wakeup stamps) lives here; the control page and the data pages
+// live in a memfd that consumers map (RingMemory).
+//
+// Writers may nest (a signal handler interrupting a write on the same thread) and may run on
+// several threads at once (events redirected into one ring, inherited events). The kernel relies on
+// all writers of a buffer running on one CPU; we cannot, so the writer count is a shared atomic and
+// data_head is published by whichever writer leaves the ring last — see output_handle.cpp.
+#pragma once
+
+#include <linux/perf_event.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "ring/ring_memory.hpp"
+
+namespace userperf::ring {
+
+struct RingConfig {
+  bool overwrite = false;       // mapped read-only: data_tail is ignored, old records overwritten
+  bool backward = false;        // attr.write_backward: head moves down from 0
+  std::uint64_t watermark = 0;  // bytes between position wakeups; 0 selects data_size / 2
+};
+
+// The self-monitoring block of the control page (offsets 8..95), written under its seqcount.
+struct UserPageTimes {
+  std::uint32_t index = 0;
+  std::int64_t offset = 0;
+  std::uint64_t time_enabled = 0;
+  std::uint64_t time_running = 0;
+};
+
+class DataRing {
+ public:
+  // data_pages: 0 (control page only: every write fails without counting) or a power of two.
+  static int create(std::size_t data_pages, const RingConfig& config,
+                    std::unique_ptr<DataRing>& out);
+  ~DataRing();
+  DataRing(const DataRing&) = delete;
+  DataRing& operator=(const DataRing&) = delete;
+
+  perf_event_mmap_page* control() const { return memory_.control(); }
+  std::uint8_t* data() const { return memory_.data(); }
+  std::uint64_t data_size() const { return memory_.data_size(); }
+  std::size_t data_pages() const { return memory_.data_size() / page_size(); }
+  std::size_t mapping_length() const { return memory_.length(); }
+  int memfd() const { return memory_.fd(); }
+  const RingConfig& config() const { return config_; }
+  std::uint64_t watermark() const { return watermark_; }
+
+  // PERF_EVENT_IOC_PAUSE_OUTPUT: while paused every write is dropped and counted as lost.
+  void set_paused(bool paused) { paused_.store(paused, std::memory_order_seq_cst); }
+  bool paused() const { return paused_.load(std::memory_order_relaxed); }
+  // Counts records dropped outside the reservation path (refused as oversized, for example).
+  void add_lost(std::uint64_t n) { lost_.fetch_add(n, std::memory_order_relaxed); }
+  // Records dropped since the last PERF_RECORD_LOST was written.
+  std::uint64_t pending_lost() const { return lost_.load(std::memory_order_relaxed); }
+
+  // The consumer's wakeup channel: readable after each wakeup, POLLHUP once hang_up() was called
+  // (or the producer process died) and no other process holds the write end.
+  int wakeup_fd() const { return wake_read_; }
+  // Drains the wakeup channel; true if at least one wakeup was pending (poll's "clear on report").
+  bool take_wakeup();
+  // Wakes consumers now (state changes they must re-poll for, such as the task exiting).
+  void wake_now() { wake(); }
+  // The producer side goes away: consumers polling wakeup_fd() see POLLHUP.
+  void hang_up();
+
+  void update_user_page(const UserPageTimes& times);
+
+ private:
+  friend class OutputHandle;
+  DataRing() = default;
+
+  void leave();  // a writer leaves; the last one out publishes data_head (signal-safe)
+  void publish_head(std::uint64_t head);
+  void wake();
+
+  RingMemory memory_;
+  RingConfig config_;
+  std::uint64_t mask_ = 0;
+  std::uint64_t watermark_ = 0;
+  std::atomic<std::uint64_t> head_{0};       // reservation pointer (free-running)
+  std::atomic<std::uint32_t> writers_{0};    // writers inside the ring, nested or concurrent
+  std::atomic<std::uint64_t> lost_{0};       // records dropped since the last LOST record
+  std::atomic<std::uint64_t> wakeup_{0};     // position of the last wakeup stamp
+  std::atomic<std::uint32_t> events_{0};     // samples counted towards attr.wakeup_events
+  std::atomic<bool> wakeup_pending_{false};  // a stamp was issued; wake at the next publish
+  std::atomic<bool> paused_{false};
+  int wake_read_ = -1;
+  std::atomic<int> wake_write_{-1};
+};
+
+}  // namespace userperf::ring
