@@ -7,8 +7,7 @@
 // non-zero result.
 //
 //   1. check_flags()            SYSCALL perf_event_open: unknown flag bits
-//   2. copy_attr()              perf_copy_attr(): size, reserved bits,
-//   sample/read/branch/regs/stack
+//   2. copy_attr()              perf_copy_attr(): size, reserved bits, formats, regs, stack
 //   3. check_open_syscall()     SYSCALL perf_event_open: permissions, freq/period, PID_CGROUP
 //      -- the engine resolves group_fd here (EBADF if not a perf fd, ENODEV if revoked), then the
 //         target task when pid != -1 and !PID_CGROUP (ESRCH), then rejects a task event whose

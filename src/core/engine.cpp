@@ -116,13 +116,16 @@ int Engine::open(perf_event_attr* uattr, pid_t pid, int cpu, int group_fd, unsig
 
 int Engine::open_locked(perf_event_attr* uattr, pid_t pid, int cpu, int group_fd,
                         unsigned long flags) {
+  // The kernel's order of checks (see abi/attr_rules.hpp): the first failure decides the errno.
   abi::OpenLimits limits = abi::host_limits();
   limits.max_sample_rate = limits_.max_sample_rate;
   limits.max_stack = limits_.max_stack;
+  if (const int err = abi::check_flags(flags); err != 0) return err;
   perf_event_attr attr{};
   if (const int err = abi::copy_attr(uattr, attr, limits); err != 0) return err;
-  if (const int err = abi::check_open(attr, pid, cpu, group_fd, flags, limits); err != 0)
+  if (const int err = abi::check_open_syscall(attr, pid, cpu, group_fd, flags, limits); err != 0) {
     return err;
+  }
 
   Event* group = nullptr;
   if (group_fd != -1) {
@@ -135,9 +138,11 @@ int Engine::open_locked(perf_event_attr* uattr, pid_t pid, int cpu, int group_fd
   pid_t target = -1;
   if (pid != -1) {
     target = pid == 0 ? gettid() : pid;
-    // userperf runs inside the process it observes: other processes' threads are out of reach.
-    if (pid > 0 && !is_thread_of_this_process(pid)) return kill(pid, 0) == 0 ? -EACCES : -ESRCH;
+    if (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH) return -ESRCH;
+    // A task event joins only a group whose leader agrees on inherit.
+    if (leader != nullptr && leader->attr.inherit != attr.inherit) return -EINVAL;
   }
+  if (const int err = abi::check_event_alloc(attr, cpu, pid != -1, limits); err != 0) return err;
 
   const auto pmu_it = pmus_.find(static_cast<int>(attr.type));
   if (pmu_it == pmus_.end()) return -ENOENT;
@@ -147,31 +152,41 @@ int Engine::open_locked(perf_event_attr* uattr, pid_t pid, int cpu, int group_fd
   event->cpu = cpu;
   event->pmu = pmu_it->second;
   if (const int err = event->pmu->event_init(*event); err != 0) return err;
-  // From here a failure must give back what event_init took.
-  struct InitGuard {
-    Event* event;
-    ~InitGuard() {
-      if (event != nullptr) event->pmu->destroy(*event);
-    }
-  } init_guard{event.get()};
+  if (const int err = abi::get_callchain_buffers(attr, limits); err != 0) return err;
+  if (const int err = abi::perf_event_set_clock(attr); err != 0) return err;
 
+  // userperf runs inside the process it observes: other processes' threads are out of reach, as
+  // a task the caller may not ptrace is for the kernel.
+  if (pid > 0 && !is_thread_of_this_process(pid)) return -EACCES;
   if (leader != nullptr) {
-    // perf_event_open's group checks: a leader, on the same CPU and task, and a read size that
-    // still fits once this member joins.
+    // perf_event_open's group checks: a leader, on the same CPU and task.
     if (!leader->is_leader() || leader->cpu != cpu || leader->pid != target) return -EINVAL;
+  }
+  if (output != nullptr) {
+    if (const int err = check_output(*event, *output); err != 0) return err;
+  }
+  if (leader != nullptr) {
     std::vector<std::uint64_t> sibling_formats;
     for (const Event* s : leader->siblings) sibling_formats.push_back(s->attr.read_format);
-    sibling_formats.push_back(attr.read_format);
     if (const int err =
             abi::validate_size(attr.read_format, leader->attr.read_format, sibling_formats);
         err != 0) {
       return err;
     }
   }
+  if (const int err = abi::check_aux_event(attr); err != 0) return err;
+  if (const int err = event->pmu->event_bind(*event); err != 0) return err;
+  // From here a failure must give back what event_bind took.
+  struct BindGuard {
+    Event* event;
+    ~BindGuard() {
+      if (event != nullptr) event->pmu->destroy(*event);
+    }
+  } bind_guard{event.get()};
 
   const int fd = eventfd(0, EFD_CLOEXEC);
   if (fd < 0) return -errno;
-  init_guard.event = nullptr;  // close() destroys it from now on
+  bind_guard.event = nullptr;  // close() destroys it from now on
   event->fd = fd;
   event->id = next_id_++;
   event->header_size = static_cast<std::uint16_t>(abi::sample_header_size(attr.sample_type));
@@ -192,12 +207,7 @@ int Engine::open_locked(perf_event_attr* uattr, pid_t pid, int cpu, int group_fd
         .store(ev, std::memory_order_release);
     leader->nr_members.fetch_add(1);
   }
-  if (output != nullptr) {
-    if (const int err = set_output(*ev, output); err != 0) {
-      close(fd);
-      return err;
-    }
-  }
+  if (output != nullptr) set_output(*ev, output);  // checked above by check_output
   const std::uint64_t now = ev->clock_now();
   if (!attr.disabled) {
     ev->state.store(EventState::kInactive);
@@ -322,21 +332,25 @@ void Engine::detach_output(Event& event) {
 
 // ---- output redirection ----------------------------------------------------------------------
 
-// perf_event_set_output, with its checks in the kernel's order.
+// perf_event_set_output's checks, in the kernel's order; target nullptr detaches.
+int Engine::check_output(const Event& event, const Event& target) const {
+  if (&target == &event) return -EINVAL;
+  if (target.cpu != event.cpu) return -EINVAL;
+  if (target.cpu == -1 && target.pid != event.pid) return -EINVAL;
+  if (event_clock(target) != event_clock(event)) return -EINVAL;
+  if (target.attr.write_backward != event.attr.write_backward) return -EINVAL;
+  if (event.own_mappings != 0) return -EINVAL;
+  if (target.buffer == nullptr || target.buffer->mappings == 0) return -EINVAL;
+  return 0;
+}
+
 int Engine::set_output(Event& event, Event* target) {
   if (target != nullptr) {
-    if (target == &event) return -EINVAL;
-    if (target->cpu != event.cpu) return -EINVAL;
-    if (target->cpu == -1 && target->pid != event.pid) return -EINVAL;
-    if (event_clock(*target) != event_clock(event)) return -EINVAL;
-    if (target->attr.write_backward != event.attr.write_backward) return -EINVAL;
+    if (const int err = check_output(event, *target); err != 0) return err;
+  } else if (event.own_mappings != 0) {
+    return -EINVAL;
   }
-  if (event.own_mappings != 0) return -EINVAL;
-  Buffer* buffer = nullptr;
-  if (target != nullptr) {
-    buffer = target->buffer;
-    if (buffer == nullptr || buffer->mappings == 0) return -EINVAL;
-  }
+  Buffer* buffer = target != nullptr ? target->buffer : nullptr;
   detach_output(event);
   if (buffer != nullptr) {
     event.buffer = buffer;

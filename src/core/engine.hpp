@@ -96,6 +96,7 @@ class Engine {
  private:
   Event* lookup(int fd);  // engine lock held
   int open_locked(perf_event_attr* uattr, pid_t pid, int cpu, int group_fd, unsigned long flags);
+  int check_output(const Event& event, const Event& target) const;
   int set_output(Event& event, Event* target);
   void detach_output(Event& event);
   void enable(Event& event);

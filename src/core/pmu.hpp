@@ -16,6 +16,13 @@ class Pmu {
   // Validates the attr for this PMU: 0, -ENOENT when the config is not one of its events, or the
   // kernel's errno for an unsupported combination.
   virtual int event_init(Event& event) = 0;
+  // Attaches the event to its source once every check the kernel makes has passed. Refusals the
+  // kernel has no counterpart for (what user space cannot observe) come from here, so that every
+  // kernel errno keeps its precedence. destroy() undoes it.
+  virtual int event_bind(Event& event) {
+    (void)event;
+    return 0;
+  }
   // Scheduled in / out: start or stop producing counts and overflows for this event.
   virtual int add(Event& event) = 0;
   virtual void del(Event& event) = 0;

@@ -27,6 +27,17 @@ SoftwarePmu::SoftwarePmu(core::Engine& engine) : engine_(engine) {}
 
 int SoftwarePmu::event_init(core::Event& event) {
   if (const int err = abi::check_software_event(event.attr); err != 0) return err;
+  if (!is_clock(event)) return 0;
+  // perf_swevent_init_hrtimer: a frequency becomes the fixed period 1e9 / freq.
+  if (event.attr.freq && event.attr.sample_freq != 0) {
+    event.attr.sample_period = kNsecPerSec / event.attr.sample_freq;
+    event.attr.freq = 0;
+    event.sample_period.store(event.attr.sample_period);
+  }
+  return 0;
+}
+
+int SoftwarePmu::event_bind(core::Event& event) {
   switch (event.attr.config) {
     case PERF_COUNT_SW_CPU_CLOCK:
     case PERF_COUNT_SW_TASK_CLOCK:
@@ -42,12 +53,6 @@ int SoftwarePmu::event_init(core::Event& event) {
   // A clock samples a thread on that thread's CPU-time clock; a CPU-wide clock would need every
   // thread of the system.
   if (event.pid == -1) return -EOPNOTSUPP;
-  // perf_swevent_init_hrtimer: a frequency becomes the fixed period 1e9 / freq.
-  if (event.attr.freq && event.attr.sample_freq != 0) {
-    event.attr.sample_period = kNsecPerSec / event.attr.sample_freq;
-    event.attr.freq = 0;
-    event.sample_period.store(event.attr.sample_period);
-  }
   auto timer = std::make_unique<ClockTimer>();
   if (const int err = clock_timer_create(engine_, event, event.pid, *timer); err != 0) return err;
   event.pmu_private = reinterpret_cast<std::uint64_t>(timer.release());

@@ -13,6 +13,7 @@ class SoftwarePmu final : public core::Pmu {
   explicit SoftwarePmu(core::Engine& engine);
   const char* name() const override { return "software"; }
   int event_init(core::Event& event) override;
+  int event_bind(core::Event& event) override;
   int add(core::Event& event) override;
   void del(core::Event& event) override;
   void period_changed(core::Event& event) override;
