@@ -52,16 +52,17 @@ void DataRing::hang_up() {
 }
 
 void DataRing::update_user_page(const UserPageTimes& times) {
+  // Seqcount writer: the acq_rel increments order the field stores between them (no standalone
+  // fences, which TSan cannot model); the fields are stored atomically because a reader in
+  // another process may load them at any time.
   perf_event_mmap_page* page = control();
   std::atomic_ref<std::uint32_t> lock(page->lock);
   lock.fetch_add(1, std::memory_order_acq_rel);
-  std::atomic_thread_fence(std::memory_order_release);
-  page->index = times.index;
-  page->offset = times.offset;
-  page->time_enabled = times.time_enabled;
-  page->time_running = times.time_running;
-  std::atomic_thread_fence(std::memory_order_release);
-  lock.fetch_add(1, std::memory_order_acq_rel);
+  std::atomic_ref<__u32>(page->index).store(times.index, std::memory_order_relaxed);
+  std::atomic_ref<__s64>(page->offset).store(times.offset, std::memory_order_relaxed);
+  std::atomic_ref<__u64>(page->time_enabled).store(times.time_enabled, std::memory_order_relaxed);
+  std::atomic_ref<__u64>(page->time_running).store(times.time_running, std::memory_order_relaxed);
+  lock.fetch_add(1, std::memory_order_release);
 }
 
 }  // namespace userperf::ring

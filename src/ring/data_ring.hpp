@@ -33,6 +33,14 @@ struct UserPageTimes {
   std::uint64_t time_running = 0;
 };
 
+// Position wakeups: true when a writer whose record ends `distance` bytes into the ring has gone
+// more than `watermark` bytes past the last stamp. Signed, because a concurrent writer may
+// already have moved the stamp beyond this writer's distance: that is not a crossing.
+constexpr bool passed_watermark(std::uint64_t distance, std::uint64_t stamp,
+                                std::uint64_t watermark) {
+  return static_cast<std::int64_t>(distance - stamp) > static_cast<std::int64_t>(watermark);
+}
+
 class DataRing {
  public:
   // data_pages: 0 (control page only: every write fails without counting) or a power of two.

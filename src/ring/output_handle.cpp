@@ -77,7 +77,7 @@ OutputStatus OutputHandle::begin(DataRing& ring, std::uint32_t size,
   // Position wakeup: a stamp each time the written distance passes another watermark.
   const std::uint64_t distance = backward ? 0 - next : next;
   std::uint64_t stamp = ring.wakeup_.load(std::memory_order_relaxed);
-  if (distance - stamp > ring.watermark_ &&
+  if (passed_watermark(distance, stamp, ring.watermark_) &&
       ring.wakeup_.compare_exchange_strong(stamp, stamp + ring.watermark_,
                                            std::memory_order_relaxed)) {
     ring.wakeup_pending_.store(true, std::memory_order_relaxed);

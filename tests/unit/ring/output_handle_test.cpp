@@ -202,6 +202,16 @@ TEST(DataRing, WatermarkIsStrictlyGreater) {
   EXPECT_EQ(bytes, 672);
 }
 
+TEST(DataRing, AStampAheadOfTheWriterIsNotACrossing) {
+  EXPECT_TRUE(passed_watermark(4097, 0, 4096));
+  EXPECT_FALSE(passed_watermark(4096, 0, 4096));
+  // Another writer reserved further and stamped first: this writer is behind the stamp.
+  EXPECT_FALSE(passed_watermark(4000, 4096, 4096));
+  EXPECT_FALSE(passed_watermark(0, 8192, 1));
+  // Free-running positions wrap around 2^64.
+  EXPECT_TRUE(passed_watermark(100, ~std::uint64_t{0} - 4000, 4096));
+}
+
 TEST(DataRing, WakeupEventsCountsSamples) {
   auto ring = make_ring(4);
   for (int i = 0; i < 4; ++i) {
