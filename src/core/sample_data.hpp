@@ -27,7 +27,7 @@ struct SampleStack {
 // PERF_MEM_NA: what the kernel reports when the PMU has no data source (0x1e05080021).
 constexpr std::uint64_t kDataSrcNotAvailable = PERF_MEM_S(OP, NA) | PERF_MEM_S(LVL, NA) |
                                                PERF_MEM_S(SNOOP, NA) | PERF_MEM_S(LOCK, NA) |
-                                               PERF_MEM_S(TLB, NA);
+                                               PERF_MEM_S(TLB, NA) | PERF_MEM_S(LVLNUM, NA);
 
 struct SampleData {
   // Supplied by the PMU (zero when it has nothing).
