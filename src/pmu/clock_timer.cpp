@@ -96,14 +96,17 @@ void clock_signal_handler(int, siginfo_t* info, void* context) {
       const auto* uc = static_cast<const ucontext_t*>(context);
       core::SampleRegs regs;
       fill_regs(uc->uc_mcontext, regs);
+      // CPU-time timers expire on scheduler ticks: a period shorter than a tick arrives as one
+      // signal with overruns, and the sample stands for every period that elapsed.
       const std::uint64_t period = event->sample_period.load(std::memory_order_relaxed);
-      const auto overruns = static_cast<std::uint64_t>(info->si_overrun);
-      event->count.fetch_add(period * (1 + overruns), std::memory_order_relaxed);
+      const auto overruns = static_cast<std::uint64_t>(info->si_overrun > 0 ? info->si_overrun : 0);
+      const std::uint64_t elapsed = period * (1 + overruns);
+      event->count.fetch_add(elapsed, std::memory_order_relaxed);
       std::uint64_t chain[kMaxCallchain];
       const std::uint64_t stack_high = g_slots[slot].stack_high.load(std::memory_order_relaxed);
       core::SampleData data;
       data.ip = regs.values[PERF_REG_X86_IP];
-      data.period = period;
+      data.period = elapsed;
       data.pid = static_cast<std::uint32_t>(g_pid);
       data.tid = static_cast<std::uint32_t>(event->pid);
       data.cpu = static_cast<std::uint32_t>(sched_getcpu());
