@@ -53,8 +53,11 @@ struct SampleData {
   const SampleRegs* regs_intr = nullptr;
   SampleStack stack_user;
 
-  // Filled by prepare_sample().
+  // The event's clock at the overflow: perf_event_overflow reads it once and everything the
+  // overflow writes (the sample, THROTTLE, the READ times) uses that one reading.
   std::uint64_t time = 0;
+
+  // Filled by prepare_sample().
   std::uint32_t read_members = 0;  // group members in the READ field
   std::uint64_t raw_bytes = 0;     // 4 + raw->size, or 8 for the empty RAW field
   std::uint64_t stack_size = 0;    // bytes of user stack in the record (0: only the size field)

@@ -44,7 +44,6 @@ std::uint64_t stream_id(const Event& event) {
 bool prepare_sample(const Event& event, SampleData& data) {
   const std::uint64_t type = event.attr.sample_type;
   std::uint64_t size = sizeof(perf_event_header) + event.header_size + event.id_header_size;
-  data.time = event.clock_now();
   if (type & PERF_SAMPLE_READ) {
     data.read_members = (event.attr.read_format & PERF_FORMAT_GROUP)
                             ? event.leader.load(std::memory_order_acquire)->nr_members.load()
@@ -77,8 +76,12 @@ bool prepare_sample(const Event& event, SampleData& data) {
     data.stack_dyn = std::min(stack, data.stack_user.sp != nullptr ? data.stack_user.available : 0);
     size += stack != 0 ? 2 * sizeof(std::uint64_t) + stack : sizeof(std::uint64_t);
   }
-  if (data.code_page_size == 0 && data.ip != 0) data.code_page_size = ring::page_size();
-  if (data.data_page_size == 0 && data.addr != 0) data.data_page_size = ring::page_size();
+  if (type & PERF_SAMPLE_CODE_PAGE_SIZE) {
+    if (data.code_page_size == 0 && data.ip != 0) data.code_page_size = ring::page_size();
+  }
+  if (type & PERF_SAMPLE_DATA_PAGE_SIZE) {
+    if (data.data_page_size == 0 && data.addr != 0) data.data_page_size = ring::page_size();
+  }
   data.size = static_cast<std::uint32_t>(size);
   return true;
 }

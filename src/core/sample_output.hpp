@@ -20,6 +20,7 @@ struct SampleId {
 };
 
 // Fills defaults and computes data.size once. False when the record cannot fit in 65528 bytes.
+// data.time must already hold the sample's time (perf_event_overflow sets it).
 bool prepare_sample(const Event& event, SampleData& data);
 
 // Opens a record of `size` bytes in the event's buffer; writes a pending LOST record first.

@@ -20,6 +20,7 @@ int DataRing::create(std::size_t data_pages, const RingConfig& config,
   ring->config_ = config;
   const std::uint64_t size = ring->data_size();
   ring->mask_ = size == 0 ? 0 : size - 1;
+  ring->data_ = ring->memory_.data();
   // rb_alloc: watermark = min(wakeup_watermark, size) when asked for, else half the buffer.
   ring->watermark_ = config.watermark != 0 ? std::min(config.watermark, size) : size / 2;
   // A ring without data pages is permanently paused; writes fail without lost accounting.

@@ -51,7 +51,7 @@ class DataRing {
   DataRing& operator=(const DataRing&) = delete;
 
   perf_event_mmap_page* control() const { return memory_.control(); }
-  std::uint8_t* data() const { return memory_.data(); }
+  std::uint8_t* data() const { return data_; }
   std::uint64_t data_size() const { return memory_.data_size(); }
   std::size_t data_pages() const { return memory_.data_size() / page_size(); }
   std::size_t mapping_length() const { return memory_.length(); }
@@ -89,6 +89,7 @@ class DataRing {
 
   RingMemory memory_;
   RingConfig config_;
+  std::uint8_t* data_ = nullptr;  // memory_.data(), cached for the write path
   std::uint64_t mask_ = 0;
   std::uint64_t watermark_ = 0;
   std::atomic<std::uint64_t> head_{0};       // reservation pointer (free-running)

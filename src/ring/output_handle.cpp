@@ -84,6 +84,8 @@ OutputStatus OutputHandle::begin(DataRing& ring, std::uint32_t size,
   }
 
   start_ = backward ? next : head;
+  data_ = ring.data_;
+  mask_ = ring.mask_;
   size_ = total;
   lost_ = claimed;
   return OutputStatus::kOk;
@@ -93,16 +95,16 @@ template <class Chunk>
 void OutputHandle::for_each_chunk(std::size_t len, Chunk&& chunk) {
   std::size_t done = 0;
   while (done < len) {
-    const std::uint64_t offset = (start_ + cursor_) & ring_->mask_;
-    const std::size_t room = static_cast<std::size_t>(ring_->mask_ + 1 - offset);
+    const std::uint64_t offset = (start_ + cursor_) & mask_;
+    const std::size_t room = static_cast<std::size_t>(mask_ + 1 - offset);
     const std::size_t piece = len - done < room ? len - done : room;
-    chunk(ring_->data() + offset, done, piece);
+    chunk(data_ + offset, done, piece);
     done += piece;
     cursor_ += piece;
   }
 }
 
-void OutputHandle::copy(const void* src, std::size_t len) {
+void OutputHandle::copy_wrapped(const void* src, std::size_t len) {
   const auto* bytes = static_cast<const std::uint8_t*>(src);
   for_each_chunk(len, [bytes](std::uint8_t* dst, std::size_t done, std::size_t piece) {
     std::memcpy(dst, bytes + done, piece);

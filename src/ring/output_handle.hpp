@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "ring/data_ring.hpp"
 
@@ -35,7 +36,16 @@ class OutputHandle {
   std::uint64_t lost() const { return lost_; }
   std::uint64_t position() const { return start_ + cursor_; }
 
-  void copy(const void* src, std::size_t len);
+  // Inline for the common case of a piece that does not reach the ring's end.
+  void copy(const void* src, std::size_t len) {
+    const std::uint64_t offset = (start_ + cursor_) & mask_;
+    if (offset + len <= mask_ + 1) {
+      std::memcpy(data_ + offset, src, len);
+      cursor_ += len;
+      return;
+    }
+    copy_wrapped(src, len);
+  }
   template <class T>
   void put(const T& value) {
     copy(&value, sizeof value);
@@ -55,8 +65,11 @@ class OutputHandle {
  private:
   template <class Chunk>
   void for_each_chunk(std::size_t len, Chunk&& chunk);
+  void copy_wrapped(const void* src, std::size_t len);
 
   DataRing* ring_ = nullptr;
+  std::uint8_t* data_ = nullptr;  // the ring's data area and mask, copied at begin()
+  std::uint64_t mask_ = 0;
   std::uint64_t start_ = 0;   // ring position of the first reserved byte (lowest address)
   std::uint64_t cursor_ = 0;  // bytes written or skipped so far
   std::uint64_t size_ = 0;    // bytes reserved

@@ -61,7 +61,8 @@ struct Consumer {
       ++errors;
       return;
     }
-    const std::uint64_t head = view.control->data_head;
+    const std::uint64_t head =
+        std::atomic_ref<__u64>(view.control->data_head).load(std::memory_order_acquire);
     if (static_cast<std::int64_t>(head - last_head) < 0) ++errors;  // head went backwards
     last_head = head;
     Record r;
