@@ -6,6 +6,7 @@
 
 #include "abi/sample_layout.hpp"
 #include "core/read_values.hpp"
+#include "core/stack_copy.hpp"
 #include "ring/ring_memory.hpp"
 
 namespace userperf::core {
@@ -181,7 +182,7 @@ int output_sample(Event& event, SampleData& data) {
   if (type & PERF_SAMPLE_STACK_USER) {
     h.put(data.stack_size);
     if (data.stack_size != 0) {
-      h.copy(data.stack_user.sp, data.stack_dyn);
+      h.copy_custom(copy_stack_bytes, data.stack_user.sp, data.stack_dyn);
       h.zero(data.stack_size - data.stack_dyn);
       h.put(data.stack_dyn);
     }
