@@ -13,8 +13,8 @@ build: deps
 	@cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
-# The main build runs every test; the sanitizer builds run the ring/output tests under
-# ASan+UBSan and the concurrency tests under TSan. The last line is ctest's summary of all three.
+# The main build runs every test; an ASan+UBSan build runs the unit and concurrency tests, a TSan
+# build the concurrency tests. Each prints ctest's summary; the last line sums the three.
 test: deps
 	@bash scripts/run-tests.sh
 

@@ -7,6 +7,7 @@ packages=(
   linux-libc-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   clang-format
+  libcli11-dev
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -175,6 +175,9 @@ int Engine::open_locked(perf_event_attr* uattr, pid_t pid, int cpu, int group_fd
     }
   }
   if (const int err = abi::check_aux_event(attr); err != 0) return err;
+  // Accepted by the kernel's rules but not acted on by userperf yet: refusing beats an event that
+  // silently never signals (sigtrap) or never starts (enable_on_exec: exec is not tracked).
+  if (attr.sigtrap || attr.enable_on_exec) return -EOPNOTSUPP;
   if (const int err = event->pmu->event_bind(*event); err != 0) return err;
   // From here a failure must give back what event_bind took.
   struct BindGuard {

@@ -33,7 +33,7 @@ namespace {
 // Known, intended differences between userperf and the kernel it is compared with.
 // ---------------------------------------------------------------------------------------------
 
-enum class Known { kE2bigWriteBack, kKernelKnowsConfig3, kCpuWideClock };
+enum class Known { kE2bigWriteBack, kKernelKnowsConfig3, kCpuWideClock, kNotActedOn };
 
 struct KnownDifference {
   Known id;
@@ -56,6 +56,10 @@ constexpr KnownDifference kKnownDifferences[] = {
      "pid == -1: the kernel samples every task on the CPU; userperf runs inside the process it "
      "observes and samples threads on their own CPU-time timers, so a CPU-wide clock is "
      "refused with EOPNOTSUPP (src/pmu/software_pmu.cpp) where the kernel accepts it."},
+    {Known::kNotActedOn, "sigtrap / enable_on_exec",
+     "userperf delivers no SIGTRAP and does not track exec yet, so an otherwise valid attr with "
+     "sigtrap or enable_on_exec is refused with EOPNOTSUPP (src/core/engine.cpp) rather than "
+     "opened as an event that silently never signals or never starts."},
 };
 
 constexpr std::uint32_t kUserperfAttrSize = sizeof(perf_event_attr);  // 128
@@ -195,6 +199,10 @@ Classified classify(const Case& c, const Outcome& kernel, const Outcome& userper
       a.type == PERF_TYPE_SOFTWARE &&
       (a.config == PERF_COUNT_SW_CPU_CLOCK || a.config == PERF_COUNT_SW_TASK_CLOCK)) {
     return {Verdict::kKnown, Known::kCpuWideClock};
+  }
+  // Known difference 4: features userperf refuses rather than ignores.
+  if (kernel.err == 0 && userperf.err == EOPNOTSUPP && (a.sigtrap || a.enable_on_exec)) {
+    return {Verdict::kKnown, Known::kNotActedOn};
   }
   // Known difference 1: both refuse the size, each writing back its own struct size.
   if (kernel.err == E2BIG && userperf.err == E2BIG && kernel.size_after == kernel_attr_size &&
