@@ -35,7 +35,11 @@ bool throttled(Event& event, const SampleData& data, ThrottleConfig& config) {
     return false;
   }
   if (event.throttled.load(std::memory_order_relaxed)) return true;
-  const std::uint32_t n = event.tick_interrupts.fetch_add(1, std::memory_order_relaxed) + 1;
+  // A plain increment, as the kernel's hwc->interrupts++: a racing or nested overflow may cost
+  // one count, which moves the throttle point by one sample; a locked add on every sample would
+  // cost more than the whole record copy.
+  const std::uint32_t n = event.tick_interrupts.load(std::memory_order_relaxed) + 1;
+  event.tick_interrupts.store(n, std::memory_order_relaxed);
   if (n > config.max_samples_per_tick.load(std::memory_order_relaxed)) {
     if (!event.throttled.exchange(true, std::memory_order_relaxed))
       log_throttle(event, data, false);
