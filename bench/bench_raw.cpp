@@ -12,9 +12,9 @@
 #include <memory>
 #include <vector>
 
+#include "bench_events.hpp"
 #include "core/sample_output.hpp"
 #include "pmu/test_pmu.hpp"
-#include "support/test_events.hpp"
 
 namespace {
 
@@ -28,48 +28,9 @@ constexpr std::uint32_t kPayload = kFirst + kSecond;
 constexpr std::uint32_t kRecordSize = 8 + 4 + kPayload + 4;
 constexpr std::uint64_t kConsumeEvery = 64;
 
-std::uint64_t load_head(perf_event_mmap_page* control) {
-  return std::atomic_ref<__u64>(control->data_head).load(std::memory_order_acquire);
-}
-
-void consume_all(perf_event_mmap_page* control) {
-  std::atomic_ref<__u64>(control->data_tail).store(load_head(control), std::memory_order_release);
-}
-
-// A test-PMU event with sample_type RAW, opened and mapped through the C API.
-class BenchEvent {
- public:
-  BenchEvent() {
-    // The default 400 samples per 4 ms tick would throttle the overflow variant.
-    core::EngineLimits limits = core::Engine::instance().limits();
-    limits.max_sample_rate = 1u << 30;
-    core::Engine::instance().set_limits(limits);
-    perf_event_attr attr = testing::test_attr(PERF_SAMPLE_RAW);
-    fd_ = userperf_perf_event_open(&attr, 0, -1, -1, 0);
-    if (fd_ < 0) return;
-    event_ = core::Engine::instance().event(fd_);
-    mapped_ = std::make_unique<testing::MappedRing>(fd_, kDataPages);
-    if (mapped_->ok()) rb_ = event_->rb.load();
-  }
-  ~BenchEvent() {
-    mapped_.reset();
-    if (fd_ >= 0) userperf_close(fd_);
-  }
-  BenchEvent(const BenchEvent&) = delete;
-  BenchEvent& operator=(const BenchEvent&) = delete;
-
-  bool ok() const { return rb_ != nullptr; }
-  core::Event& event() const { return *event_; }
-  ring::DataRing& rb() const { return *rb_; }
-  testing::MappedRing& mapped() const { return *mapped_; }
-  perf_event_mmap_page* consumer_control() const { return mapped_->control(); }
-
- private:
-  int fd_ = -1;
-  core::Event* event_ = nullptr;
-  std::unique_ptr<testing::MappedRing> mapped_;
-  ring::DataRing* rb_ = nullptr;
-};
+using bench::BenchEvent;
+using bench::consume_all;
+using bench::load_head;
 
 // A perf_copy_f as a tracepoint or BPF output would pass for memory it must copy itself.
 std::size_t copy_bytes(void* dst, const void* src, std::size_t offset, std::size_t len) {
@@ -136,7 +97,7 @@ void set_counters(benchmark::State& state, std::uint64_t lost) {
 
 // prepare + write + publish: core::output_sample with the two-fragment RawRecord.
 void BM_Raw4K_OutputSample(benchmark::State& state) {
-  BenchEvent ev;
+  BenchEvent ev(PERF_SAMPLE_RAW, kDataPages);
   if (!ev.ok()) return state.SkipWithError("cannot open and map a test-PMU event");
   Payload p;
   core::SampleData data;
@@ -159,7 +120,7 @@ BENCHMARK(BM_Raw4K_OutputSample);
 
 // The whole overflow path (TestPmu::count -> Engine::overflow -> output_sample).
 void BM_Raw4K_Overflow(benchmark::State& state) {
-  BenchEvent ev;
+  BenchEvent ev(PERF_SAMPLE_RAW, kDataPages);
   if (!ev.ok()) return state.SkipWithError("cannot open and map a test-PMU event");
   Payload p;
   core::SampleData data;
@@ -186,7 +147,7 @@ BENCHMARK(BM_Raw4K_Overflow);
 // destination); stride 4112 copies to the payload offsets the engine writes to (4 mod 8), so the
 // two baselines bracket the effect of alignment.
 void BM_Raw4K_Memcpy(benchmark::State& state) {
-  BenchEvent ev;
+  BenchEvent ev(PERF_SAMPLE_RAW, kDataPages);
   if (!ev.ok()) return state.SkipWithError("cannot open and map a test-PMU event");
   const std::uint64_t stride = static_cast<std::uint64_t>(state.range(0));
   const std::uint64_t at = stride == kRecordSize ? 12 : 0;  // payload offset in a record

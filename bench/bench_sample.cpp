@@ -13,10 +13,10 @@
 #include <cstring>
 #include <memory>
 
+#include "bench_events.hpp"
 #include "core/sample_output.hpp"
 #include "pmu/test_pmu.hpp"
 #include "ring/output_handle.hpp"
-#include "support/test_events.hpp"
 
 namespace {
 
@@ -28,49 +28,9 @@ constexpr std::uint32_t kRecordSize = 48;  // 8 header + 5 * 8 body
 constexpr std::size_t kDataPages = 256;    // 1 MiB: the issue's 1+256 page mapping
 constexpr std::uint64_t kConsumeEvery = 256;
 
-std::uint64_t load_head(perf_event_mmap_page* control) {
-  return std::atomic_ref<__u64>(control->data_head).load(std::memory_order_acquire);
-}
-
-// The consumer keeping up: everything published so far is read.
-void consume_all(perf_event_mmap_page* control) {
-  std::atomic_ref<__u64>(control->data_tail).store(load_head(control), std::memory_order_release);
-}
-
-// A test-PMU event opened and mapped through the C API, as a profiler would.
-class BenchEvent {
- public:
-  explicit BenchEvent(std::uint64_t sample_type) {
-    // The default 400 samples per 4 ms tick would throttle a benchmark after 400 iterations.
-    core::EngineLimits limits = core::Engine::instance().limits();
-    limits.max_sample_rate = 1u << 30;
-    core::Engine::instance().set_limits(limits);
-    perf_event_attr attr = testing::test_attr(sample_type);
-    fd_ = userperf_perf_event_open(&attr, 0, -1, -1, 0);
-    if (fd_ < 0) return;
-    event_ = core::Engine::instance().event(fd_);
-    mapped_ = std::make_unique<testing::MappedRing>(fd_, kDataPages);
-    if (mapped_->ok()) rb_ = event_->rb.load();
-  }
-  ~BenchEvent() {
-    mapped_.reset();  // unmap before close, as a profiler does
-    if (fd_ >= 0) userperf_close(fd_);
-  }
-  BenchEvent(const BenchEvent&) = delete;
-  BenchEvent& operator=(const BenchEvent&) = delete;
-
-  bool ok() const { return rb_ != nullptr; }
-  core::Event& event() const { return *event_; }
-  ring::DataRing& rb() const { return *rb_; }
-  testing::MappedRing& mapped() const { return *mapped_; }
-  perf_event_mmap_page* consumer_control() const { return mapped_->control(); }
-
- private:
-  int fd_ = -1;
-  core::Event* event_ = nullptr;
-  std::unique_ptr<testing::MappedRing> mapped_;
-  ring::DataRing* rb_ = nullptr;
-};
+using bench::BenchEvent;
+using bench::consume_all;
+using bench::load_head;
 
 core::SampleData sample_data() {
   core::SampleData data;
@@ -123,7 +83,7 @@ void set_counters(benchmark::State& state, std::uint64_t lost) {
 // The full overflow path a PMU takes: TestPmu::count (period accounting) -> Engine::overflow
 // (grace-period guard) -> perf_event_overflow (state, clock, throttle) -> output_sample.
 void BM_Sample48_Overflow(benchmark::State& state) {
-  BenchEvent ev(kSampleType);
+  BenchEvent ev(kSampleType, kDataPages);
   if (!ev.ok()) return state.SkipWithError("cannot open and map a test-PMU event");
   core::Engine& engine = core::Engine::instance();
   auto* pmu = static_cast<pmu::TestPmu*>(ev.event().pmu);
@@ -147,7 +107,7 @@ BENCHMARK(BM_Sample48_Overflow);
 // throttle, refresh limit, handler) -> output_sample. TestPmu::count adds the period accounting
 // and a copy of the SampleData.
 void BM_Sample48_EngineOverflow(benchmark::State& state) {
-  BenchEvent ev(kSampleType);
+  BenchEvent ev(kSampleType, kDataPages);
   if (!ev.ok()) return state.SkipWithError("cannot open and map a test-PMU event");
   core::Engine& engine = core::Engine::instance();
   core::SampleData data = sample_data();
@@ -168,7 +128,7 @@ BENCHMARK(BM_Sample48_EngineOverflow);
 
 // What the issue calls "prepared, written and published": core::output_sample on the event.
 void BM_Sample48_OutputSample(benchmark::State& state) {
-  BenchEvent ev(kSampleType);
+  BenchEvent ev(kSampleType, kDataPages);
   if (!ev.ok()) return state.SkipWithError("cannot open and map a test-PMU event");
   core::SampleData data = sample_data();
   if (const char* err = check_one_sample(ev, [&] { core::output_sample(ev.event(), data); })) {
@@ -190,7 +150,7 @@ BENCHMARK(BM_Sample48_OutputSample);
 // Baseline: what any producer must do at least: copy 48 bytes to the masked head (in two pieces
 // when the record wraps) and publish the head with a release store. No space check, no atomics.
 void BM_Sample48_Memcpy(benchmark::State& state) {
-  BenchEvent ev(kSampleType);
+  BenchEvent ev(kSampleType, kDataPages);
   if (!ev.ok()) return state.SkipWithError("cannot open and map a test-PMU event");
   // The bytes of a real record, so the baseline copies what the engine writes.
   core::SampleData data = sample_data();
@@ -281,7 +241,7 @@ BENCHMARK(BM_OutputHandle48)->ArgName("puts")->Arg(1)->Arg(7);
 // Parts of the engine path, to attribute its cost: the event clock (clock_gettime; the overflow
 // path reads it once per sample), one locked RMW, and prepare_sample alone.
 void BM_Part_ClockNow(benchmark::State& state) {
-  BenchEvent ev(kSampleType);
+  BenchEvent ev(kSampleType, kDataPages);
   if (!ev.ok()) return state.SkipWithError("cannot open and map a test-PMU event");
   std::uint64_t last = 0;
   for (auto _ : state) {
@@ -307,7 +267,7 @@ void BM_Part_LockedAdd(benchmark::State& state) {
 BENCHMARK(BM_Part_LockedAdd);
 
 void BM_Part_PrepareSample(benchmark::State& state) {
-  BenchEvent ev(kSampleType);
+  BenchEvent ev(kSampleType, kDataPages);
   if (!ev.ok()) return state.SkipWithError("cannot open and map a test-PMU event");
   core::SampleData data = sample_data();
   for (auto _ : state) {
