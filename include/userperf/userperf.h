@@ -37,7 +37,7 @@ int userperf_poll(struct pollfd* fds, nfds_t nfds, int timeout_ms);
 
 /* userperf additions. */
 
-/* The PMU type number of a registered userperf PMU ("software", "tracepoint", "test", ...), the
+/* The PMU type number of a registered userperf PMU ("software", "test"), the
  * counterpart of /sys/bus/event_source/devices/NAME/type; -1 with ENOENT if none. */
 int userperf_pmu_type(const char* name);
 
