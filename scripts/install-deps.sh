@@ -8,6 +8,7 @@ packages=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   clang-format
   libcli11-dev
+  libbpf-dev libelf-dev zlib1g-dev clang llvm
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -8,4 +8,13 @@ namespace userperf::cli {
 // `userperf demo`: the process samples itself through the C API and prints what it saw.
 void add_demo_command(CLI::App& app, int& exit_code);
 
+// `userperf bpf ...`: the eBPF runtime's tools.
+void add_bpf_command(CLI::App& app, int& exit_code);
+// `userperf bpf conformance [DIR]`: runs the bpf_conformance suite's .data files on the
+// interpreter and ends with "N passed, N failed".
+void add_bpf_conformance_command(CLI::App& bpf, int& exit_code);
+// `userperf bpf verify PROG.o`: verifies every program of an object as BPF_PROG_TYPE_PERF_EVENT
+// and prints the verdict and the verifier log; exits 0 only when all are accepted.
+void add_bpf_verify_command(CLI::App& bpf, int& exit_code);
+
 }  // namespace userperf::cli

@@ -1,0 +1,50 @@
+// The instruction encoding (RFC 9669): the kernel's struct bpf_insn, with the opcode parts and the
+// cpu v4 encodings that <linux/bpf.h> of Debian's 6.1 headers does not name yet.
+#pragma once
+
+#include <linux/bpf.h>
+
+#include <cstdint>
+
+namespace userperf::bpf {
+
+using Insn = bpf_insn;  // code, dst_reg:4, src_reg:4, off (s16), imm (s32)
+
+inline constexpr std::uint8_t kModeMemsx = 0x80;  // BPF_MEMSX: sign-extending LDX (v4)
+inline constexpr int kNumRegs = 11;               // r0..r10
+inline constexpr int kFramePointer = 10;          // r10, read-only
+inline constexpr int kMaxStack = 512;             // MAX_BPF_STACK, per frame and in total
+inline constexpr int kMaxCallFrames = 8;          // MAX_CALL_FRAMES
+
+constexpr std::uint8_t insn_class(std::uint8_t code) {
+  return code & 0x07;
+}
+constexpr std::uint8_t insn_op(std::uint8_t code) {
+  return code & 0xf0;
+}  // ALU/JMP op
+constexpr std::uint8_t insn_source(std::uint8_t code) {
+  return code & 0x08;
+}  // BPF_K / BPF_X
+constexpr std::uint8_t insn_size(std::uint8_t code) {
+  return code & 0x18;
+}  // LD/ST size
+constexpr std::uint8_t insn_mode(std::uint8_t code) {
+  return code & 0xe0;
+}  // LD/ST mode
+
+constexpr bool is_lddw(const Insn& insn) {
+  return insn.code == (BPF_LD | BPF_IMM | BPF_DW);
+}
+
+constexpr Insn make_insn(std::uint8_t code, std::uint8_t dst, std::uint8_t src, std::int16_t off,
+                         std::int32_t imm) {
+  Insn insn{};
+  insn.code = code;
+  insn.dst_reg = dst & 0xf;
+  insn.src_reg = src & 0xf;
+  insn.off = off;
+  insn.imm = imm;
+  return insn;
+}
+
+}  // namespace userperf::bpf

@@ -1,0 +1,46 @@
+// What a loader produces and the verifier and runtime consume: programs as instruction vectors
+// whose map references are still symbolic, and the specs of the maps they use.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bpf/isa/insn.hpp"
+
+namespace userperf::bpf {
+
+struct MapSpec {
+  std::string name;
+  std::uint32_t type = BPF_MAP_TYPE_UNSPEC;  // enum bpf_map_type
+  std::uint32_t key_size = 0;
+  std::uint32_t value_size = 0;
+  std::uint32_t max_entries = 0;  // a PERF_EVENT_ARRAY's 0 means "one per possible CPU" (libbpf)
+  std::uint32_t map_flags = 0;    // BPF_F_NO_PREALLOC, BPF_F_RDONLY_PROG, ...
+  // Global data (.data, .rodata, .bss): an ARRAY with one entry whose initial value is the
+  // section's bytes (empty for .bss: zeros). .rodata is frozen: map_flags has BPF_F_RDONLY_PROG.
+  bool global_data = false;
+  std::vector<std::uint8_t> initial_value;
+};
+
+struct ProgramImage {
+  std::string name;     // the program's symbol
+  std::string section;  // e.g. "perf_event"
+  std::uint32_t prog_type = BPF_PROG_TYPE_UNSPEC;
+  // The main function first, then every subprogram it calls (BPF_PSEUDO_CALL imm relative, as
+  // the kernel expects). Map references are lddw pairs with src_reg BPF_PSEUDO_MAP_IDX (imm = index
+  // into the maps vector) or BPF_PSEUDO_MAP_IDX_VALUE (imm = index, second imm = byte offset).
+  std::vector<Insn> insns;
+};
+
+struct ObjectImage {
+  std::string license;  // the "license" section, "" when absent
+  std::uint32_t kern_version = 0;
+  std::vector<MapSpec> maps;
+  std::vector<ProgramImage> programs;
+};
+
+// GPL-compatible licence strings, as the kernel's license_is_gpl_compatible().
+bool license_is_gpl_compatible(const std::string& license);
+
+}  // namespace userperf::bpf

@@ -1,0 +1,66 @@
+// Maps: the program side (helpers: lookup returns a pointer into the map's storage) and the
+// consumer side (the bpf() syscall's MAP_LOOKUP/UPDATE/DELETE/GET_NEXT_KEY semantics, values of
+// per-CPU maps as one round_up(value_size, 8) slot per possible CPU). Errors are the kernel's.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "bpf/isa/expected.hpp"
+#include "bpf/isa/program_image.hpp"
+#include "bpf/vm/interpreter.hpp"
+
+namespace userperf::bpf {
+
+// For PERF_EVENT_ARRAY (and any map whose values are descriptors): turns the descriptor a
+// consumer stores into the object the helpers use, and releases it when the slot is overwritten,
+// deleted or the map destroyed. The perf binding supplies one that resolves userperf events.
+class FdResolver {
+ public:
+  virtual ~FdResolver() = default;
+  virtual Expected<void*> get(int fd) = 0;
+  virtual void put(void* object) = 0;
+};
+
+class Map {
+ public:
+  // Validates the spec as map_create() does (sizes, flags, max_entries) and allocates all
+  // storage up front, so the program side never allocates. `resolver` is required for
+  // PERF_EVENT_ARRAY and ignored otherwise.
+  static Expected<std::unique_ptr<Map>> create(const MapSpec& spec,
+                                               std::shared_ptr<FdResolver> resolver = nullptr);
+  virtual ~Map() = default;
+  const MapSpec& spec() const { return spec_; }
+
+  // ---- program side: SIGNAL-SAFE, no allocation; reentrant (a nested run on the same thread
+  // may get -EBUSY where the kernel's bucket lock would). Per-CPU maps act on the current CPU.
+  virtual void* lookup(const void* key) = 0;  // nullptr: none
+  virtual long update(const void* key, const void* value, std::uint64_t flags) = 0;  // 0/-errno
+  virtual long remove(const void* key) = 0;
+  // PERF_EVENT_ARRAY and other descriptor arrays: the resolved object at index, or nullptr.
+  virtual void* object_at(std::uint32_t index) {
+    (void)index;
+    return nullptr;
+  }
+
+  // ---- consumer side (bpf() semantics); each returns 0 or -errno.
+  virtual int lookup_elem(const void* key, void* value) = 0;
+  virtual int update_elem(const void* key, const void* value, std::uint64_t flags) = 0;
+  virtual int delete_elem(const void* key) = 0;
+  virtual int get_next_key(const void* key /* nullptr: the first */, void* next_key) = 0;
+
+  // The bytes a value takes in lookup_elem/update_elem (nr_cpus slots for per-CPU maps).
+  std::uint32_t user_value_size() const;
+  // Memory programs may touch through pointers this map hands out (the interpreter's regions).
+  virtual MemoryRegion value_region() const = 0;
+
+ protected:
+  explicit Map(const MapSpec& spec) : spec_(spec) {}
+  MapSpec spec_;
+};
+
+// The possible CPUs (per-CPU slots, the default PERF_EVENT_ARRAY size) and the current one.
+std::uint32_t possible_cpus();
+std::uint32_t current_cpu();  // SIGNAL-SAFE
+
+}  // namespace userperf::bpf

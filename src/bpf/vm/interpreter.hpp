@@ -1,0 +1,92 @@
+// The interpreter: the reference execution tier. Every load, store and atomic is checked against
+// the memory regions the run may touch (its stack, the regions passed to run(), and the static
+// regions given at load), as a second line of defence behind the verifier.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "bpf/isa/expected.hpp"
+#include "bpf/isa/insn.hpp"
+
+namespace userperf::bpf {
+
+struct MemoryRegion {
+  std::uintptr_t begin = 0;
+  std::uintptr_t end = 0;  // one past the last byte
+  bool writable = false;
+};
+
+// What a helper sees besides its five arguments.
+struct CallContext {
+  void* env = nullptr;                    // run()'s env: the caller's per-run state
+  std::span<const MemoryRegion> regions;  // every region of this run (stack and static included)
+  bool abort = false;  // set by a helper to end the program at once with r0 = its return value
+
+  // True when [p, p + size) lies inside one region (writable when `write`); no overflow on wrap.
+  bool may_access(std::uintptr_t p, std::uint64_t size, bool write) const;
+};
+
+// A helper: r0 = fn(r1..r5). SIGNAL-SAFE when the program runs on the overflow path.
+using HelperFn = std::uint64_t (*)(std::uint64_t r1, std::uint64_t r2, std::uint64_t r3,
+                                   std::uint64_t r4, std::uint64_t r5, CallContext& call);
+
+struct InterpreterOptions {
+  // Helpers by kernel helper id (enum bpf_func_id); nullptr entries are unknown helpers.
+  std::vector<HelperFn> helpers;
+  // Memory every run may touch besides its stack and run()'s regions (map storage, global data).
+  std::vector<MemoryRegion> static_regions;
+  // Instructions a run may execute before it stops with kBudget; 0 = no limit (verified programs
+  // terminate). Unverified programs (conformance files, fuzzing) set one.
+  std::uint64_t instruction_budget = 0;
+};
+
+enum class RunStatus : std::uint8_t {
+  kOk,         // exit from the main function; r0 is the result
+  kFault,      // a memory access outside every region, or a write to a read-only one
+  kBudget,     // instruction_budget exhausted
+  kCallDepth,  // more than kMaxCallFrames frames
+  kBadHelper,  // a call to a helper id with no function
+  kAborted,    // a helper set CallContext::abort; r0 is its return value
+};
+
+struct RunResult {
+  RunStatus status = RunStatus::kOk;
+  std::uint64_t r0 = 0;
+  std::uint32_t pc = 0;           // the instruction that stopped the run (not kOk)
+  std::uintptr_t fault_addr = 0;  // kFault: the address accessed
+};
+
+const char* to_string(RunStatus status);
+
+class Interpreter {
+ public:
+  // Checks the program's structure (known opcodes and reserved fields, jumps and local calls
+  // inside the program, complete lddw pairs with src_reg 0 only, a last instruction that cannot
+  // fall through) and prepares it for fast dispatch. A bad program is an error naming the
+  // instruction index; nothing runs.
+  static Expected<std::unique_ptr<Interpreter>> load(std::span<const Insn> insns,
+                                                     InterpreterOptions options);
+  ~Interpreter();
+  Interpreter(const Interpreter&) = delete;
+  Interpreter& operator=(const Interpreter&) = delete;
+
+  // Runs with r1, r2 as given and r10 at the top of a fresh stack of kMaxStack bytes per frame.
+  // `regions` are this run's own (ctx, input memory). SIGNAL-SAFE: no allocation, locks or
+  // syscalls (helpers may make their own). Reentrant: a nested run (a signal handler interrupting
+  // a run on the same thread) has its own stack and state.
+  RunResult run(std::uint64_t r1, std::uint64_t r2, std::span<const MemoryRegion> regions,
+                void* env) const;
+
+  std::size_t size() const;  // instructions
+
+ private:
+  Interpreter();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace userperf::bpf
