@@ -15,7 +15,7 @@
 #include "abi/sample_layout.hpp"
 #include "core/read_values.hpp"
 #include "core/sample_output.hpp"
-#include "core/user_memory.hpp"
+#include "support/user_memory.hpp"
 
 namespace userperf::core {
 
@@ -405,12 +405,12 @@ int Engine::ioctl(int fd, unsigned long request, unsigned long arg) {
     }
     case PERF_EVENT_IOC_PERIOD: {
       std::uint64_t value = 0;
-      if (!read_user(reinterpret_cast<const void*>(arg), &value, sizeof value)) return -EFAULT;
+      if (!support::read_user(reinterpret_cast<const void*>(arg), &value, sizeof value)) return -EFAULT;
       return set_period(event, value);
     }
     case PERF_EVENT_IOC_ID: {
       const std::uint64_t id = event.id;
-      if (!write_user(reinterpret_cast<void*>(arg), &id, sizeof id)) return -EFAULT;
+      if (!support::write_user(reinterpret_cast<void*>(arg), &id, sizeof id)) return -EFAULT;
       return 0;
     }
     case PERF_EVENT_IOC_SET_OUTPUT: {
@@ -600,7 +600,7 @@ ssize_t Engine::read(int fd, void* buf, std::size_t count) {
   }
   VectorSink sink;
   emit_read_values(sink, *ev, ev->clock_now(), members);
-  if (!write_user(buf, sink.words.data(), size)) return -EFAULT;
+  if (!support::write_user(buf, sink.words.data(), size)) return -EFAULT;
   return static_cast<ssize_t>(size);
 }
 
