@@ -1,0 +1,147 @@
+#include "bpf/loader/elf_loader.hpp"
+
+#include <elf.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <vector>
+
+#include "bpf/loader/btf_check.hpp"
+#include "bpf/loader/elf_check.hpp"
+#include "bpf/loader/elf_view.hpp"
+#include "bpf/loader/global_data.hpp"
+#include "bpf/loader/libbpf_view.hpp"
+#include "bpf/loader/program_linker.hpp"
+
+namespace userperf::bpf {
+namespace {
+
+using loader::ElfSection;
+using loader::ElfView;
+
+// An array map's value may not exceed the kernel's KMALLOC_MAX_SIZE (4 MiB on x86-64): larger
+// global data would be refused at map creation, so refuse it here before allocating it.
+constexpr std::uint64_t kMaxGlobalDataSize = std::uint64_t{4} << 20;
+
+std::string base_name(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// libbpf's object name: the file name up to its first '.'.
+std::string object_name(const std::string& name) {
+  const std::string base = base_name(name);
+  return base.substr(0, base.find('.'));
+}
+
+// The "license" section up to its first NUL.
+std::string read_license(const ElfView& elf) {
+  const ElfSection* section = elf.find("license");
+  if (section == nullptr) return "";
+  const auto& bytes = section->bytes;
+  return std::string(bytes.begin(), std::find(bytes.begin(), bytes.end(), 0));
+}
+
+Expected<std::uint32_t> read_version(const ElfView& elf) {
+  const ElfSection* section = elf.find("version");
+  if (section == nullptr) return std::uint32_t{0};
+  if (section->bytes.size() != sizeof(std::uint32_t)) {
+    return make_error(EINVAL, "section 'version' is not 4 bytes");
+  }
+  std::uint32_t version;
+  std::memcpy(&version, section->bytes.data(), sizeof version);
+  return version;
+}
+
+// BTF maps (libbpf's order) located by their symbols in .maps, then one map per data section.
+Expected<loader::MapLayout> collect_maps(const ElfView& elf, const loader::LibbpfObject& parsed,
+                                         const std::string& obj_name, ObjectImage& image) {
+  loader::MapLayout layout;
+  if (const ElfSection* maps = elf.find(".maps")) layout.maps_section = maps->index;
+  for (const MapSpec& spec : parsed.btf_maps) {
+    const auto& symbols = elf.symbols();
+    const auto symbol = std::find_if(symbols.begin(), symbols.end(), [&](const auto& s) {
+      return s.name == spec.name && s.section == layout.maps_section && s.type != STT_SECTION;
+    });
+    if (layout.maps_section == 0 || symbol == symbols.end()) {
+      return make_error(EINVAL, "map '" + spec.name + "' has no symbol in section '.maps'");
+    }
+    layout.btf_map_at[symbol->value] = static_cast<std::uint32_t>(image.maps.size());
+    image.maps.push_back(spec);
+  }
+  for (const ElfSection& section : elf.sections()) {
+    if (section.index == 0 || !loader::is_global_data_section(section)) continue;
+    if (section.size > kMaxGlobalDataSize) {
+      return make_error(E2BIG, "section '" + section.name + "' is too large for a map value");
+    }
+    layout.data_map_of[section.index] = static_cast<std::uint32_t>(image.maps.size());
+    image.maps.push_back(loader::global_data_map(section, obj_name));
+  }
+  return layout;
+}
+
+Expected<ObjectImage> load_checked(std::span<const std::uint8_t> bytes, const std::string& name) {
+  if (auto error = loader::check_elf_structure(bytes)) return *error;
+  auto elf = ElfView::read(bytes);
+  if (!elf) return elf.error();
+  if (const ElfSection* btf = elf->find(".BTF")) {
+    if (auto error = loader::check_btf(btf->bytes)) return *error;
+  }
+  if (auto error = loader::check_code_relocations(*elf)) return *error;
+  auto parsed = loader::open_with_libbpf(bytes, base_name(name));
+  if (!parsed) return parsed.error();
+  if (parsed->programs.empty()) return make_error(ENOENT, "no programs in the object");
+
+  ObjectImage image;
+  image.license = read_license(*elf);
+  auto version = read_version(*elf);
+  if (!version) return version.error();
+  image.kern_version = *version;
+  auto layout = collect_maps(*elf, *parsed, object_name(name), image);
+  if (!layout) return layout.error();
+  auto linker = loader::ProgramLinker::create(*elf, std::move(*layout));
+  if (!linker) return linker.error();
+  for (const loader::LibbpfProgram& program : parsed->programs) {
+    const auto& functions = linker->functions();
+    const auto entry = std::find_if(functions.begin(), functions.end(), [&](const auto& f) {
+      return f.name == program.name && elf->sections()[f.section].name == program.section;
+    });
+    if (entry == functions.end()) {
+      return make_error(EINVAL, "program '" + program.name + "' has no function symbol");
+    }
+    auto insns = linker->link(*entry);
+    if (!insns) return insns.error();
+    image.programs.push_back({program.name, program.section, program.prog_type, std::move(*insns)});
+  }
+  return image;
+}
+
+}  // namespace
+
+Expected<ObjectImage> load_elf_memory(std::span<const std::uint8_t> bytes,
+                                      const std::string& name) {
+  // An aligned private copy: libelf and libbpf read structures in place.
+  std::vector<std::uint64_t> aligned((bytes.size() + 7) / 8);
+  if (!bytes.empty()) std::memcpy(aligned.data(), bytes.data(), bytes.size());
+  auto image =
+      load_checked({reinterpret_cast<const std::uint8_t*>(aligned.data()), bytes.size()}, name);
+  if (!image) {
+    Error error = image.error();
+    error.message = name + ": " + error.message;
+    return error;
+  }
+  return image;
+}
+
+Expected<ObjectImage> load_elf_file(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return make_error(ENOENT, path + ": cannot open");
+  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(file)),
+                                  std::istreambuf_iterator<char>());
+  if (file.bad()) return make_error(EIO, path + ": read error");
+  return load_elf_memory(bytes, path);
+}
+
+}  // namespace userperf::bpf
