@@ -1,0 +1,37 @@
+// The checks the kernel makes before walking any path (resolve_pseudo_ldimm64, check_subprogs,
+// check_cfg), and what the walk needs from them: subprogram bounds, prune points and the
+// registers live at each instruction.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "bpf/isa/program_image.hpp"
+
+namespace userperf::bpf {
+
+struct Subprog {
+  std::uint32_t start = 0;
+  std::uint32_t end = 0;  // one past the last instruction
+};
+
+struct ProgramShape {
+  std::vector<Subprog> subprogs;          // sorted by start; subprogs[0] is the main program
+  std::vector<std::uint16_t> subprog_of;  // per instruction
+  std::vector<std::uint8_t> prune_point;  // per instruction: states are compared here
+  std::vector<std::uint16_t> live_in;     // per instruction: registers read before written
+};
+
+// bpf_opcode_in_insntable: the opcodes the kernel knows (cBPF carry-overs included).
+bool opcode_known(std::uint8_t code);
+
+// Returns 0, or the kernel's errno with its message appended to `log`.
+int check_program_shape(std::span<const Insn> insns, const std::vector<MapSpec>* maps,
+                        ProgramShape& shape, std::string& log);
+
+// The number of helper arguments the kernel checks (for liveness).
+int helper_arg_count(std::int32_t helper_id);
+
+}  // namespace userperf::bpf

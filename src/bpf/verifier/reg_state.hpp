@@ -1,0 +1,81 @@
+// The abstract value of one register (or spilled stack slot) on one verifier path: its type and,
+// for scalars and pointer offsets, the tnum and the u64/s64/u32/s32 ranges the kernel tracks
+// (struct bpf_reg_state).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+#include "bpf/verifier/tnum.hpp"
+
+namespace userperf::bpf {
+
+enum class RegType : std::uint8_t {
+  kNotInit,
+  kScalar,
+  kPtrToCtx,
+  kConstPtrToMap,
+  kPtrToMapValue,  // maybe_null: PTR_TO_MAP_VALUE_OR_NULL
+  kPtrToStack,
+};
+
+// BPF_MAX_VAR_OFF / BPF_MAX_VAR_SIZ: the largest variable offset and size the kernel tracks.
+inline constexpr std::int64_t kMaxVarOff = 1LL << 29;
+inline constexpr std::uint64_t kMaxVarSize = 1ULL << 29;
+
+struct RegState {
+  RegType type = RegType::kNotInit;
+  bool maybe_null = false;
+  bool precise = false;      // scalars: pruning must compare the value (kernel: reg->precise)
+  std::uint8_t frameno = 0;  // PTR_TO_STACK: whose frame
+  std::int16_t map = -1;     // CONST_PTR_TO_MAP / PTR_TO_MAP_VALUE: index in the map specs
+  std::int32_t off = 0;      // pointers: the fixed offset
+  std::uint32_t id = 0;      // NULL-check group, or linked scalars (copies of one value)
+  Tnum var_off = Tnum::unknown();
+  std::int64_t smin = std::numeric_limits<std::int64_t>::min();
+  std::int64_t smax = std::numeric_limits<std::int64_t>::max();
+  std::uint64_t umin = 0;
+  std::uint64_t umax = std::numeric_limits<std::uint64_t>::max();
+  std::int32_t s32_min = std::numeric_limits<std::int32_t>::min();
+  std::int32_t s32_max = std::numeric_limits<std::int32_t>::max();
+  std::uint32_t u32_min = 0;
+  std::uint32_t u32_max = std::numeric_limits<std::uint32_t>::max();
+
+  bool operator==(const RegState&) const = default;
+
+  bool is_scalar() const { return type == RegType::kScalar; }
+  bool is_pointer() const { return type != RegType::kNotInit && type != RegType::kScalar; }
+  bool is_const() const { return type == RegType::kScalar && var_off.is_const(); }
+  bool is_const32() const { return type == RegType::kScalar && var_off.subreg().is_const(); }
+  bool is_null() const { return is_const() && var_off.value == 0; }
+  // Pointers the kernel knows are never NULL (reg_not_null).
+  bool not_null() const;
+};
+
+RegState make_unknown_scalar();
+RegState make_known_scalar(std::uint64_t value);
+RegState make_pointer(RegType type);  // offset 0, var_off 0
+
+// The bound bookkeeping (kernel: reg_bounds_sync and friends).
+void mark_unbounded(RegState& reg);  // every range full, tnum untouched
+void mark_known(RegState& reg, std::uint64_t value);
+void reg_bounds_sync(RegState& reg);
+void zext_32_to_64(RegState& reg);                        // a 32-bit result: upper half zero
+void coerce_to_size(RegState& reg, int bytes);            // zero-extending load of `bytes`
+void coerce_to_size_sx(RegState& reg, int bytes);         // sign-extending load / movsx
+void coerce_subreg_to_size_sx(RegState& reg, int bytes);  // 32-bit movsx
+
+// Scalar ALU (kernel: adjust_scalar_min_max_vals). dst and src are scalars; op is BPF_ADD..;
+// alu32 selects the 32-bit form (result zero-extended).
+void scalar_alu(RegState& dst, const RegState& src, std::uint8_t op, bool alu32);
+
+// Conditional jumps between two scalars (or a scalar and the immediate as a known scalar).
+// is_branch_taken: 1 taken, 0 not taken, -1 unknown. Pointers are handled by the caller.
+int scalar_branch_taken(const RegState& a, const RegState& b, std::uint8_t op, bool jmp32);
+// Narrows a and b as if `a op b` held (op one of the BPF_J* ops, or kJsetFalse for !(a & b)).
+inline constexpr std::uint8_t kJsetFalse = 0xff;
+void scalar_refine(RegState& a, RegState& b, std::uint8_t op, bool jmp32);
+std::uint8_t reverse_jump_op(std::uint8_t op);  // the op that holds on the fall-through path
+std::uint8_t flip_jump_op(std::uint8_t op);     // the op after swapping the operands
+
+}  // namespace userperf::bpf

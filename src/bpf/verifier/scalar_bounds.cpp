@@ -1,0 +1,839 @@
+// Range tracking for scalars: the same deductions the kernel makes (reg_bounds_sync,
+// adjust_scalar_min_max_vals, is_branch_taken, regs_refine_cond_op), written from their rules.
+#include <linux/bpf.h>
+
+#include <algorithm>
+#include <bit>
+#include <utility>
+
+#include "bpf/verifier/reg_state.hpp"
+
+namespace userperf::bpf {
+namespace {
+
+using u64 = std::uint64_t;
+using s64 = std::int64_t;
+using u32 = std::uint32_t;
+using s32 = std::int32_t;
+constexpr s64 kS64Min = std::numeric_limits<s64>::min();
+constexpr s64 kS64Max = std::numeric_limits<s64>::max();
+constexpr s32 kS32Min = std::numeric_limits<s32>::min();
+constexpr s32 kS32Max = std::numeric_limits<s32>::max();
+constexpr u32 kU32Max = std::numeric_limits<u32>::max();
+
+void mark32_unbounded(RegState& r) {
+  r.s32_min = kS32Min;
+  r.s32_max = kS32Max;
+  r.u32_min = 0;
+  r.u32_max = kU32Max;
+}
+
+void mark64_unbounded(RegState& r) {
+  r.smin = kS64Min;
+  r.smax = kS64Max;
+  r.umin = 0;
+  r.umax = ~0ULL;
+}
+
+void update_bounds_from_tnum(RegState& r) {
+  const Tnum t = r.var_off;
+  r.smin = std::max<s64>(r.smin, static_cast<s64>(t.value | (t.mask & (1ULL << 63))));
+  r.smax = std::min<s64>(r.smax, static_cast<s64>(t.value | (t.mask & ~(1ULL << 63))));
+  r.umin = std::max(r.umin, t.value);
+  r.umax = std::min(r.umax, t.value | t.mask);
+  const Tnum s = t.subreg();
+  r.s32_min = std::max<s32>(r.s32_min,
+                            static_cast<s32>(static_cast<u32>(s.value | (s.mask & 0x80000000U))));
+  r.s32_max = std::min<s32>(r.s32_max,
+                            static_cast<s32>(static_cast<u32>(s.value | (s.mask & 0x7fffffffU))));
+  r.u32_min = std::max(r.u32_min, static_cast<u32>(s.value));
+  r.u32_max = std::min(r.u32_max, static_cast<u32>(s.value | s.mask));
+}
+
+void deduce32(RegState& r) {
+  if ((r.umin >> 32) == (r.umax >> 32)) {
+    r.u32_min = std::max(r.u32_min, static_cast<u32>(r.umin));
+    r.u32_max = std::min(r.u32_max, static_cast<u32>(r.umax));
+    if (static_cast<s32>(r.umin) <= static_cast<s32>(r.umax)) {
+      r.s32_min = std::max(r.s32_min, static_cast<s32>(r.umin));
+      r.s32_max = std::min(r.s32_max, static_cast<s32>(r.umax));
+    }
+  }
+  if ((r.smin >> 32) == (r.smax >> 32)) {
+    if (static_cast<u32>(r.smin) <= static_cast<u32>(r.smax)) {
+      r.u32_min = std::max(r.u32_min, static_cast<u32>(r.smin));
+      r.u32_max = std::min(r.u32_max, static_cast<u32>(r.smax));
+    }
+    if (static_cast<s32>(r.smin) <= static_cast<s32>(r.smax)) {
+      r.s32_min = std::max(r.s32_min, static_cast<s32>(r.smin));
+      r.s32_max = std::min(r.s32_max, static_cast<s32>(r.smax));
+    }
+  }
+  // Upper halves two consecutive numbers while the low halves run from negative to positive.
+  if (static_cast<u32>(r.umin >> 32) + 1 == static_cast<u32>(r.umax >> 32) &&
+      static_cast<s32>(r.umin) < 0 && static_cast<s32>(r.umax) >= 0) {
+    r.s32_min = std::max(r.s32_min, static_cast<s32>(r.umin));
+    r.s32_max = std::min(r.s32_max, static_cast<s32>(r.umax));
+  }
+  if (static_cast<u32>(static_cast<u64>(r.smin) >> 32) + 1 ==
+          static_cast<u32>(static_cast<u64>(r.smax) >> 32) &&
+      static_cast<s32>(r.smin) < 0 && static_cast<s32>(r.smax) >= 0) {
+    r.s32_min = std::max(r.s32_min, static_cast<s32>(r.smin));
+    r.s32_max = std::min(r.s32_max, static_cast<s32>(r.smax));
+  }
+  if (static_cast<s32>(r.u32_min) <= static_cast<s32>(r.u32_max)) {
+    r.s32_min = std::max(r.s32_min, static_cast<s32>(r.u32_min));
+    r.s32_max = std::min(r.s32_max, static_cast<s32>(r.u32_max));
+  }
+  if (static_cast<u32>(r.s32_min) <= static_cast<u32>(r.s32_max)) {
+    r.u32_min = std::max(r.u32_min, static_cast<u32>(r.s32_min));
+    r.u32_max = std::min(r.u32_max, static_cast<u32>(r.s32_max));
+  }
+}
+
+void deduce64(RegState& r) {
+  if (static_cast<s64>(r.umin) <= static_cast<s64>(r.umax)) {
+    r.smin = std::max(r.smin, static_cast<s64>(r.umin));
+    r.smax = std::min(r.smax, static_cast<s64>(r.umax));
+  }
+  if (static_cast<u64>(r.smin) <= static_cast<u64>(r.smax)) {
+    r.umin = std::max(r.umin, static_cast<u64>(r.smin));
+    r.umax = std::min(r.umax, static_cast<u64>(r.smax));
+  } else if (r.umax < static_cast<u64>(r.smin)) {
+    // The signed range wraps: the unsigned range lies in its positive part.
+    r.smin = static_cast<s64>(r.umin);
+    r.umax = std::min(r.umax, static_cast<u64>(r.smax));
+  } else if (static_cast<u64>(r.smax) < r.umin) {
+    r.smax = static_cast<s64>(r.umax);
+    r.umin = std::max(r.umin, static_cast<u64>(r.smin));
+  }
+}
+
+void deduce_mixed(RegState& r) {
+  const u64 new_umin = (r.umin & ~0xffffffffULL) | r.u32_min;
+  const u64 new_umax = (r.umax & ~0xffffffffULL) | r.u32_max;
+  r.umin = std::max(r.umin, new_umin);
+  r.umax = std::min(r.umax, new_umax);
+  const s64 new_smin = static_cast<s64>((static_cast<u64>(r.smin) & ~0xffffffffULL) | r.u32_min);
+  const s64 new_smax = static_cast<s64>((static_cast<u64>(r.smax) & ~0xffffffffULL) | r.u32_max);
+  r.smin = std::max(r.smin, new_smin);
+  r.smax = std::min(r.smax, new_smax);
+  if (r.s32_min >= 0 && r.smin >= kS32Min && r.smax <= kS32Max) {
+    r.smin = r.s32_min;
+    r.smax = r.s32_max;
+    r.umin = static_cast<u64>(r.s32_min);
+    r.umax = static_cast<u64>(r.s32_max);
+    r.var_off = tnum_intersect(r.var_off, Tnum::range(r.umin, r.umax));
+  }
+}
+
+void bound_offset(RegState& r) {
+  const Tnum t64 = tnum_intersect(r.var_off, Tnum::range(r.umin, r.umax));
+  const Tnum t32 = tnum_intersect(t64.subreg(), Tnum::range(r.u32_min, r.u32_max));
+  r.var_off = tnum_or(t64.clear_subreg(), t32);
+}
+
+template <class T>
+bool add_overflows(T a, T b, T& out) {
+  return __builtin_add_overflow(a, b, &out);
+}
+template <class T>
+bool sub_overflows(T a, T b, T& out) {
+  return __builtin_sub_overflow(a, b, &out);
+}
+template <class T>
+bool mul_overflows(T a, T b, T& out) {
+  return __builtin_mul_overflow(a, b, &out);
+}
+
+// ---- 32-bit halves of each op (the kernel runs them for 64-bit ops too: the low half of a
+// 64-bit result is the 32-bit result).
+void add32(RegState& d, const RegState& s) {
+  if (add_overflows(d.s32_min, s.s32_min, d.s32_min) ||
+      add_overflows(d.s32_max, s.s32_max, d.s32_max)) {
+    d.s32_min = kS32Min;
+    d.s32_max = kS32Max;
+  }
+  if (add_overflows(d.u32_min, s.u32_min, d.u32_min) ||
+      add_overflows(d.u32_max, s.u32_max, d.u32_max)) {
+    d.u32_min = 0;
+    d.u32_max = kU32Max;
+  }
+}
+
+void add64(RegState& d, const RegState& s) {
+  if (add_overflows(d.smin, s.smin, d.smin) || add_overflows(d.smax, s.smax, d.smax)) {
+    d.smin = kS64Min;
+    d.smax = kS64Max;
+  }
+  if (add_overflows(d.umin, s.umin, d.umin) || add_overflows(d.umax, s.umax, d.umax)) {
+    d.umin = 0;
+    d.umax = ~0ULL;
+  }
+}
+
+void sub32(RegState& d, const RegState& s) {
+  s32 lo = 0;
+  s32 hi = 0;
+  if (sub_overflows(d.s32_min, s.s32_max, lo) || sub_overflows(d.s32_max, s.s32_min, hi)) {
+    d.s32_min = kS32Min;
+    d.s32_max = kS32Max;
+  } else {
+    d.s32_min = lo;
+    d.s32_max = hi;
+  }
+  if (d.u32_min < s.u32_max) {
+    d.u32_min = 0;
+    d.u32_max = kU32Max;
+  } else {
+    d.u32_min -= s.u32_max;
+    d.u32_max -= s.u32_min;
+  }
+}
+
+void sub64(RegState& d, const RegState& s) {
+  s64 lo = 0;
+  s64 hi = 0;
+  if (sub_overflows(d.smin, s.smax, lo) || sub_overflows(d.smax, s.smin, hi)) {
+    d.smin = kS64Min;
+    d.smax = kS64Max;
+  } else {
+    d.smin = lo;
+    d.smax = hi;
+  }
+  if (d.umin < s.umax) {
+    d.umin = 0;
+    d.umax = ~0ULL;
+  } else {
+    d.umin -= s.umax;
+    d.umax -= s.umin;
+  }
+}
+
+template <class S, class U>
+void mul_range(S& smin, S& smax, U& umin, U& umax, S ssmin, S ssmax, U sumin, U sumax) {
+  U ulo = 0;
+  U uhi = 0;
+  if (mul_overflows(umin, sumin, ulo) || mul_overflows(umax, sumax, uhi)) {
+    umin = 0;
+    umax = std::numeric_limits<U>::max();
+  } else {
+    umin = ulo;
+    umax = uhi;
+  }
+  S p[4];
+  if (mul_overflows(smin, ssmin, p[0]) || mul_overflows(smin, ssmax, p[1]) ||
+      mul_overflows(smax, ssmin, p[2]) || mul_overflows(smax, ssmax, p[3])) {
+    smin = std::numeric_limits<S>::min();
+    smax = std::numeric_limits<S>::max();
+  } else {
+    smin = *std::min_element(p, p + 4);
+    smax = *std::max_element(p, p + 4);
+  }
+}
+
+// AND/OR/XOR: the tnum has been computed; unsigned bounds come from it and the operands, signed
+// ones from the unsigned when they do not cross the sign boundary.
+void signed_from_unsigned32(RegState& d) {
+  if (static_cast<s32>(d.u32_min) <= static_cast<s32>(d.u32_max)) {
+    d.s32_min = static_cast<s32>(d.u32_min);
+    d.s32_max = static_cast<s32>(d.u32_max);
+  } else {
+    d.s32_min = kS32Min;
+    d.s32_max = kS32Max;
+  }
+}
+
+void signed_from_unsigned64(RegState& d) {
+  if (static_cast<s64>(d.umin) <= static_cast<s64>(d.umax)) {
+    d.smin = static_cast<s64>(d.umin);
+    d.smax = static_cast<s64>(d.umax);
+  } else {
+    d.smin = kS64Min;
+    d.smax = kS64Max;
+  }
+}
+
+void bitwise32(RegState& d, const RegState& s, std::uint8_t op) {
+  const Tnum t = d.var_off.subreg();
+  if (s.var_off.subreg().is_const() && t.is_const()) {
+    d.u32_min = d.u32_max = static_cast<u32>(t.value);
+    d.s32_min = d.s32_max = static_cast<s32>(t.value);
+    return;
+  }
+  if (op == BPF_AND) {
+    d.u32_min = static_cast<u32>(t.value);
+    d.u32_max = std::min(d.u32_max, s.u32_max);
+  } else if (op == BPF_OR) {
+    d.u32_min = std::max(d.u32_min, s.u32_min);
+    d.u32_max = static_cast<u32>(t.value | t.mask);
+  } else {
+    d.u32_min = static_cast<u32>(t.value);
+    d.u32_max = static_cast<u32>(t.value | t.mask);
+  }
+  signed_from_unsigned32(d);
+}
+
+void bitwise64(RegState& d, const RegState& s, std::uint8_t op) {
+  const Tnum t = d.var_off;
+  if (s.var_off.is_const() && t.is_const()) {
+    mark_known(d, t.value);
+    return;
+  }
+  if (op == BPF_AND) {
+    d.umin = t.value;
+    d.umax = std::min(d.umax, s.umax);
+  } else if (op == BPF_OR) {
+    d.umin = std::max(d.umin, s.umin);
+    d.umax = t.value | t.mask;
+  } else {
+    d.umin = t.value;
+    d.umax = t.value | t.mask;
+  }
+  signed_from_unsigned64(d);
+  update_bounds_from_tnum(d);
+}
+
+void lsh32_bounds(RegState& d, u64 umin_val, u64 umax_val) {
+  d.s32_min = kS32Min;
+  d.s32_max = kS32Max;
+  if (umax_val > 31 || d.u32_max > (1ULL << (31 - umax_val))) {
+    d.u32_min = 0;
+    d.u32_max = kU32Max;
+  } else {
+    d.u32_min <<= umin_val;
+    d.u32_max <<= umax_val;
+  }
+}
+
+void shift32(RegState& d, const RegState& s, std::uint8_t op) {
+  const u32 umin_val = s.u32_min;
+  const u32 umax_val = s.u32_max;
+  const Tnum sub = d.var_off.subreg();
+  if (op == BPF_LSH) {
+    lsh32_bounds(d, umin_val, umax_val);
+    d.var_off = sub.lshift(static_cast<std::uint8_t>(umin_val)).subreg();
+  } else if (op == BPF_RSH) {
+    d.s32_min = kS32Min;
+    d.s32_max = kS32Max;
+    d.var_off = sub.rshift(static_cast<std::uint8_t>(umin_val));
+    d.u32_min >>= umax_val;
+    d.u32_max >>= umin_val;
+  } else {
+    d.s32_min >>= umin_val;
+    d.s32_max >>= umin_val;
+    d.var_off = sub.arshift(static_cast<std::uint8_t>(umin_val), 32).subreg();
+    d.u32_min = 0;
+    d.u32_max = kU32Max;
+  }
+  mark64_unbounded(d);
+  update_bounds_from_tnum(d);
+}
+
+void shift64(RegState& d, const RegState& s, std::uint8_t op) {
+  const u64 umin_val = s.umin;
+  const u64 umax_val = s.umax;
+  if (op == BPF_LSH) {
+    // x << 32 keeps non-negative 32-bit signed bounds (the sign-extension idiom <<32 s>>32).
+    const bool by32 = umin_val == 32 && umax_val == 32;
+    d.smax = by32 && d.s32_max >= 0 ? static_cast<s64>(d.s32_max) << 32 : kS64Max;
+    d.smin = by32 && d.s32_min >= 0 ? static_cast<s64>(d.s32_min) << 32 : kS64Min;
+    if (d.umax > (1ULL << (63 - umax_val))) {
+      d.umin = 0;
+      d.umax = ~0ULL;
+    } else {
+      d.umin <<= umin_val;
+      d.umax <<= umax_val;
+    }
+    lsh32_bounds(d, umin_val, umax_val);
+    d.var_off = d.var_off.lshift(static_cast<std::uint8_t>(umin_val));
+  } else if (op == BPF_RSH) {
+    d.smin = kS64Min;
+    d.smax = kS64Max;
+    d.var_off = d.var_off.rshift(static_cast<std::uint8_t>(umin_val));
+    d.umin >>= umax_val;
+    d.umax >>= umin_val;
+    mark32_unbounded(d);
+  } else {
+    d.smin >>= umin_val;
+    d.smax >>= umin_val;
+    d.var_off = d.var_off.arshift(static_cast<std::uint8_t>(umin_val), 64);
+    d.umin = 0;
+    d.umax = ~0ULL;
+    mark32_unbounded(d);
+  }
+  update_bounds_from_tnum(d);
+}
+
+bool safe_to_compute(const RegState& src, std::uint8_t op, bool alu32) {
+  switch (op) {
+    case BPF_ADD:
+    case BPF_SUB:
+    case BPF_AND:
+    case BPF_OR:
+    case BPF_XOR:
+    case BPF_MUL:
+      return true;
+    case BPF_LSH:
+    case BPF_RSH:
+    case BPF_ARSH: {
+      const bool is_const = alu32 ? src.var_off.subreg().is_const() : src.var_off.is_const();
+      return is_const && src.umax < (alu32 ? 32U : 64U);
+    }
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+bool RegState::not_null() const {
+  switch (type) {
+    case RegType::kPtrToCtx:
+    case RegType::kConstPtrToMap:
+    case RegType::kPtrToStack:
+      return true;
+    case RegType::kPtrToMapValue:
+      return !maybe_null;
+    default:
+      return false;
+  }
+}
+
+void mark_unbounded(RegState& reg) {
+  mark64_unbounded(reg);
+  mark32_unbounded(reg);
+}
+
+void mark_known(RegState& reg, std::uint64_t value) {
+  reg.var_off = Tnum::constant(value);
+  reg.smin = reg.smax = static_cast<s64>(value);
+  reg.umin = reg.umax = value;
+  reg.s32_min = reg.s32_max = static_cast<s32>(value);
+  reg.u32_min = reg.u32_max = static_cast<u32>(value);
+}
+
+RegState make_unknown_scalar() {
+  RegState r;
+  r.type = RegType::kScalar;
+  return r;
+}
+
+RegState make_known_scalar(std::uint64_t value) {
+  RegState r = make_unknown_scalar();
+  mark_known(r, value);
+  return r;
+}
+
+RegState make_pointer(RegType type) {
+  RegState r;
+  r.type = type;
+  mark_known(r, 0);
+  return r;
+}
+
+void reg_bounds_sync(RegState& r) {
+  update_bounds_from_tnum(r);
+  for (int i = 0; i < 2; ++i) {
+    deduce32(r);
+    deduce64(r);
+    deduce_mixed(r);
+  }
+  bound_offset(r);
+  update_bounds_from_tnum(r);
+}
+
+void zext_32_to_64(RegState& r) {
+  r.var_off = r.var_off.subreg();
+  r.umin = r.u32_min;
+  r.umax = r.u32_max;
+  if (r.s32_min >= 0 && r.s32_max >= 0) {
+    r.smin = r.s32_min;
+    r.smax = r.s32_max;
+  } else {
+    r.smin = 0;
+    r.smax = kU32Max;
+  }
+}
+
+void coerce_to_size(RegState& r, int bytes) {
+  if (bytes >= 8) return;
+  r.var_off = r.var_off.cast(static_cast<std::uint8_t>(bytes));
+  const u64 mask = (1ULL << (bytes * 8)) - 1;
+  if ((r.umin & ~mask) == (r.umax & ~mask)) {
+    r.umin &= mask;
+    r.umax &= mask;
+  } else {
+    r.umin = 0;
+    r.umax = mask;
+  }
+  r.smin = static_cast<s64>(r.umin);
+  r.smax = static_cast<s64>(r.umax);
+  if (bytes < 4) mark32_unbounded(r);
+  reg_bounds_sync(r);
+}
+
+namespace {
+s64 sign_extend(u64 v, int bytes) {
+  const int shift = 64 - bytes * 8;
+  return static_cast<s64>(v << shift) >> shift;
+}
+}  // namespace
+
+void coerce_to_size_sx(RegState& r, int bytes) {
+  if (bytes >= 8) return;
+  if (r.var_off.is_const()) {
+    mark_known(r, static_cast<u64>(sign_extend(r.var_off.value, bytes)));
+    return;
+  }
+  const int bits = bytes * 8;
+  const u64 top_max = (static_cast<u64>(r.smax) >> bits) << bits;
+  const u64 top_min = (static_cast<u64>(r.smin) >> bits) << bits;
+  if (top_max == top_min) {
+    const s64 a = sign_extend(static_cast<u64>(r.smax), bytes);
+    const s64 b = sign_extend(static_cast<u64>(r.smin), bytes);
+    const s64 hi = std::max(a, b);
+    const s64 lo = std::min(a, b);
+    if ((hi >= 0) == (lo >= 0)) {
+      mark_unbounded(r);
+      r.smin = lo;
+      r.smax = hi;
+      r.umin = static_cast<u64>(lo);
+      r.umax = static_cast<u64>(hi);
+      r.var_off = Tnum::range(static_cast<u64>(lo), static_cast<u64>(hi));
+      reg_bounds_sync(r);
+      return;
+    }
+  }
+  mark_unbounded(r);
+  r.var_off = Tnum::unknown();
+  r.smin = -(1LL << (bits - 1));
+  r.smax = (1LL << (bits - 1)) - 1;
+  if (bytes < 4) {
+    r.s32_min = static_cast<s32>(r.smin);
+    r.s32_max = static_cast<s32>(r.smax);
+  }
+  reg_bounds_sync(r);
+}
+
+void coerce_subreg_to_size_sx(RegState& r, int bytes) {
+  if (r.var_off.subreg().is_const()) {
+    mark_known(r, static_cast<u32>(sign_extend(r.var_off.value, bytes)));
+    return;
+  }
+  mark_unbounded(r);
+  r.var_off = Tnum::unknown();
+  r.s32_min = -(1 << (bytes * 8 - 1));
+  r.s32_max = (1 << (bytes * 8 - 1)) - 1;
+  reg_bounds_sync(r);
+  zext_32_to_64(r);
+  reg_bounds_sync(r);
+}
+
+void scalar_alu(RegState& d, const RegState& s, std::uint8_t op, bool alu32) {
+  if (!safe_to_compute(s, op, alu32)) {
+    d = make_unknown_scalar();
+    d.id = 0;
+    return;
+  }
+  switch (op) {
+    case BPF_ADD:
+      add32(d, s);
+      add64(d, s);
+      d.var_off = tnum_add(d.var_off, s.var_off);
+      break;
+    case BPF_SUB:
+      sub32(d, s);
+      sub64(d, s);
+      d.var_off = tnum_sub(d.var_off, s.var_off);
+      break;
+    case BPF_MUL:
+      d.var_off = tnum_mul(d.var_off, s.var_off);
+      mul_range<s32, u32>(d.s32_min, d.s32_max, d.u32_min, d.u32_max, s.s32_min, s.s32_max,
+                          s.u32_min, s.u32_max);
+      mul_range<s64, u64>(d.smin, d.smax, d.umin, d.umax, s.smin, s.smax, s.umin, s.umax);
+      break;
+    case BPF_AND:
+      d.var_off = tnum_and(d.var_off, s.var_off);
+      bitwise32(d, s, op);
+      bitwise64(d, s, op);
+      break;
+    case BPF_OR:
+      d.var_off = tnum_or(d.var_off, s.var_off);
+      bitwise32(d, s, op);
+      bitwise64(d, s, op);
+      break;
+    case BPF_XOR:
+      d.var_off = tnum_xor(d.var_off, s.var_off);
+      bitwise32(d, s, op);
+      bitwise64(d, s, op);
+      break;
+    default:  // shifts
+      if (alu32) {
+        shift32(d, s, op);
+      } else {
+        shift64(d, s, op);
+      }
+      break;
+  }
+  d.id = 0;
+  if (alu32) zext_32_to_64(d);
+  reg_bounds_sync(d);
+}
+
+// ---- conditional jumps
+
+std::uint8_t reverse_jump_op(std::uint8_t op) {
+  switch (op) {
+    case BPF_JEQ:
+      return BPF_JNE;
+    case BPF_JNE:
+      return BPF_JEQ;
+    case BPF_JSET:
+      return kJsetFalse;
+    case kJsetFalse:
+      return BPF_JSET;
+    case BPF_JGT:
+      return BPF_JLE;
+    case BPF_JLE:
+      return BPF_JGT;
+    case BPF_JGE:
+      return BPF_JLT;
+    case BPF_JLT:
+      return BPF_JGE;
+    case BPF_JSGT:
+      return BPF_JSLE;
+    case BPF_JSLE:
+      return BPF_JSGT;
+    case BPF_JSGE:
+      return BPF_JSLT;
+    case BPF_JSLT:
+      return BPF_JSGE;
+    default:
+      return op;
+  }
+}
+
+std::uint8_t flip_jump_op(std::uint8_t op) {
+  switch (op) {
+    case BPF_JGT:
+      return BPF_JLT;
+    case BPF_JLT:
+      return BPF_JGT;
+    case BPF_JGE:
+      return BPF_JLE;
+    case BPF_JLE:
+      return BPF_JGE;
+    case BPF_JSGT:
+      return BPF_JSLT;
+    case BPF_JSLT:
+      return BPF_JSGT;
+    case BPF_JSGE:
+      return BPF_JSLE;
+    case BPF_JSLE:
+      return BPF_JSGE;
+    default:
+      return op;
+  }
+}
+
+namespace {
+struct View {  // the ranges a comparison of the given width sees
+  u64 umin, umax;
+  s64 smin, smax;
+  Tnum t;
+  bool is_const;
+  u64 value;
+};
+
+View view(const RegState& r, bool jmp32) {
+  if (jmp32) {
+    const Tnum t = r.var_off.subreg();
+    return {r.u32_min, r.u32_max, r.s32_min, r.s32_max, t, t.is_const(), t.value};
+  }
+  return {r.umin, r.umax, r.smin, r.smax, r.var_off, r.var_off.is_const(), r.var_off.value};
+}
+}  // namespace
+
+int scalar_branch_taken(const RegState& a, const RegState& b, std::uint8_t op, bool jmp32) {
+  View x = view(a, jmp32);
+  View y = view(b, jmp32);
+  switch (op) {
+    case BPF_JEQ:
+    case BPF_JNE: {
+      int eq = -1;
+      if (x.is_const && y.is_const) {
+        eq = x.value == y.value;
+      } else if (x.umin > y.umax || x.umax < y.umin || x.smin > y.smax || x.smax < y.smin) {
+        eq = 0;
+      } else if (!jmp32 && (a.u32_min > b.u32_max || a.u32_max < b.u32_min ||
+                            a.s32_min > b.s32_max || a.s32_max < b.s32_min)) {
+        eq = 0;
+      }
+      if (eq < 0) return -1;
+      return op == BPF_JEQ ? eq : !eq;
+    }
+    case BPF_JSET: {
+      if (!y.is_const) std::swap(x, y);
+      if (!y.is_const) return -1;
+      if ((~x.t.mask & x.t.value) & y.value) return 1;
+      if (!((x.t.mask | x.t.value) & y.value)) return 0;
+      return -1;
+    }
+    case BPF_JGT:
+      if (x.umin > y.umax) return 1;
+      if (x.umax <= y.umin) return 0;
+      return -1;
+    case BPF_JSGT:
+      if (x.smin > y.smax) return 1;
+      if (x.smax <= y.smin) return 0;
+      return -1;
+    case BPF_JLT:
+      if (x.umax < y.umin) return 1;
+      if (x.umin >= y.umax) return 0;
+      return -1;
+    case BPF_JSLT:
+      if (x.smax < y.smin) return 1;
+      if (x.smin >= y.smax) return 0;
+      return -1;
+    case BPF_JGE:
+      if (x.umin >= y.umax) return 1;
+      if (x.umax < y.umin) return 0;
+      return -1;
+    case BPF_JSGE:
+      if (x.smin >= y.smax) return 1;
+      if (x.smax < y.smin) return 0;
+      return -1;
+    case BPF_JLE:
+      if (x.umax <= y.umin) return 1;
+      if (x.umin > y.umax) return 0;
+      return -1;
+    case BPF_JSLE:
+      if (x.smax <= y.smin) return 1;
+      if (x.smin > y.smax) return 0;
+      return -1;
+    default:
+      return -1;
+  }
+}
+
+void scalar_refine(RegState& a, RegState& b, std::uint8_t op, bool jmp32) {
+  RegState* r1 = &a;
+  RegState* r2 = &b;
+  // Only <, <=, ==, != and the bit tests: swap operands for > and >=.
+  switch (op) {
+    case BPF_JGE:
+    case BPF_JGT:
+    case BPF_JSGE:
+    case BPF_JSGT:
+      std::swap(r1, r2);
+      op = flip_jump_op(op);
+      break;
+    default:
+      break;
+  }
+  auto const_of = [jmp32](const RegState& r) {
+    return jmp32 ? r.var_off.subreg().is_const() : r.var_off.is_const();
+  };
+  switch (op) {
+    case BPF_JEQ:
+      if (jmp32) {
+        r1->u32_min = r2->u32_min = std::max(r1->u32_min, r2->u32_min);
+        r1->u32_max = r2->u32_max = std::min(r1->u32_max, r2->u32_max);
+        r1->s32_min = r2->s32_min = std::max(r1->s32_min, r2->s32_min);
+        r1->s32_max = r2->s32_max = std::min(r1->s32_max, r2->s32_max);
+        const Tnum t = tnum_intersect(r1->var_off.subreg(), r2->var_off.subreg());
+        r1->var_off = r1->var_off.with_subreg(t);
+        r2->var_off = r2->var_off.with_subreg(t);
+      } else {
+        r1->umin = r2->umin = std::max(r1->umin, r2->umin);
+        r1->umax = r2->umax = std::min(r1->umax, r2->umax);
+        r1->smin = r2->smin = std::max(r1->smin, r2->smin);
+        r1->smax = r2->smax = std::min(r1->smax, r2->smax);
+        r1->var_off = r2->var_off = tnum_intersect(r1->var_off, r2->var_off);
+      }
+      break;
+    case BPF_JNE: {
+      if (!const_of(*r2)) std::swap(r1, r2);
+      if (!const_of(*r2)) break;
+      const u64 v = r2->var_off.value;
+      if (jmp32) {
+        if (r1->u32_min == static_cast<u32>(v)) r1->u32_min++;
+        if (r1->u32_max == static_cast<u32>(v)) r1->u32_max--;
+        if (r1->s32_min == static_cast<s32>(v)) r1->s32_min++;
+        if (r1->s32_max == static_cast<s32>(v)) r1->s32_max--;
+      } else {
+        if (r1->umin == v) r1->umin++;
+        if (r1->umax == v) r1->umax--;
+        if (r1->smin == static_cast<s64>(v)) r1->smin++;
+        if (r1->smax == static_cast<s64>(v)) r1->smax--;
+      }
+      break;
+    }
+    case BPF_JSET: {
+      if (!const_of(*r2)) std::swap(r1, r2);
+      if (!const_of(*r2)) break;
+      const u64 v = jmp32 ? static_cast<u32>(r2->var_off.value) : r2->var_off.value;
+      if (!std::has_single_bit(v)) break;
+      if (jmp32) {
+        r1->var_off = r1->var_off.with_subreg(tnum_or(r1->var_off.subreg(), Tnum::constant(v)));
+      } else {
+        r1->var_off = tnum_or(r1->var_off, Tnum::constant(v));
+      }
+      break;
+    }
+    case kJsetFalse: {
+      if (!const_of(*r2)) std::swap(r1, r2);
+      if (!const_of(*r2)) break;
+      const u64 v = r2->var_off.value;
+      if (jmp32) {
+        r1->var_off = r1->var_off.with_subreg(tnum_and(r1->var_off.subreg(), Tnum::constant(~v)));
+      } else {
+        r1->var_off = tnum_and(r1->var_off, Tnum::constant(~v));
+      }
+      break;
+    }
+    case BPF_JLE:
+      if (jmp32) {
+        r1->u32_max = std::min(r1->u32_max, r2->u32_max);
+        r2->u32_min = std::max(r1->u32_min, r2->u32_min);
+      } else {
+        r1->umax = std::min(r1->umax, r2->umax);
+        r2->umin = std::max(r1->umin, r2->umin);
+      }
+      break;
+    case BPF_JLT:
+      if (jmp32) {
+        r1->u32_max = std::min(r1->u32_max, r2->u32_max - 1);
+        r2->u32_min = std::max(r1->u32_min + 1, r2->u32_min);
+      } else {
+        r1->umax = std::min(r1->umax, r2->umax - 1);
+        r2->umin = std::max(r1->umin + 1, r2->umin);
+      }
+      break;
+    case BPF_JSLE:
+      if (jmp32) {
+        r1->s32_max = std::min(r1->s32_max, r2->s32_max);
+        r2->s32_min = std::max(r1->s32_min, r2->s32_min);
+      } else {
+        r1->smax = std::min(r1->smax, r2->smax);
+        r2->smin = std::max(r1->smin, r2->smin);
+      }
+      break;
+    case BPF_JSLT:
+      if (jmp32) {
+        r1->s32_max = std::min(r1->s32_max, r2->s32_max - 1);
+        r2->s32_min = std::max(r1->s32_min + 1, r2->s32_min);
+      } else {
+        r1->smax = std::min(r1->smax, r2->smax - 1);
+        r2->smin = std::max(r1->smin + 1, r2->smin);
+      }
+      break;
+    default:
+      break;
+  }
+  reg_bounds_sync(a);
+  reg_bounds_sync(b);
+}
+
+}  // namespace userperf::bpf

@@ -1,0 +1,91 @@
+// Register rules: initialization, r10, ALU checks, pointer arithmetic (privileged rules).
+#include "verifier_test_support.hpp"
+
+namespace userperf::bpf::verifier_test {
+namespace {
+
+TEST(VerifierRegisters, UninitializedReads) {
+  EXPECT_TRUE(rejected(verify_text("exit\n"), EACCES, "R0 !read_ok"));
+  EXPECT_TRUE(rejected(verify_text("mov %r0, %r2\nexit\n"), EACCES, "R2 !read_ok"));
+  EXPECT_TRUE(rejected(verify_text("add %r3, 1\nmov %r0, 0\nexit\n"), EACCES, "R3 !read_ok"));
+  EXPECT_TRUE(accepted(verify_text("mov %r0, %r1\nexit\n")));  // r1 = ctx; privileged may return it
+}
+
+TEST(VerifierRegisters, FramePointerIsReadOnly) {
+  EXPECT_TRUE(rejected(verify_text("mov %r10, 0\nmov %r0, 0\nexit\n"), EACCES,
+                       "frame pointer is read only"));
+  EXPECT_TRUE(rejected(verify_text("add %r10, -8\nmov %r0, 0\nexit\n"), EACCES,
+                       "frame pointer is read only"));
+  EXPECT_TRUE(accepted(verify_text("mov %r2, %r10\nadd %r2, -8\nmov %r0, 0\nexit\n")));
+}
+
+TEST(VerifierRegisters, DivisionAndShiftImmediates) {
+  EXPECT_TRUE(rejected(verify_text("mov %r0, 1\ndiv %r0, 0\nexit\n"), EINVAL, "div by zero"));
+  EXPECT_TRUE(rejected(verify_text("mov %r0, 1\nmod32 %r0, 0\nexit\n"), EINVAL, "div by zero"));
+  EXPECT_TRUE(rejected(verify_text("mov %r0, 1\nlsh %r0, 64\nexit\n"), EINVAL, "invalid shift 64"));
+  EXPECT_TRUE(
+      rejected(verify_text("mov %r0, 1\nlsh32 %r0, 32\nexit\n"), EINVAL, "invalid shift 32"));
+  EXPECT_TRUE(accepted(
+      verify_text("mov %r0, 1\nlsh %r0, 63\ndiv %r0, 3\nmov %r2, 0\ndiv %r0, %r2\nexit\n")));
+}
+
+TEST(VerifierRegisters, PointerArithmeticPerType) {
+  // Stack and ctx pointers accept constant and (privileged) variable offsets.
+  EXPECT_TRUE(accepted(verify_text("mov %r2, %r1\nadd %r2, 8\nmov %r0, 0\nexit\n")));
+  // Subtracting from the frame pointer is refused; adding a negative constant is the idiom.
+  EXPECT_TRUE(rejected(verify_text("mov %r2, %r10\nsub %r2, 8\nmov %r0, 0\nexit\n"), EACCES,
+                       "R2 subtraction from stack pointer prohibited"));
+  EXPECT_TRUE(rejected(verify_text("mov %r2, %r10\nand %r2, 8\nmov %r0, 0\nexit\n"), EACCES,
+                       "R2 bitwise operator &= on pointer prohibited"));
+  EXPECT_TRUE(rejected(verify_text("mov %r2, %r10\nmul %r2, 8\nmov %r0, 0\nexit\n"), EACCES,
+                       "R2 pointer arithmetic with *= operator prohibited"));
+  EXPECT_TRUE(rejected(verify_text("mov %r2, %r10\nadd32 %r2, 8\nmov %r0, 0\nexit\n"), EACCES,
+                       "R2 32-bit pointer arithmetic prohibited"));
+  EXPECT_TRUE(rejected(verify_text("mov %r2, 1\nsub %r2, %r10\nmov %r0, 0\nexit\n"), EACCES,
+                       "R2 tried to subtract pointer from scalar"));
+  EXPECT_TRUE(rejected(verify_text("lddw %r1, map:hash\nadd %r1, 8\nmov %r0, 0\nexit\n"), EACCES,
+                       "R1 pointer arithmetic on map_ptr prohibited"));
+  EXPECT_TRUE(rejected(verify_text("mov %r2, %r10\nadd %r2, %r1\nmov %r0, 0\nexit\n"), EACCES,
+                       "pointer += pointer prohibited"));
+  // Privileged: pointer - pointer is a scalar, and a pointer may be copied into a 32-bit reg.
+  EXPECT_TRUE(accepted(verify_text("mov %r2, %r10\nsub %r2, %r1\nmov32 %r0, %r2\nexit\n")));
+  // An unbounded scalar added to a pointer.
+  EXPECT_TRUE(
+      rejected(verify_text("call get_prandom_u32\nlsh %r0, 32\nmov %r2, %r10\nadd %r2, %r0\n"
+                           "mov %r0, 0\nexit\n"),
+               EINVAL, "unbounded min value is not allowed"));
+  EXPECT_TRUE(
+      rejected(verify_text("mov %r2, %r10\nlddw %r3, 0x40000000\nadd %r2, %r3\nmov %r0, 0\nexit\n"),
+               EINVAL, "is not allowed"));
+}
+
+TEST(VerifierRegisters, ScalarBoundsThroughAlu) {
+  // (x & 0xf) * 2 + 1 <= 31: a 32-byte map value read at that offset is safe.
+  const char* program = R"(
+    mov %r6, %r1
+    stw [%r10-4], 0
+    mov %r2, %r10
+    add %r2, -4
+    lddw %r1, map:.bss
+    call map_lookup_elem
+    jeq %r0, 0, out
+    mov %r7, %r0
+    call get_prandom_u32
+    and %r0, 7
+    add %r0, 8
+    add %r7, %r0
+    ldxb %r0, [%r7+0]
+    exit
+  out:
+    mov %r0, 0
+    exit
+  )";
+  EXPECT_TRUE(accepted(verify_text(program)));
+  std::string too_far = program;
+  too_far.replace(too_far.find("add %r0, 8"), 10, "add %r0, 9");
+  EXPECT_TRUE(rejected(verify_text(too_far), EACCES,
+                       "invalid access to map value, value_size=16 off=16 size=1"));
+}
+
+}  // namespace
+}  // namespace userperf::bpf::verifier_test

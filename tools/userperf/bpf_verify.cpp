@@ -1,0 +1,79 @@
+// `userperf bpf verify PROG.o [--log-level N]`: loads a libbpf-style object and runs every program
+// through userperf's verifier as BPF_PROG_TYPE_PERF_EVENT, printing per program the verdict, the
+// processed instructions, the stack depth and the verifier log.
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "bpf/loader/elf_loader.hpp"
+#include "bpf/verifier/verifier.hpp"
+#include "commands.hpp"
+
+namespace userperf::cli {
+namespace {
+
+using namespace userperf::bpf;
+
+struct VerifyCommandOptions {
+  std::string object;
+  std::uint32_t log_level = 1;
+};
+
+// 0 when every program is a perf_event program the verifier accepts.
+int run(const VerifyCommandOptions& options) {
+  Expected<ObjectImage> object = load_elf_file(options.object);
+  if (!object) {
+    std::fprintf(stderr, "userperf bpf verify: cannot load %s: %s (%s)\n", options.object.c_str(),
+                 object.error().message.c_str(), std::strerror(object.error().code));
+    return 2;
+  }
+  if (object->programs.empty()) {
+    std::fprintf(stderr, "userperf bpf verify: %s has no programs\n", options.object.c_str());
+    return 2;
+  }
+  const bool gpl = license_is_gpl_compatible(object->license);
+  std::printf("%s: license \"%s\" (%s), %zu map(s), %zu program(s)\n", options.object.c_str(),
+              object->license.c_str(), gpl ? "GPL-compatible" : "not GPL-compatible",
+              object->maps.size(), object->programs.size());
+  int exit_code = 0;
+  for (const ProgramImage& program : object->programs) {
+    if (program.prog_type != BPF_PROG_TYPE_PERF_EVENT) {
+      std::printf("\nprogram %s (section %s): not a perf_event program (type %u): skipped\n",
+                  program.name.c_str(), program.section.c_str(), program.prog_type);
+      exit_code = 1;
+      continue;
+    }
+    VerifyOptions verify_options;
+    verify_options.gpl_compatible = gpl;
+    verify_options.maps = &object->maps;
+    verify_options.log_level = options.log_level;
+    const VerifyResult result = verify(program, verify_options);
+    std::printf("\nprogram %s (section %s, %zu insns): %s", program.name.c_str(),
+                program.section.c_str(), program.insns.size(),
+                result.accepted ? "accepted" : "rejected");
+    if (!result.accepted) std::printf(" (%s)", std::strerror(result.error));
+    std::printf("\n  processed %llu insns, peak states %u, stack depth %u\n",
+                static_cast<unsigned long long>(result.processed_insns), result.peak_states,
+                result.stack_depth);
+    if (!result.log.empty()) std::printf("%s", result.log.c_str());
+    if (!result.accepted) exit_code = 1;
+  }
+  return exit_code;
+}
+
+}  // namespace
+
+void add_bpf_verify_command(CLI::App& bpf, int& exit_code) {
+  auto options = std::make_shared<VerifyCommandOptions>();
+  CLI::App* cmd = bpf.add_subcommand(
+      "verify", "verify every program of a BPF object as BPF_PROG_TYPE_PERF_EVENT (Linux rules)");
+  cmd->add_option("object", options->object, "the BPF ELF object (clang -target bpf -O2)")
+      ->required();
+  cmd->add_option("--log-level", options->log_level,
+                  "0: the reason only; 1: the failing path; 2: every instruction and state")
+      ->check(CLI::Range(0, 2));
+  cmd->callback([options, &exit_code] { exit_code = run(*options); });
+}
+
+}  // namespace userperf::cli
