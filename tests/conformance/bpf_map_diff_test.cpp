@@ -129,9 +129,13 @@ TEST_F(BpfMapDiff, CreateVerdicts) {
     for (std::uint32_t value_size : {0u, 4u, 12u, 1016u, 1024u, 32768u, 32769u}) {
       cases.push_back({type, 4, value_size, 4, 0});
     }
-    for (std::uint32_t max_entries : {1u, 3u, (1u << 31) + 1}) {
-      cases.push_back({type, 4, 8, max_entries, 0});
-    }
+    for (std::uint32_t max_entries : {1u, 3u}) cases.push_back({type, 4, 8, max_entries, 0});
+    // Past 2^31 entries the hash and stack maps refuse before allocating (E2BIG); the array
+    // types would allocate it all (16 GiB of kernel memory for an ARRAY of 8-byte values, which
+    // outlived the test here), so they are not asked.
+    const bool array_type = type == BPF_MAP_TYPE_ARRAY || type == BPF_MAP_TYPE_PERCPU_ARRAY ||
+                            type == BPF_MAP_TYPE_PERF_EVENT_ARRAY;
+    if (!array_type) cases.push_back({type, 4, 8, (1u << 31) + 1, 0});
   }
   cases.push_back({BPF_MAP_TYPE_HASH, 4, (4u << 20) - 56, 1, 0});
   cases.push_back({BPF_MAP_TYPE_HASH, 4, (4u << 20) - 52, 1, 0});

@@ -1,0 +1,12 @@
+# license: GPL
+# expect: accept
+# why: a variable-offset stack read over initialized bytes
+stdw [%r10-16], 1
+stdw [%r10-8], 2
+ldxdw %r2, [%r1+168]
+and %r2, 7
+mov %r3, %r10
+add %r3, -16
+add %r3, %r2
+ldxb %r0, [%r3+0]
+exit

@@ -1,0 +1,3 @@
+# license: GPL
+# expect: reject E2BIG
+# why: a program with no instructions

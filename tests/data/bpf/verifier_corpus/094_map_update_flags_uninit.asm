@@ -1,0 +1,14 @@
+# license: GPL
+# map: counts hash key=4 value=8 entries=16
+# expect: reject EACCES
+# why: update whose flags register (r4) was never written
+stw [%r10-4], 0
+stdw [%r10-16], 1
+mov %r2, %r10
+add %r2, -4
+mov %r3, %r10
+add %r3, -16
+lddw %r1, map:counts
+call bpf_map_update_elem
+mov %r0, 0
+exit

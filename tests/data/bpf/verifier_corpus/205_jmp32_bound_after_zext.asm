@@ -1,0 +1,17 @@
+# license: GPL
+# map: vals array key=4 value=64 entries=4
+# expect: accept
+# why: mov32 zero-extends, then jgt32 bounds the whole register
+ldxdw %r6, [%r1+168]
+stw [%r10-4], 1
+mov %r2, %r10
+add %r2, -4
+lddw %r1, map:vals
+call bpf_map_lookup_elem
+jeq %r0, 0, out
+mov32 %r6, %r6
+jgt32 %r6, 56, out
+add %r0, %r6
+ldxdw %r0, [%r0+0]
+out:
+exit

@@ -1,0 +1,16 @@
+# license: GPL
+# map: vals array key=4 value=64 entries=4
+# expect: accept
+# why: and32 zero-extends: offset in 0..56
+ldxdw %r6, [%r1+168]
+stw [%r10-4], 1
+mov %r2, %r10
+add %r2, -4
+lddw %r1, map:vals
+call bpf_map_lookup_elem
+jeq %r0, 0, out
+and32 %r6, 56
+add %r0, %r6
+ldxdw %r0, [%r0+0]
+out:
+exit

@@ -1,0 +1,13 @@
+// expect: reject EINVAL
+// why: bpf_printk (trace_printk) with a format in .rodata from a BSD program: the helper is GPL-only
+#include <linux/bpf.h>
+#include <linux/bpf_perf_event.h>
+#include <bpf/bpf_helpers.h>
+
+SEC("perf_event")
+int printk_bsd(struct bpf_perf_event_data *ctx) {
+  bpf_printk("period %llu", ctx->sample_period);
+  return 1;
+}
+
+char LICENSE[] SEC("license") = "BSD";
