@@ -42,6 +42,7 @@ class BenchEvent {
   BenchEvent& operator=(const BenchEvent&) = delete;
 
   bool ok() const { return rb_ != nullptr; }
+  int fd() const { return fd_; }
   core::Event& event() const { return *event_; }
   ring::DataRing& rb() const { return *rb_; }
   testing::MappedRing& mapped() const { return *mapped_; }

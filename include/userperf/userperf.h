@@ -50,6 +50,31 @@ int userperf_event_wakeup_fd(int fd);
  * process; -1 with EINVAL if the event has no buffer. Not owned by the caller. */
 int userperf_event_ring_fd(int fd);
 
+/* eBPF: BPF_PROG_TYPE_PERF_EVENT programs as overflow handlers.
+ *
+ * userperf_bpf_prog_load() loads one program of an object file compiled for libbpf
+ * (clang -O2 -target bpf; SEC("perf_event"), BTF maps, global data, subprograms): it creates the
+ * object's maps, verifies the program with the kernel's rules, and returns a program descriptor
+ * for userperf_ioctl(event_fd, PERF_EVENT_IOC_SET_BPF, prog_fd). prog_name NULL or "" picks the
+ * first perf_event program. The verifier's log goes to log_buf (NUL-terminated, cut to log_size)
+ * on success and on failure; failures are -1 with errno EACCES or EINVAL (rejected by the
+ * verifier, as BPF_PROG_LOAD), ENOENT (no such program) or the loader's errno.
+ * Program and map descriptors are closed with userperf_close(). */
+int userperf_bpf_prog_load(const char* path, const char* prog_name, char* log_buf, size_t log_size);
+
+/* A descriptor for map `name` of the object a program was loaded from (-1 with EBADF, ENOENT). */
+int userperf_bpf_map_fd(int prog_fd, const char* name);
+
+/* The bpf() syscall's map commands, with its semantics and errnos. Values of per-CPU maps are one
+ * 8-byte-aligned slot per possible CPU; a PERF_EVENT_ARRAY value is a userperf event descriptor. */
+int userperf_bpf_map_lookup_elem(int map_fd, const void* key, void* value);
+int userperf_bpf_map_update_elem(int map_fd, const void* key, const void* value, uint64_t flags);
+int userperf_bpf_map_delete_elem(int map_fd, const void* key);
+int userperf_bpf_map_get_next_key(int map_fd, const void* key, void* next_key);
+
+/* Where bpf_trace_printk() lines go (the kernel's trace_pipe); stderr by default. */
+void userperf_bpf_set_trace_fd(int fd);
+
 #ifdef __cplusplus
 }
 #endif

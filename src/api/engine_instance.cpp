@@ -1,4 +1,6 @@
-// The process-wide engine. Defined here, above pmu/, so that core/ need not know which PMUs exist.
+// The process-wide engine and BPF registry. Defined here, above pmu/ and bpf/, so that core/ need
+// not know which PMUs exist and bpf/ need not know which engine it serves.
+#include "bpf/perf/bpf_registry.hpp"
 #include "core/engine.hpp"
 #include "pmu/builtin.hpp"
 
@@ -15,3 +17,12 @@ Engine& Engine::instance() {
 }
 
 }  // namespace userperf::core
+
+namespace userperf::bpf {
+
+BpfRegistry& BpfRegistry::instance() {
+  static auto* registry = new BpfRegistry(core::Engine::instance());
+  return *registry;
+}
+
+}  // namespace userperf::bpf

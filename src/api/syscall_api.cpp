@@ -3,6 +3,7 @@
 
 #include <cerrno>
 
+#include "bpf/perf/bpf_registry.hpp"
 #include "core/engine.hpp"
 #include "userperf/userperf.h"
 
@@ -53,7 +54,9 @@ ssize_t userperf_read(int fd, void* buf, size_t count) {
 }
 
 int userperf_close(int fd) {
-  return syscall_result(engine().close(fd));
+  int rc = engine().close(fd);
+  if (rc == -EBADF) rc = userperf::bpf::BpfRegistry::instance().close(fd);
+  return syscall_result(rc);
 }
 
 int userperf_poll(struct pollfd* fds, nfds_t nfds, int timeout_ms) {

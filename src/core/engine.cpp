@@ -1,5 +1,6 @@
 #include "core/engine.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
@@ -286,41 +287,110 @@ int Engine::close(int fd) {
     const auto it = events_.find(fd);
     if (it == events_.end()) return -EBADF;
     Event& ev = *it->second;
-    disable(ev);
-    ev.state.store(EventState::kOff);
-    if (ev.is_leader()) {
-      // perf_group_detach: siblings become leaders of their own groups.
-      for (Event* sibling : ev.siblings) {
-        sibling->leader.store(sibling);
-        sibling->next_sibling.store(nullptr);
-        schedule(*sibling, sibling->clock_now());
-      }
-      ev.siblings.clear();
-      ev.first_sibling.store(nullptr);
+    if (ev.external_refs > 0) {
+      // A map still holds the event: it lives on, as the kernel's file does, until the last
+      // put_event; only the descriptor goes now.
+      ev.fd_closed = true;
+      closed_referenced_.push_back(std::move(it->second));
+      events_.erase(it);
     } else {
-      Event& leader = *ev.leader.load();
-      auto& list = leader.siblings;
-      const auto pos = std::find(list.begin(), list.end(), &ev);
-      Event* next = ev.next_sibling.load();
-      if (pos == list.begin()) {
-        leader.first_sibling.store(next);
-      } else {
-        (*(pos - 1))->next_sibling.store(next);
-      }
-      list.erase(pos);
-      leader.nr_members.fetch_sub(1);
+      owned = release_event(ev);
+      events_.erase(it);
     }
-    detach_output(ev);
-    for (Mapping& m : mappings_) {
-      if (m.event == &ev) m.event = nullptr;
-    }
-    owned = std::move(it->second);
-    events_.erase(it);
-    // Writers that loaded this event or its buffer leave before it is freed.
-    grace_.synchronize();
-    owned->pmu->destroy(*owned);
   }
   ::close(fd);
+  return 0;
+}
+
+Event* Engine::get_event(int fd, int* err) {
+  std::lock_guard lock(mutex_);
+  Event* ev = lookup(fd);
+  if (ev == nullptr) {
+    *err = -EBADF;
+    return nullptr;
+  }
+  ++ev->external_refs;
+  return ev;
+}
+
+void Engine::put_event(Event* event) {
+  std::unique_ptr<Event> owned;
+  {
+    std::lock_guard lock(mutex_);
+    if (--event->external_refs > 0 || !event->fd_closed) return;
+    const auto it = std::find_if(closed_referenced_.begin(), closed_referenced_.end(),
+                                 [event](const auto& e) { return e.get() == event; });
+    owned = release_event(*event);
+    *it = std::move(closed_referenced_.back());
+    closed_referenced_.pop_back();
+  }
+  // Freed outside the lock: the handler it owns may release maps that put other events.
+}
+
+void Engine::set_handler_resolver(HandlerResolver* resolver) {
+  std::lock_guard lock(mutex_);
+  handler_resolver_ = resolver;
+}
+
+std::unique_ptr<Event> Engine::release_event(Event& ev) {
+  disable(ev);
+  ev.state.store(EventState::kOff);
+  if (ev.is_leader()) {
+    // perf_group_detach: siblings become leaders of their own groups.
+    for (Event* sibling : ev.siblings) {
+      sibling->leader.store(sibling);
+      sibling->next_sibling.store(nullptr);
+      schedule(*sibling, sibling->clock_now());
+    }
+    ev.siblings.clear();
+    ev.first_sibling.store(nullptr);
+  } else {
+    Event& leader = *ev.leader.load();
+    auto& list = leader.siblings;
+    const auto pos = std::find(list.begin(), list.end(), &ev);
+    Event* next = ev.next_sibling.load();
+    if (pos == list.begin()) {
+      leader.first_sibling.store(next);
+    } else {
+      (*(pos - 1))->next_sibling.store(next);
+    }
+    list.erase(pos);
+    leader.nr_members.fetch_sub(1);
+  }
+  detach_output(ev);
+  for (Mapping& m : mappings_) {
+    if (m.event == &ev) m.event = nullptr;
+  }
+  std::unique_ptr<Event> owned;
+  if (const auto it = events_.find(ev.fd); it != events_.end() && it->second.get() == &ev) {
+    owned = std::move(it->second);
+  } else {
+    for (auto& e : closed_referenced_) {
+      if (e.get() == &ev) owned = std::move(e);
+    }
+  }
+  // Writers that loaded this event or its buffer leave before it is freed.
+  grace_.synchronize();
+  owned->pmu->destroy(*owned);
+  return owned;
+}
+
+// PERF_EVENT_IOC_SET_BPF (perf_event_set_bpf_handler): a program descriptor the resolver knows,
+// one program per event, and the program's own conditions (can_attach).
+int Engine::set_bpf(Event& event, unsigned long prog_fd) {
+  if (prog_fd > static_cast<unsigned long>(INT32_MAX)) return -EBADF;
+  int err = -EBADF;
+  std::shared_ptr<OverflowHandler> handler;
+  if (handler_resolver_ != nullptr) {
+    handler = handler_resolver_->resolve_handler(static_cast<int>(prog_fd), &err);
+  } else if (fcntl(static_cast<int>(prog_fd), F_GETFD) >= 0) {
+    err = -EINVAL;  // a descriptor, but no program runtime: not a BPF program
+  }
+  if (handler == nullptr) return err;
+  if (event.handler.load(std::memory_order_relaxed) != nullptr) return -EEXIST;
+  if (const int rc = handler->can_attach(event); rc != 0) return rc;
+  event.handler_owner = handler;
+  event.handler.store(handler.get(), std::memory_order_release);
   return 0;
 }
 
@@ -405,7 +475,8 @@ int Engine::ioctl(int fd, unsigned long request, unsigned long arg) {
     }
     case PERF_EVENT_IOC_PERIOD: {
       std::uint64_t value = 0;
-      if (!support::read_user(reinterpret_cast<const void*>(arg), &value, sizeof value)) return -EFAULT;
+      if (!support::read_user(reinterpret_cast<const void*>(arg), &value, sizeof value))
+        return -EFAULT;
       return set_period(event, value);
     }
     case PERF_EVENT_IOC_ID: {
@@ -428,8 +499,7 @@ int Engine::ioctl(int fd, unsigned long request, unsigned long arg) {
       return 0;
     }
     case PERF_EVENT_IOC_SET_BPF:
-      // No program loader yet: every descriptor is "not a BPF program".
-      return -EINVAL;
+      return set_bpf(event, arg);
     case PERF_EVENT_IOC_SET_FILTER:
     case PERF_EVENT_IOC_MODIFY_ATTRIBUTES:
     case PERF_EVENT_IOC_QUERY_BPF:

@@ -70,6 +70,12 @@ class Engine {
 
   // True when fd is a userperf event.
   bool is_event(int fd);
+  // A reference to the event behind fd that outlives close(fd) (what a PERF_EVENT_ARRAY slot
+  // holds): nullptr with -EBADF when fd is no event. Every get_event is paired with a put_event.
+  Event* get_event(int fd, int* err);
+  void put_event(Event* event);
+  // Who resolves PERF_EVENT_IOC_SET_BPF's program descriptors (the bpf runtime registers itself).
+  void set_handler_resolver(HandlerResolver* resolver);
   // The event behind fd, for PMUs and tests; valid until the fd is closed.
   Event* event(int fd);
 
@@ -108,6 +114,9 @@ class Engine {
   short poll_event(Event& event);
   void update_user_page(Event& event);
   void release_buffer(Buffer* buffer);
+  int set_bpf(Event& event, unsigned long prog_fd);
+  // Unlinks a closed, unreferenced event; the caller frees it after releasing the lock.
+  std::unique_ptr<Event> release_event(Event& event);
   int apply(Event& event, unsigned long arg, void (Engine::*fn)(Event&));
   template <class Wants, class Body>
   void for_each_sideband(pid_t tid, Wants&& wants, Body&& body);
@@ -117,6 +126,8 @@ class Engine {
   ThrottleConfig throttle_;
   EngineLimits limits_;
   std::unordered_map<int, std::unique_ptr<Event>> events_;
+  std::vector<std::unique_ptr<Event>> closed_referenced_;  // closed fds still held by a map
+  HandlerResolver* handler_resolver_ = nullptr;
   std::vector<std::unique_ptr<Buffer>> buffers_;
   std::vector<Mapping> mappings_;
   std::unordered_map<int, Pmu*> pmus_;

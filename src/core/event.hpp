@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "ring/data_ring.hpp"
@@ -44,9 +45,9 @@ struct Event {
   std::atomic<std::int64_t> period_left{0};
   std::atomic<std::uint64_t> sample_period{0};  // current period (freq mode adapts it)
   std::atomic<std::uint64_t> lost_samples{0};
-  std::atomic<int> event_limit{0};           // PERF_EVENT_IOC_REFRESH countdown, 0 = none
-  std::atomic<ring::DataRing*> rb{nullptr};  // output buffer (own or redirected)
-  std::atomic<OverflowHandler*> handler{nullptr};
+  std::atomic<int> event_limit{0};                 // PERF_EVENT_IOC_REFRESH countdown, 0 = none
+  std::atomic<ring::DataRing*> rb{nullptr};        // output buffer (own or redirected)
+  std::atomic<OverflowHandler*> handler{nullptr};  // PERF_EVENT_IOC_SET_BPF
 
   // Throttling (write path): overflows in the current tick and whether the event is stopped.
   std::atomic<std::uint64_t> tick_start{0};
@@ -69,6 +70,14 @@ struct Event {
 
   std::uint64_t pmu_private = 0;  // for the PMU's own use
 
+  // Engine lock: keeps `handler` alive until the event is freed.
+  std::shared_ptr<OverflowHandler> handler_owner;
+  // Engine lock: references held outside the descriptor (a BPF_MAP_TYPE_PERF_EVENT_ARRAY slot,
+  // as the kernel's map holds the event's file). close() of a referenced event defers its
+  // release to the last Engine::put_event.
+  int external_refs = 0;
+  bool fd_closed = false;
+
   std::atomic<std::uint32_t> nr_members{1};  // on a leader: itself and its siblings
 
   bool is_leader() const { return leader.load(std::memory_order_relaxed) == this; }
@@ -83,6 +92,19 @@ class OverflowHandler {
   virtual ~OverflowHandler() = default;
   // Returns false to drop the sample and its side effects. Signal-safe.
   virtual bool on_overflow(Event& event, const struct SampleData& data) = 0;
+  // Whether the handler may run for `event` (0 or -errno), asked by PERF_EVENT_IOC_SET_BPF.
+  virtual int can_attach(const Event& event) const {
+    (void)event;
+    return 0;
+  }
+};
+
+// Turns the descriptor given to PERF_EVENT_IOC_SET_BPF into a handler (the kernel's
+// bpf_prog_get): -EBADF when fd is no descriptor, -EINVAL when it is not a program.
+class HandlerResolver {
+ public:
+  virtual ~HandlerResolver() = default;
+  virtual std::shared_ptr<OverflowHandler> resolve_handler(int fd, int* err) = 0;
 };
 
 }  // namespace userperf::core

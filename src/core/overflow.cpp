@@ -76,6 +76,11 @@ OverflowResult perf_event_overflow(Event& event, SampleData& data, ThrottleConfi
   if (throttled(event, data, throttle)) return OverflowResult::kThrottled;
   if (event.attr.freq) adjust_period(event, data.time, data.period);
 
+  // The BPF program (6.10+ order): 0 skips everything below, the REFRESH count included.
+  if (OverflowHandler* handler = event.handler.load(std::memory_order_acquire)) {
+    if (!handler->on_overflow(event, data)) return OverflowResult::kFiltered;
+  }
+
   // PERF_EVENT_IOC_REFRESH: the overflow that exhausts the limit is still written, then the event
   // stops.
   int limit = event.event_limit.load(std::memory_order_relaxed);
@@ -83,10 +88,6 @@ OverflowResult perf_event_overflow(Event& event, SampleData& data, ThrottleConfi
   }
   if (limit == 1) {
     event.state.store(EventState::kOff, std::memory_order_release);
-  }
-
-  if (OverflowHandler* handler = event.handler.load(std::memory_order_acquire)) {
-    if (!handler->on_overflow(event, data)) return OverflowResult::kFiltered;
   }
   return output_sample(event, data) == 0 ? OverflowResult::kWritten : OverflowResult::kDropped;
 }

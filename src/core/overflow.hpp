@@ -1,5 +1,5 @@
 // The overflow path (the kernel's __perf_event_overflow): throttling, frequency adaptation, the
-// refresh limit, the overflow handler (BPF), then output. SIGNAL-SAFE.
+// overflow handler (BPF), the refresh limit, then output. SIGNAL-SAFE.
 #pragma once
 
 #include <cstdint>

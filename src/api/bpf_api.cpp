@@ -1,0 +1,68 @@
+// The C API's eBPF calls: each forwards to the process-wide BPF registry and turns a negative
+// errno into -1 + errno.
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "bpf/perf/bpf_registry.hpp"
+#include "bpf/runtime/base_helpers.hpp"
+#include "userperf/userperf.h"
+
+namespace {
+
+userperf::bpf::BpfRegistry& registry() {
+  return userperf::bpf::BpfRegistry::instance();
+}
+
+int result(int rc) {
+  if (rc < 0) {
+    errno = -rc;
+    return -1;
+  }
+  return rc;
+}
+
+}  // namespace
+
+extern "C" {
+
+int userperf_bpf_prog_load(const char* path, const char* prog_name, char* log_buf,
+                           size_t log_size) {
+  if (path == nullptr) return result(-EINVAL);
+  std::string log;
+  const int rc = registry().load_program(path, prog_name ? prog_name : "", &log);
+  if (log_buf != nullptr && log_size > 0) {
+    const std::size_t n = std::min(log.size(), log_size - 1);
+    std::memcpy(log_buf, log.data(), n);
+    log_buf[n] = '\0';
+  }
+  return result(rc);
+}
+
+int userperf_bpf_map_fd(int prog_fd, const char* name) {
+  if (name == nullptr) return result(-EINVAL);
+  return result(registry().map_fd(prog_fd, name));
+}
+
+int userperf_bpf_map_lookup_elem(int map_fd, const void* key, void* value) {
+  return result(registry().map_lookup_elem(map_fd, key, value));
+}
+
+int userperf_bpf_map_update_elem(int map_fd, const void* key, const void* value, uint64_t flags) {
+  return result(registry().map_update_elem(map_fd, key, value, flags));
+}
+
+int userperf_bpf_map_delete_elem(int map_fd, const void* key) {
+  return result(registry().map_delete_elem(map_fd, key));
+}
+
+int userperf_bpf_map_get_next_key(int map_fd, const void* key, void* next_key) {
+  return result(registry().map_get_next_key(map_fd, key, next_key));
+}
+
+void userperf_bpf_set_trace_fd(int fd) {
+  userperf::bpf::set_trace_printk_fd(fd);
+}
+
+}  // extern "C"

@@ -1,0 +1,46 @@
+// SIGNAL-SAFE: see bpf_overflow_handler.hpp.
+#include "bpf/perf/bpf_overflow_handler.hpp"
+
+#include <cerrno>
+
+#include "bpf/perf/perf_event_ctx.hpp"
+
+namespace userperf::bpf {
+
+namespace {
+thread_local bool t_program_active = false;
+}  // namespace
+
+bool BpfOverflowHandler::on_overflow(core::Event& event, const core::SampleData& data) {
+  if (t_program_active) {
+    misses_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  t_program_active = true;
+  const PerfEventRunCtx ctx{&data, data.regs_intr != nullptr ? data.regs_intr->values : kNoRegs,
+                            &event};
+  const PerfEventRunRegions regions(ctx);
+  PerfEventRunCtx env = ctx;
+  const RunResult result = program_->run(&ctx, regions.regions, &env);
+  t_program_active = false;
+  runs_.fetch_add(1, std::memory_order_relaxed);
+  if (result.status != RunStatus::kOk) {
+    faults_.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+  return result.r0 != 0;
+}
+
+int BpfOverflowHandler::can_attach(const core::Event& event) const {
+  if (program_->image().prog_type != BPF_PROG_TYPE_PERF_EVENT) return -EINVAL;
+  const bool reads_stacks =
+      program_->calls_helper(BPF_FUNC_get_stackid) || program_->calls_helper(BPF_FUNC_get_stack);
+  if (event.attr.precise_ip && reads_stacks &&
+      (!(event.attr.sample_type & PERF_SAMPLE_CALLCHAIN) || event.attr.exclude_callchain_kernel ||
+       event.attr.exclude_callchain_user)) {
+    return -EPROTO;
+  }
+  return 0;
+}
+
+}  // namespace userperf::bpf

@@ -1,0 +1,40 @@
+// A verified perf_event program as an event's overflow handler (PERF_EVENT_IOC_SET_BPF): at each
+// overflow it runs with the sample as its context; 0 drops the sample and its side effects,
+// non-zero lets the normal output run (bpf_overflow_handler in the kernel's __perf_event_overflow).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "bpf/runtime/bpf_object.hpp"
+#include "core/event.hpp"
+
+namespace userperf::bpf {
+
+class BpfOverflowHandler : public core::OverflowHandler {
+ public:
+  explicit BpfOverflowHandler(std::shared_ptr<LoadedProgram> program)
+      : program_(std::move(program)) {}
+
+  // SIGNAL-SAFE. A run on a thread that is already running a program (a signal nested in a
+  // handler) drops the sample, as the kernel's per-CPU bpf_prog_active guard. A run the checked
+  // interpreter stops (a fault: a verifier bug) keeps the sample and counts in faults().
+  bool on_overflow(core::Event& event, const core::SampleData& data) override;
+  // The program type must be PERF_EVENT (EINVAL); a precise event whose program reads stacks
+  // needs full callchains in its samples (EPROTO), as perf_event_set_bpf_handler.
+  int can_attach(const core::Event& event) const override;
+
+  const LoadedProgram& program() const { return *program_; }
+  std::uint64_t runs() const { return runs_.load(std::memory_order_relaxed); }
+  std::uint64_t faults() const { return faults_.load(std::memory_order_relaxed); }
+  std::uint64_t recursion_misses() const { return misses_.load(std::memory_order_relaxed); }
+
+ private:
+  std::shared_ptr<LoadedProgram> program_;
+  std::atomic<std::uint64_t> runs_{0};
+  std::atomic<std::uint64_t> faults_{0};
+  std::atomic<std::uint64_t> misses_{0};
+};
+
+}  // namespace userperf::bpf

@@ -1,0 +1,171 @@
+#include "bpf/perf/bpf_registry.hpp"
+
+#include <fcntl.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <vector>
+
+#include "bpf/loader/elf_loader.hpp"
+#include "bpf/perf/perf_event_ctx.hpp"
+#include "bpf/perf/perf_helpers.hpp"
+#include "support/user_memory.hpp"
+
+namespace userperf::bpf {
+
+BpfRegistry::BpfRegistry(core::Engine& engine)
+    : engine_(engine), resolver_(std::make_shared<EventResolver>(engine)) {
+  engine_.set_handler_resolver(this);
+}
+
+BpfRegistry::~BpfRegistry() {
+  engine_.set_handler_resolver(nullptr);
+  for (const auto& [fd, program] : programs_) ::close(fd);
+  for (const auto& [fd, map] : maps_) ::close(fd);
+}
+
+int BpfRegistry::load_program(const std::string& path, const std::string& name, std::string* log) {
+  auto image = load_elf_file(path);
+  if (!image) {
+    if (log) *log = image.error().message;
+    return -image.error().code;
+  }
+  return load_program(std::move(*image), name, log);
+}
+
+int BpfRegistry::load_program(ObjectImage image, const std::string& name, std::string* log) {
+  std::size_t index = image.programs.size();
+  for (std::size_t i = 0; i < image.programs.size(); ++i) {
+    const ProgramImage& p = image.programs[i];
+    if (name.empty() ? p.prog_type == BPF_PROG_TYPE_PERF_EVENT : p.name == name) {
+      index = i;
+      break;
+    }
+  }
+  if (index == image.programs.size()) {
+    if (log) *log = name.empty() ? "no perf_event program" : "no program '" + name + "'";
+    return -ENOENT;
+  }
+  auto object = BpfObject::create(std::move(image), resolver_);
+  if (!object) {
+    if (log) *log = object.error().message;
+    return -object.error().code;
+  }
+  ProgramLoadOptions options;
+  options.helpers = perf_event_helper_table();
+  options.ctx_layout = &perf_event_ctx_layout();
+  auto program = LoadedProgram::load(std::move(*object), index, options);
+  if (!program) {
+    if (log) *log = program.error().message;
+    return -program.error().code;
+  }
+  if (log) *log = (*program)->verdict().log;
+  const int fd = eventfd(0, EFD_CLOEXEC);
+  if (fd < 0) return -errno;
+  std::lock_guard lock(mutex_);
+  programs_.emplace(fd, std::make_shared<BpfOverflowHandler>(std::move(*program)));
+  return fd;
+}
+
+int BpfRegistry::map_fd(int prog_fd, const std::string& name) {
+  const std::shared_ptr<BpfOverflowHandler> handler = program(prog_fd);
+  if (handler == nullptr) return -EBADF;
+  const std::shared_ptr<BpfObject>& object = handler->program().object();
+  Map* map = object->map(name);
+  if (map == nullptr) return -ENOENT;
+  auto entry = std::make_shared<MapEntry>();
+  entry->object = object;
+  entry->map = map;
+  const int fd = eventfd(0, EFD_CLOEXEC);
+  if (fd < 0) return -errno;
+  std::lock_guard lock(mutex_);
+  maps_.emplace(fd, std::move(entry));
+  return fd;
+}
+
+std::shared_ptr<BpfRegistry::MapEntry> BpfRegistry::map_entry(int fd) {
+  std::lock_guard lock(mutex_);
+  const auto it = maps_.find(fd);
+  return it == maps_.end() ? nullptr : it->second;
+}
+
+// The map operations run without the registry lock: a PERF_EVENT_ARRAY update takes the engine's.
+int BpfRegistry::map_lookup_elem(int fd, const void* key, void* value) {
+  const auto entry = map_entry(fd);
+  if (entry == nullptr) return -EBADF;
+  Map& map = *entry->map;
+  std::vector<std::uint8_t> k(map.spec().key_size);
+  std::vector<std::uint8_t> v(map.user_value_size());
+  if (!support::read_user(key, k.data(), k.size())) return -EFAULT;
+  if (const int rc = map.lookup_elem(k.data(), v.data()); rc != 0) return rc;
+  return support::write_user(value, v.data(), v.size()) ? 0 : -EFAULT;
+}
+
+int BpfRegistry::map_update_elem(int fd, const void* key, const void* value, std::uint64_t flags) {
+  const auto entry = map_entry(fd);
+  if (entry == nullptr) return -EBADF;
+  Map& map = *entry->map;
+  std::vector<std::uint8_t> k(map.spec().key_size);
+  std::vector<std::uint8_t> v(map.user_value_size());
+  if (!support::read_user(key, k.data(), k.size()) ||
+      !support::read_user(value, v.data(), v.size())) {
+    return -EFAULT;
+  }
+  return map.update_elem(k.data(), v.data(), flags);
+}
+
+int BpfRegistry::map_delete_elem(int fd, const void* key) {
+  const auto entry = map_entry(fd);
+  if (entry == nullptr) return -EBADF;
+  Map& map = *entry->map;
+  std::vector<std::uint8_t> k(map.spec().key_size);
+  if (!support::read_user(key, k.data(), k.size())) return -EFAULT;
+  return map.delete_elem(k.data());
+}
+
+int BpfRegistry::map_get_next_key(int fd, const void* key, void* next_key) {
+  const auto entry = map_entry(fd);
+  if (entry == nullptr) return -EBADF;
+  Map& map = *entry->map;
+  std::vector<std::uint8_t> k(map.spec().key_size);
+  std::vector<std::uint8_t> next(map.spec().key_size);
+  if (key != nullptr && !support::read_user(key, k.data(), k.size())) return -EFAULT;
+  if (const int rc = map.get_next_key(key != nullptr ? k.data() : nullptr, next.data()); rc != 0) {
+    return rc;
+  }
+  return support::write_user(next_key, next.data(), next.size()) ? 0 : -EFAULT;
+}
+
+int BpfRegistry::close(int fd) {
+  std::shared_ptr<BpfOverflowHandler> program;
+  std::shared_ptr<MapEntry> map;
+  {
+    std::lock_guard lock(mutex_);
+    if (const auto it = programs_.find(fd); it != programs_.end()) {
+      program = std::move(it->second);
+      programs_.erase(it);
+    } else if (const auto m = maps_.find(fd); m != maps_.end()) {
+      map = std::move(m->second);
+      maps_.erase(m);
+    } else {
+      return -EBADF;
+    }
+  }
+  ::close(fd);
+  return 0;  // the last reference drops here, outside the lock (maps may put events)
+}
+
+std::shared_ptr<BpfOverflowHandler> BpfRegistry::program(int fd) {
+  std::lock_guard lock(mutex_);
+  const auto it = programs_.find(fd);
+  return it == programs_.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<core::OverflowHandler> BpfRegistry::resolve_handler(int fd, int* err) {
+  if (auto handler = program(fd)) return handler;
+  // bpf_prog_get: no descriptor at all is EBADF; a descriptor of anything else is EINVAL.
+  *err = fcntl(fd, F_GETFD) < 0 ? -EBADF : -EINVAL;
+  return nullptr;
+}
+
+}  // namespace userperf::bpf

@@ -1,0 +1,68 @@
+// Descriptors for loaded programs and their maps (what bpf() hands out as prog and map fds), and
+// the engine's resolver for PERF_EVENT_IOC_SET_BPF. Descriptors are real ones (eventfds), so they
+// never collide with event descriptors or the process's own files.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "bpf/isa/program_image.hpp"
+#include "bpf/perf/bpf_overflow_handler.hpp"
+#include "bpf/perf/event_resolver.hpp"
+#include "core/engine.hpp"
+
+namespace userperf::bpf {
+
+class BpfRegistry : public core::HandlerResolver {
+ public:
+  // Registers itself as the engine's handler resolver.
+  explicit BpfRegistry(core::Engine& engine);
+  ~BpfRegistry() override;
+  BpfRegistry(const BpfRegistry&) = delete;
+  BpfRegistry& operator=(const BpfRegistry&) = delete;
+
+  // The registry of Engine::instance() (never destroyed: signal handlers may run during exit).
+  // Defined with Engine::instance() in src/api.
+  static BpfRegistry& instance();
+
+  // Loads program `name` ("" = the first perf_event program) of an object file: maps created,
+  // verified (the verifier's log in *log, also on success), fixed up. Returns a program
+  // descriptor or -errno (EACCES/EINVAL/E2BIG: rejected; ENOENT: no such program; others: the
+  // object could not be loaded).
+  int load_program(const std::string& path, const std::string& name, std::string* log);
+  int load_program(ObjectImage image, const std::string& name, std::string* log);
+
+  // A descriptor for map `name` of the object a program was loaded from (-EBADF, -ENOENT).
+  int map_fd(int prog_fd, const std::string& name);
+
+  // The bpf() MAP_*_ELEM commands on a map descriptor. Keys and values are the caller's memory,
+  // read and written without trusting it (-EFAULT). 0 or -errno.
+  int map_lookup_elem(int fd, const void* key, void* value);
+  int map_update_elem(int fd, const void* key, const void* value, std::uint64_t flags);
+  int map_delete_elem(int fd, const void* key);
+  int map_get_next_key(int fd, const void* key, void* next_key);
+
+  // Closes a program or map descriptor (-EBADF when it is neither). A program attached to an
+  // event lives on with the event.
+  int close(int fd);
+
+  std::shared_ptr<BpfOverflowHandler> program(int fd);
+  std::shared_ptr<core::OverflowHandler> resolve_handler(int fd, int* err) override;
+
+ private:
+  struct MapEntry {
+    std::shared_ptr<BpfObject> object;  // keeps the map alive
+    Map* map = nullptr;
+  };
+  std::shared_ptr<MapEntry> map_entry(int fd);
+
+  core::Engine& engine_;
+  std::shared_ptr<EventResolver> resolver_;
+  std::mutex mutex_;  // taken after the engine's lock, never before it
+  std::unordered_map<int, std::shared_ptr<BpfOverflowHandler>> programs_;
+  std::unordered_map<int, std::shared_ptr<MapEntry>> maps_;
+};
+
+}  // namespace userperf::bpf

@@ -1,0 +1,18 @@
+// The helpers only perf_event programs have (pe_prog_func_proto): bpf_perf_event_output into a
+// PERF_EVENT_ARRAY of BPF_OUTPUT events, bpf_get_stackid / bpf_get_stack from the sample's
+// callchain, bpf_perf_prog_read_value. Each finds its overflow through CallContext::env, a
+// PerfEventRunCtx. SIGNAL-SAFE.
+#pragma once
+
+#include <vector>
+
+#include "bpf/vm/interpreter.hpp"
+
+namespace userperf::bpf {
+
+void add_perf_event_helpers(std::vector<HelperFn>& table);
+
+// Every helper a perf_event program may call: the base set and the perf ones.
+std::vector<HelperFn> perf_event_helper_table();
+
+}  // namespace userperf::bpf

@@ -1,0 +1,262 @@
+// SIGNAL-SAFE: see base_helpers.hpp.
+#include "bpf/runtime/base_helpers.hpp"
+
+#include <linux/bpf.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+
+#include "bpf/maps/map.hpp"
+#include "bpf/runtime/trace_printk.hpp"
+#include "support/user_memory.hpp"
+
+namespace userperf::bpf {
+
+namespace {
+
+using u64 = std::uint64_t;
+
+std::atomic<int> g_trace_fd{STDERR_FILENO};
+
+void* ptr(u64 v) {
+  return reinterpret_cast<void*>(v);
+}
+u64 neg(int err) {
+  return static_cast<u64>(-static_cast<std::int64_t>(err));
+}
+
+u64 clock_ns(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return static_cast<u64>(ts.tv_sec) * 1'000'000'000u + static_cast<u64>(ts.tv_nsec);
+}
+
+// Task identity, cached per thread; a fork bumps the generation so the child refills its cache.
+std::atomic<std::uint32_t> g_fork_generation{1};
+struct TaskIds {
+  std::uint32_t generation = 0;
+  pid_t pid = 0;
+  pid_t tid = 0;
+};
+thread_local TaskIds t_ids;
+
+const TaskIds& task_ids() {
+  const std::uint32_t generation = g_fork_generation.load(std::memory_order_relaxed);
+  if (t_ids.generation != generation) {
+    t_ids.pid = getpid();
+    t_ids.tid = static_cast<pid_t>(syscall(SYS_gettid));
+    t_ids.generation = generation;
+  }
+  return t_ids;
+}
+
+[[maybe_unused]] const int g_atfork = pthread_atfork(
+    nullptr, nullptr, [] { g_fork_generation.fetch_add(1, std::memory_order_relaxed); });
+
+// ---- maps: r1 is the Map the fixed-up lddw loaded.
+
+u64 map_lookup_elem(u64 map, u64 key, u64, u64, u64, CallContext& call) {
+  auto* m = static_cast<Map*>(ptr(map));
+  if (!call.may_access(key, m->spec().key_size, false)) return 0;
+  return reinterpret_cast<u64>(m->lookup(ptr(key)));
+}
+
+u64 map_update_elem(u64 map, u64 key, u64 value, u64 flags, u64, CallContext& call) {
+  auto* m = static_cast<Map*>(ptr(map));
+  if (!call.may_access(key, m->spec().key_size, false) ||
+      !call.may_access(value, m->spec().value_size, false)) {
+    return neg(EFAULT);
+  }
+  return static_cast<u64>(m->update(ptr(key), ptr(value), flags));
+}
+
+u64 map_delete_elem(u64 map, u64 key, u64, u64, u64, CallContext& call) {
+  auto* m = static_cast<Map*>(ptr(map));
+  if (!call.may_access(key, m->spec().key_size, false)) return neg(EFAULT);
+  return static_cast<u64>(m->remove(ptr(key)));
+}
+
+// ---- memory: a bad source address is an error, never a fault; dst is zeroed on error.
+
+u64 probe_read_user(u64 dst, u64 size, u64 src, u64, u64, CallContext& call) {
+  if (!call.may_access(dst, size, true)) return neg(EFAULT);
+  if (!support::read_user(ptr(src), ptr(dst), size)) {
+    std::memset(ptr(dst), 0, size);
+    return neg(EFAULT);
+  }
+  return 0;
+}
+
+u64 probe_read_user_str(u64 dst, u64 size, u64 src, u64, u64, CallContext& call) {
+  if (!call.may_access(dst, size, true)) return neg(EFAULT);
+  const long n = support::read_user_string(ptr(src), static_cast<char*>(ptr(dst)), size);
+  if (n < 0) std::memset(ptr(dst), 0, size);
+  return static_cast<u64>(n);
+}
+
+// There is no kernel address space to read from user space: every kernel read fails as the
+// kernel's would on an unmapped kernel address.
+u64 probe_read_kernel(u64 dst, u64 size, u64, u64, u64, CallContext& call) {
+  if (!call.may_access(dst, size, true)) return neg(EFAULT);
+  std::memset(ptr(dst), 0, size);
+  return neg(EFAULT);
+}
+
+// ---- time, CPU, task.
+
+u64 ktime_get_ns(u64, u64, u64, u64, u64, CallContext&) {
+  return clock_ns(CLOCK_MONOTONIC);
+}
+u64 ktime_get_boot_ns(u64, u64, u64, u64, u64, CallContext&) {
+  return clock_ns(CLOCK_BOOTTIME);
+}
+u64 ktime_get_coarse_ns(u64, u64, u64, u64, u64, CallContext&) {
+  return clock_ns(CLOCK_MONOTONIC_COARSE);
+}
+
+u64 ktime_get_tai_ns(u64, u64, u64, u64, u64, CallContext&) {
+  return clock_ns(CLOCK_TAI);
+}
+
+// jiffies: the coarse monotonic clock counted in scheduler ticks (its resolution is one tick).
+u64 jiffies64(u64, u64, u64, u64, u64, CallContext&) {
+  static const u64 tick_ns = [] {
+    timespec res{};
+    clock_getres(CLOCK_MONOTONIC_COARSE, &res);
+    const u64 ns = static_cast<u64>(res.tv_sec) * 1'000'000'000u + static_cast<u64>(res.tv_nsec);
+    return ns != 0 ? ns : 4'000'000u;
+  }();
+  return clock_ns(CLOCK_MONOTONIC_COARSE) / tick_ns;
+}
+
+u64 get_smp_processor_id(u64, u64, u64, u64, u64, CallContext&) {
+  return current_cpu();
+}
+
+u64 get_numa_node_id(u64, u64, u64, u64, u64, CallContext&) {
+  unsigned cpu = 0;
+  unsigned node = 0;
+  return getcpu(&cpu, &node) == 0 ? node : 0;
+}
+
+u64 get_current_pid_tgid(u64, u64, u64, u64, u64, CallContext&) {
+  const TaskIds& ids = task_ids();
+  return (static_cast<u64>(ids.pid) << 32) | static_cast<std::uint32_t>(ids.tid);
+}
+
+u64 get_current_uid_gid(u64, u64, u64, u64, u64, CallContext&) {
+  return (static_cast<u64>(getgid()) << 32) | getuid();
+}
+
+// strscpy_pad of the thread's name: NUL-terminated, the rest of buf zeroed.
+u64 get_current_comm(u64 buf, u64 size, u64, u64, u64, CallContext& call) {
+  if (!call.may_access(buf, size, true)) return neg(EFAULT);
+  char comm[16] = {};
+  prctl(PR_GET_NAME, comm);
+  auto* out = static_cast<char*>(ptr(buf));
+  std::memset(out, 0, size);
+  if (size > 0) std::memcpy(out, comm, std::min<std::size_t>(std::strlen(comm), size - 1));
+  return 0;
+}
+
+// A per-thread xorshift64* generator seeded from the clock and the thread.
+thread_local u64 t_random_state = 0;
+
+u64 get_prandom_u32(u64, u64, u64, u64, u64, CallContext&) {
+  if (t_random_state == 0) {
+    t_random_state = clock_ns(CLOCK_MONOTONIC) ^ (static_cast<u64>(task_ids().tid) << 32) ^
+                     0x9e3779b97f4a7c15ull;
+  }
+  t_random_state ^= t_random_state >> 12;
+  t_random_state ^= t_random_state << 25;
+  t_random_state ^= t_random_state >> 27;
+  return (t_random_state * 0x2545f4914f6cdd1dull) >> 32;
+}
+
+// ---- trace_printk: one line per call on the trace descriptor, as trace_pipe shows it.
+
+void append(char* line, std::size_t& len, std::size_t cap, const char* s, std::size_t n) {
+  for (std::size_t i = 0; i < n && len < cap; ++i) line[len++] = s[i];
+}
+
+void append_number(char* line, std::size_t& len, std::size_t cap, u64 v, int min_digits) {
+  char digits[24];
+  int n = 0;
+  do {
+    digits[n++] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v != 0 || n < min_digits);
+  while (n > 0 && len < cap) line[len++] = digits[--n];
+}
+
+u64 trace_printk(u64 fmt, u64 fmt_size, u64 a1, u64 a2, u64 a3, CallContext& call) {
+  if (!call.may_access(fmt, fmt_size, false)) return neg(EFAULT);
+  char msg[512];
+  const u64 args[3] = {a1, a2, a3};
+  const long n = format_trace_printk(static_cast<const char*>(ptr(fmt)),
+                                     static_cast<std::uint32_t>(fmt_size), args, msg, sizeof msg);
+  if (n < 0) return static_cast<u64>(n);
+  char comm[16] = {};
+  prctl(PR_GET_NAME, comm);
+  char line[640];
+  std::size_t len = 0;
+  constexpr std::size_t cap = sizeof line - 1;
+  const u64 now = clock_ns(CLOCK_MONOTONIC);
+  append(line, len, cap, comm, std::strlen(comm));
+  append(line, len, cap, "-", 1);
+  append_number(line, len, cap, static_cast<u64>(task_ids().tid), 1);
+  append(line, len, cap, " [", 2);
+  append_number(line, len, cap, current_cpu(), 3);
+  append(line, len, cap, "] ", 2);
+  append_number(line, len, cap, now / 1'000'000'000u, 1);
+  append(line, len, cap, ".", 1);
+  append_number(line, len, cap, now % 1'000'000'000u / 1000u, 6);
+  append(line, len, cap, ": bpf_trace_printk: ", 20);
+  append(line, len, cap, msg, static_cast<std::size_t>(n));
+  if (n == 0 || msg[n - 1] != '\n') line[len++] = '\n';
+  const ssize_t written = write(g_trace_fd.load(std::memory_order_relaxed), line, len);
+  (void)written;  // the kernel's trace buffer drops silently when full; so does a full pipe
+  return static_cast<u64>(n);
+}
+
+}  // namespace
+
+void set_trace_printk_fd(int fd) {
+  g_trace_fd.store(fd, std::memory_order_relaxed);
+}
+
+void add_base_helpers(std::vector<HelperFn>& table) {
+  set_helper(table, BPF_FUNC_map_lookup_elem, map_lookup_elem);
+  set_helper(table, BPF_FUNC_map_update_elem, map_update_elem);
+  set_helper(table, BPF_FUNC_map_delete_elem, map_delete_elem);
+  // x86 has separate user and kernel address spaces: the legacy probe_read reads either, and in
+  // user space only user memory exists.
+  set_helper(table, BPF_FUNC_probe_read, probe_read_user);
+  set_helper(table, BPF_FUNC_probe_read_str, probe_read_user_str);
+  set_helper(table, BPF_FUNC_probe_read_user, probe_read_user);
+  set_helper(table, BPF_FUNC_probe_read_user_str, probe_read_user_str);
+  set_helper(table, BPF_FUNC_probe_read_kernel, probe_read_kernel);
+  set_helper(table, BPF_FUNC_probe_read_kernel_str, probe_read_kernel);
+  set_helper(table, BPF_FUNC_ktime_get_ns, ktime_get_ns);
+  set_helper(table, BPF_FUNC_ktime_get_boot_ns, ktime_get_boot_ns);
+  set_helper(table, BPF_FUNC_ktime_get_coarse_ns, ktime_get_coarse_ns);
+  set_helper(table, BPF_FUNC_ktime_get_tai_ns, ktime_get_tai_ns);
+  set_helper(table, BPF_FUNC_jiffies64, jiffies64);
+  set_helper(table, BPF_FUNC_get_smp_processor_id, get_smp_processor_id);
+  set_helper(table, BPF_FUNC_get_numa_node_id, get_numa_node_id);
+  set_helper(table, BPF_FUNC_get_current_pid_tgid, get_current_pid_tgid);
+  set_helper(table, BPF_FUNC_get_current_uid_gid, get_current_uid_gid);
+  set_helper(table, BPF_FUNC_get_current_comm, get_current_comm);
+  set_helper(table, BPF_FUNC_get_prandom_u32, get_prandom_u32);
+  set_helper(table, BPF_FUNC_trace_printk, trace_printk);
+}
+
+}  // namespace userperf::bpf

@@ -1,0 +1,26 @@
+// The helpers that need nothing of perf: map operations, time, task identity, random numbers,
+// reads of untrusted memory that fail instead of faulting, and trace_printk. SIGNAL-SAFE: each
+// runs on the overflow path; the only syscalls are process_vm_readv, getpid/gettid caches'
+// first fill, prctl(PR_GET_NAME), clock_gettime (vDSO) and the trace sink's write.
+#pragma once
+
+#include <vector>
+
+#include "bpf/vm/interpreter.hpp"
+
+namespace userperf::bpf {
+
+// Puts fn at table[id], growing the table.
+inline void set_helper(std::vector<HelperFn>& table, int id, HelperFn fn) {
+  if (table.size() <= static_cast<std::size_t>(id)) table.resize(static_cast<std::size_t>(id) + 1);
+  table[static_cast<std::size_t>(id)] = fn;
+}
+
+// Fills `table` (indexed by helper id, grown as needed) with every helper that needs no program
+// type's context.
+void add_base_helpers(std::vector<HelperFn>& table);
+
+// Where trace_printk's lines go (the kernel's trace_pipe): a descriptor, stderr by default.
+void set_trace_printk_fd(int fd);
+
+}  // namespace userperf::bpf

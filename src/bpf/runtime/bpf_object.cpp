@@ -1,0 +1,111 @@
+#include "bpf/runtime/bpf_object.hpp"
+
+#include <string>
+
+namespace userperf::bpf {
+
+Expected<std::shared_ptr<BpfObject>> BpfObject::create(ObjectImage image,
+                                                       std::shared_ptr<FdResolver> resolver) {
+  std::shared_ptr<BpfObject> object(new BpfObject());
+  for (const MapSpec& spec : image.maps) {
+    auto map = Map::create(spec, resolver);
+    if (!map) {
+      return make_error(map.error().code, "map '" + spec.name + "': " + map.error().message);
+    }
+    object->maps_.push_back(std::move(*map));
+  }
+  object->image_ = std::move(image);
+  return object;
+}
+
+Map* BpfObject::map(std::string_view name) const {
+  for (const auto& m : maps_) {
+    if (m->spec().name == name) return m.get();
+  }
+  return nullptr;
+}
+
+namespace {
+
+void set_lddw(Insn* lddw, std::uint64_t value) {
+  lddw[0].src_reg = 0;
+  lddw[0].imm = static_cast<std::int32_t>(value & 0xffffffffu);
+  lddw[1].imm = static_cast<std::int32_t>(value >> 32);
+}
+
+// The kernel's resolve_pseudo_ldimm64 after verification: map references become addresses.
+Expected<bool> fix_map_references(std::vector<Insn>& insns, const BpfObject& object) {
+  for (std::size_t i = 0; i + 1 < insns.size(); ++i) {
+    Insn* insn = &insns[i];
+    if (!is_lddw(*insn)) continue;
+    const std::uint8_t kind = insn->src_reg;
+    if (kind == BPF_PSEUDO_MAP_IDX || kind == BPF_PSEUDO_MAP_IDX_VALUE) {
+      const auto index = static_cast<std::size_t>(insn->imm);
+      if (insn->imm < 0 || index >= object.maps().size()) {
+        return make_error(EINVAL,
+                          "insn " + std::to_string(i) + ": no map " + std::to_string(insn->imm));
+      }
+      Map& map = *object.maps()[index];
+      if (kind == BPF_PSEUDO_MAP_IDX) {
+        set_lddw(insn, reinterpret_cast<std::uintptr_t>(&map));
+      } else {
+        const std::uint32_t key = 0;
+        auto* value = static_cast<std::uint8_t*>(map.lookup(&key));
+        const auto offset = static_cast<std::uint32_t>(insns[i + 1].imm);
+        if (value == nullptr || offset >= map.spec().value_size) {
+          return make_error(EINVAL, "insn " + std::to_string(i) + ": no direct value access to '" +
+                                        map.spec().name + "' at " + std::to_string(offset));
+        }
+        set_lddw(insn, reinterpret_cast<std::uintptr_t>(value + offset));
+      }
+    } else if (kind != 0) {
+      return make_error(EINVAL, "insn " + std::to_string(i) + ": unsupported lddw src_reg " +
+                                    std::to_string(kind));
+    }
+    ++i;  // the second half of the pair
+  }
+  return true;
+}
+
+}  // namespace
+
+Expected<std::shared_ptr<LoadedProgram>> LoadedProgram::load(std::shared_ptr<BpfObject> object,
+                                                             std::size_t index,
+                                                             const ProgramLoadOptions& options) {
+  if (index >= object->image().programs.size()) return make_error(ENOENT, "no such program");
+  const ProgramImage& image = object->image().programs[index];
+  VerifyOptions verify_options;
+  verify_options.prog_type = image.prog_type;
+  verify_options.gpl_compatible = object->gpl_compatible();
+  verify_options.maps = &object->image().maps;
+  verify_options.ctx_layout = options.ctx_layout;
+  verify_options.log_level = options.log_level;
+  VerifyResult verdict = verify(image, verify_options);
+  if (!verdict.accepted) {
+    return make_error(verdict.error != 0 ? verdict.error : EACCES, verdict.log);
+  }
+  std::vector<Insn> insns = verdict.insns;
+  if (auto fixed = fix_map_references(insns, *object); !fixed) return fixed.error();
+
+  InterpreterOptions vm_options;
+  vm_options.helpers = options.helpers;
+  for (const auto& map : object->maps()) vm_options.static_regions.push_back(map->value_region());
+  auto vm = Interpreter::load(insns, std::move(vm_options));
+  if (!vm) return vm.error();
+
+  std::shared_ptr<LoadedProgram> program(new LoadedProgram());
+  program->object_ = std::move(object);
+  program->index_ = index;
+  program->verdict_ = std::move(verdict);
+  program->vm_ = std::move(*vm);
+  return program;
+}
+
+bool LoadedProgram::calls_helper(std::int32_t id) const {
+  for (const Insn& insn : image().insns) {
+    if (insn.code == (BPF_JMP | BPF_CALL) && insn.src_reg == 0 && insn.imm == id) return true;
+  }
+  return false;
+}
+
+}  // namespace userperf::bpf

@@ -1,0 +1,70 @@
+// BpfObject: an object file's maps, created once and shared by its programs. LoadedProgram: one
+// verified program with its map references fixed up and the interpreter prepared — what runs.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "bpf/isa/expected.hpp"
+#include "bpf/isa/program_image.hpp"
+#include "bpf/maps/map.hpp"
+#include "bpf/verifier/verifier.hpp"
+#include "bpf/vm/interpreter.hpp"
+
+namespace userperf::bpf {
+
+class BpfObject {
+ public:
+  // Creates every map of the image (global data holds its initial bytes). `resolver` turns the
+  // descriptors stored in PERF_EVENT_ARRAY maps into objects.
+  static Expected<std::shared_ptr<BpfObject>> create(ObjectImage image,
+                                                     std::shared_ptr<FdResolver> resolver);
+
+  const ObjectImage& image() const { return image_; }
+  bool gpl_compatible() const { return license_is_gpl_compatible(image_.license); }
+  Map* map(std::string_view name) const;  // nullptr when the object has no such map
+  const std::vector<std::unique_ptr<Map>>& maps() const { return maps_; }
+
+ private:
+  BpfObject() = default;
+  ObjectImage image_;
+  std::vector<std::unique_ptr<Map>> maps_;
+};
+
+struct ProgramLoadOptions {
+  std::vector<HelperFn> helpers;  // by helper id: every helper the program type allows
+  const PerfEventCtxLayout* ctx_layout = nullptr;
+  std::uint32_t log_level = 1;
+};
+
+class LoadedProgram {
+ public:
+  // Verifies program `index` of the object (rejected: an Error with the verifier's errno and its
+  // log), fixes up map references (lddw of a map -> the Map's address, of a map value -> the
+  // value's address) and prepares the interpreter with the maps' storage as static regions.
+  static Expected<std::shared_ptr<LoadedProgram>> load(std::shared_ptr<BpfObject> object,
+                                                       std::size_t index,
+                                                       const ProgramLoadOptions& options);
+
+  // SIGNAL-SAFE. r1 = ctx; `regions` are the memory the ctx lets the program reach.
+  RunResult run(const void* ctx, std::span<const MemoryRegion> regions, void* env) const {
+    return vm_->run(reinterpret_cast<std::uintptr_t>(ctx), 0, regions, env);
+  }
+
+  const ProgramImage& image() const { return object_->image().programs[index_]; }
+  const std::shared_ptr<BpfObject>& object() const { return object_; }
+  const VerifyResult& verdict() const { return verdict_; }
+  bool calls_helper(std::int32_t id) const;
+
+ private:
+  LoadedProgram() = default;
+  std::shared_ptr<BpfObject> object_;
+  std::size_t index_ = 0;
+  VerifyResult verdict_;
+  std::unique_ptr<Interpreter> vm_;
+};
+
+}  // namespace userperf::bpf

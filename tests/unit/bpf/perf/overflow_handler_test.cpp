@@ -1,0 +1,355 @@
+// End to end: clang-compiled perf_event programs loaded through the C API, attached with
+// PERF_EVENT_IOC_SET_BPF to test-PMU events, run at each overflow.
+#include <gtest/gtest.h>
+#include <linux/bpf.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+
+#include "support/test_events.hpp"
+
+namespace userperf::testing {
+namespace {
+
+std::string object_path(const char* name) {
+  return std::string(USERPERF_BPF_OBJECT_DIR) + "/progs/" + name + ".bpf.o";
+}
+
+// A loaded program descriptor, closed at the end of the test.
+struct Program {
+  int fd = -1;
+  std::string log;
+  Program(const char* object, const char* name) {
+    char buf[16384] = {};
+    fd = userperf_bpf_prog_load(object_path(object).c_str(), name, buf, sizeof buf);
+    log = buf;
+  }
+  ~Program() {
+    if (fd >= 0) userperf_close(fd);
+  }
+  int map(const char* name) const { return userperf_bpf_map_fd(fd, name); }
+};
+
+struct Fd {
+  int fd;
+  explicit Fd(int f) : fd(f) {}
+  ~Fd() {
+    if (fd >= 0) userperf_close(fd);
+  }
+};
+
+std::uint64_t array_value(int map_fd, std::uint32_t key) {
+  std::uint64_t value = ~0ull;
+  EXPECT_EQ(userperf_bpf_map_lookup_elem(map_fd, &key, &value), 0) << strerror(errno);
+  return value;
+}
+
+void set_array_value(int map_fd, std::uint32_t key, std::uint64_t value) {
+  ASSERT_EQ(userperf_bpf_map_update_elem(map_fd, &key, &value, BPF_ANY), 0) << strerror(errno);
+}
+
+std::uint32_t this_tid() {
+  return static_cast<std::uint32_t>(syscall(SYS_gettid));
+}
+
+core::SampleData sample_with(std::uint64_t addr, std::uint64_t ip = 0x401000) {
+  core::SampleData data;
+  data.addr = addr;
+  data.ip = ip;
+  data.pid = static_cast<std::uint32_t>(getpid());
+  data.tid = this_tid();
+  return data;
+}
+
+// A BPF_OUTPUT event of this thread with its own ring.
+struct OutputEvent {
+  Fd fd;
+  MappedRing ring;
+  static int open_event() {
+    perf_event_attr attr{};
+    attr.size = sizeof attr;
+    attr.type = PERF_TYPE_SOFTWARE;
+    attr.config = PERF_COUNT_SW_BPF_OUTPUT;
+    attr.sample_period = 1;
+    attr.sample_type = PERF_SAMPLE_RAW;
+    return userperf_perf_event_open(&attr, 0, -1, -1, 0);
+  }
+  OutputEvent() : fd(open_event()), ring(fd.fd, 1) {}
+};
+
+TEST(OverflowHandler, FilterKeepsAndDropsSamplesAndCountsThem) {
+  Program prog("handler_filter", "filter");
+  ASSERT_GE(prog.fd, 0) << strerror(errno) << "\n" << prog.log;
+  perf_event_attr attr = test_attr(PERF_SAMPLE_IP | PERF_SAMPLE_ADDR | PERF_SAMPLE_PERIOD);
+  Fd event(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  ASSERT_GE(event.fd, 0);
+  MappedRing ring(event.fd, 1);
+  ASSERT_TRUE(ring.ok());
+  ASSERT_EQ(userperf_ioctl(event.fd, PERF_EVENT_IOC_SET_BPF, static_cast<unsigned long>(prog.fd)),
+            0)
+      << strerror(errno);
+  ASSERT_EQ(userperf_ioctl(event.fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+
+  const std::uint64_t addrs[] = {0x10, 0x2000, 0xfff, 0x1000, 0x3333};
+  for (std::uint64_t addr : addrs) fire(event.fd, 1, sample_with(addr));
+
+  const auto records = ring.drain();
+  std::vector<std::uint64_t> kept;
+  for (const auto& rec : records) {
+    ASSERT_EQ(record_type(rec), PERF_RECORD_SAMPLE);
+    kept.push_back(field_at<std::uint64_t>(rec, 8 + 8));  // ip, addr, period
+  }
+  EXPECT_EQ(kept, (std::vector<std::uint64_t>{0x2000, 0x1000, 0x3333}));
+  const Fd counts(prog.map("counts"));
+  ASSERT_GE(counts.fd, 0);
+  EXPECT_EQ(array_value(counts.fd, 0), 3u);
+  EXPECT_EQ(array_value(counts.fd, 1), 2u);
+}
+
+TEST(OverflowHandler, DroppedSampleSkipsTheRefreshCount) {
+  Program prog("handler_filter", "filter");
+  ASSERT_GE(prog.fd, 0) << prog.log;
+  perf_event_attr attr = test_attr(PERF_SAMPLE_ADDR);
+  attr.disabled = 1;
+  Fd event(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  MappedRing ring(event.fd, 1);
+  ASSERT_EQ(userperf_ioctl(event.fd, PERF_EVENT_IOC_SET_BPF, static_cast<unsigned long>(prog.fd)),
+            0);
+  ASSERT_EQ(userperf_ioctl(event.fd, PERF_EVENT_IOC_REFRESH, 2), 0);
+  // Two dropped overflows do not use up the two allowed by REFRESH; the next two are written.
+  fire(event.fd, 1, sample_with(0x1));
+  fire(event.fd, 1, sample_with(0x2));
+  fire(event.fd, 1, sample_with(0x5000));
+  fire(event.fd, 1, sample_with(0x6000));
+  fire(event.fd, 1, sample_with(0x7000));  // the event stopped after the second written sample
+  EXPECT_EQ(ring.drain().size(), 2u);
+}
+
+TEST(OverflowHandler, PerfEventOutputWritesARawSampleToTheCurrentCpuSlot) {
+  Program prog("handler_filter", "filter");
+  ASSERT_GE(prog.fd, 0) << prog.log;
+  OutputEvent out;
+  ASSERT_GE(out.fd.fd, 0) << strerror(errno);
+  ASSERT_TRUE(out.ring.ok());
+  const Fd events(prog.map("events"));
+  ASSERT_GE(events.fd, 0);
+  // One slot per possible CPU, each holding this thread's output event.
+  for (std::uint32_t cpu = 0;; ++cpu) {
+    const std::uint32_t value = static_cast<std::uint32_t>(out.fd.fd);
+    if (userperf_bpf_map_update_elem(events.fd, &cpu, &value, BPF_ANY) != 0) {
+      EXPECT_EQ(errno, E2BIG);
+      ASSERT_GT(cpu, 0u);
+      break;
+    }
+  }
+  perf_event_attr attr = test_attr(PERF_SAMPLE_ADDR);
+  Fd event(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  MappedRing ring(event.fd, 1);
+  ASSERT_EQ(userperf_ioctl(event.fd, PERF_EVENT_IOC_SET_BPF, static_cast<unsigned long>(prog.fd)),
+            0);
+  fire(event.fd, 7, sample_with(0x5042, 0x401234));  // period 1: 7 overflows, all reported
+  fire(event.fd, 1, sample_with(0x5043));            // kept, not reported
+
+  EXPECT_EQ(ring.drain().size(), 8u);  // both outputs: the program's and the normal sample
+  const auto records = out.ring.drain();
+  ASSERT_EQ(records.size(), 7u);
+  for (const auto& rec : records) {
+    ASSERT_EQ(record_type(rec), PERF_RECORD_SAMPLE);
+    // RAW: u32 size (24 bytes + 4 of padding), then {period, addr, ip}.
+    EXPECT_EQ(rec.size(), 8u + 4 + 28);
+    EXPECT_EQ(field_at<std::uint32_t>(rec, 8), 28u);
+    EXPECT_EQ(field_at<std::uint64_t>(rec, 12), 1u);
+    EXPECT_EQ(field_at<std::uint64_t>(rec, 20), 0x5042u);
+  }
+}
+
+TEST(OverflowHandler, PerfEventOutputReturnsTheKernelsErrors) {
+  Program prog("handler_helpers", "output");
+  ASSERT_GE(prog.fd, 0) << strerror(errno) << "\n" << prog.log;
+  const Fd config(prog.map("config"));
+  const Fd results(prog.map("results"));
+  const Fd outputs(prog.map("outputs"));
+  ASSERT_GE(outputs.fd, 0);
+  OutputEvent out;
+  perf_event_attr not_output_attr = test_attr(PERF_SAMPLE_RAW);
+  Fd not_output(userperf_perf_event_open(&not_output_attr, 0, -1, -1, 0));
+  const std::uint32_t slot0 = 0;
+  const std::uint32_t slot1 = 1;
+  const auto out_fd = static_cast<std::uint32_t>(out.fd.fd);
+  const auto wrong_fd = static_cast<std::uint32_t>(not_output.fd);
+  ASSERT_EQ(userperf_bpf_map_update_elem(outputs.fd, &slot0, &out_fd, BPF_ANY), 0);
+  ASSERT_EQ(userperf_bpf_map_update_elem(outputs.fd, &slot1, &wrong_fd, BPF_ANY), 0);
+
+  perf_event_attr attr = test_attr(0);
+  Fd event(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  ASSERT_EQ(userperf_ioctl(event.fd, PERF_EVENT_IOC_SET_BPF, static_cast<unsigned long>(prog.fd)),
+            0);
+  auto output_with_flags = [&](std::uint64_t flags) {
+    set_array_value(config.fd, 0, flags);
+    fire(event.fd, 1, sample_with(0));
+    return static_cast<std::int64_t>(array_value(results.fd, 0));
+  };
+  EXPECT_EQ(output_with_flags(0), 0);
+  EXPECT_EQ(output_with_flags(1), -EINVAL);           // not a BPF_OUTPUT event
+  EXPECT_EQ(output_with_flags(2), -ENOENT);           // empty slot
+  EXPECT_EQ(output_with_flags(4), -E2BIG);            // past max_entries
+  EXPECT_EQ(output_with_flags(1ull << 32), -EINVAL);  // flags outside BPF_F_INDEX_MASK
+
+  // A full ring: -ENOSPC, then a LOST record once there is room.
+  int written = 1;
+  std::int64_t rc = 0;
+  while ((rc = output_with_flags(0)) == 0) ++written;
+  EXPECT_EQ(rc, -ENOSPC);
+  const std::uint64_t failed = 1 + (output_with_flags(0) == -ENOSPC ? 1 : 0);
+  auto records = out.ring.drain();
+  EXPECT_EQ(static_cast<int>(records.size()), written);
+  // RAW of 5 bytes: u32 size 12 (5 + 7 padding), record 8 + 16 bytes.
+  EXPECT_EQ(records.front().size(), 24u);
+  EXPECT_EQ(field_at<std::uint32_t>(records.front(), 8), 12u);
+  EXPECT_EQ(output_with_flags(0), 0);
+  records = out.ring.drain();
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(record_type(records[0]), PERF_RECORD_LOST);
+  EXPECT_EQ(field_at<std::uint64_t>(records[0], 16), failed);
+  EXPECT_EQ(record_type(records[1]), PERF_RECORD_SAMPLE);
+}
+
+TEST(OverflowHandler, StacksComeFromTheSamplesUserCallchain) {
+  Program prog("handler_helpers", "stacks_prog");
+  ASSERT_GE(prog.fd, 0) << prog.log;
+  const Fd config(prog.map("config"));
+  const Fd results(prog.map("results"));
+  const Fd stacks(prog.map("stacks"));
+  perf_event_attr attr = test_attr(PERF_SAMPLE_CALLCHAIN);
+  Fd event(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  ASSERT_EQ(userperf_ioctl(event.fd, PERF_EVENT_IOC_SET_BPF, static_cast<unsigned long>(prog.fd)),
+            0);
+  const std::uint64_t chain[] = {PERF_CONTEXT_USER, 0x401000, 0x402000, 0x403000};
+  core::SampleData data = sample_with(0);
+  data.callchain = chain;
+  data.callchain_nr = 4;
+
+  fire(event.fd, 1, data);
+  const auto id = static_cast<std::int64_t>(array_value(results.fd, 0));
+  ASSERT_GE(id, 0);
+  EXPECT_EQ(static_cast<std::int64_t>(array_value(results.fd, 1)), 24);  // 3 ips of the 4 asked
+  EXPECT_EQ(array_value(results.fd, 2), 0x401000u);
+  EXPECT_EQ(array_value(results.fd, 3), 0x402000u);
+  EXPECT_EQ(static_cast<std::int64_t>(array_value(results.fd, 4)), -EFAULT);  // no kernel part
+  std::uint64_t stored[16] = {};
+  const auto key = static_cast<std::uint32_t>(id);
+  ASSERT_EQ(userperf_bpf_map_lookup_elem(stacks.fd, &key, stored), 0) << strerror(errno);
+  EXPECT_EQ(stored[0], 0x401000u);
+  EXPECT_EQ(stored[2], 0x403000u);
+  EXPECT_EQ(stored[3], 0u);
+
+  set_array_value(config.fd, 0, 3);  // skip all three entries: no trace
+  fire(event.fd, 1, data);
+  EXPECT_EQ(static_cast<std::int64_t>(array_value(results.fd, 0)), -EFAULT);
+}
+
+TEST(OverflowHandler, ReadValueReportsTheOverflowingEvent) {
+  Program prog("handler_helpers", "read_value");
+  ASSERT_GE(prog.fd, 0) << prog.log;
+  const Fd results(prog.map("results"));
+  perf_event_attr attr = test_attr(0, 10);
+  Fd event(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  ASSERT_EQ(userperf_ioctl(event.fd, PERF_EVENT_IOC_SET_BPF, static_cast<unsigned long>(prog.fd)),
+            0);
+  fire(event.fd, 25, sample_with(0));  // two overflows; the program reads the count at each
+  std::uint64_t count = 0;
+  ASSERT_EQ(userperf_read(event.fd, &count, sizeof count), static_cast<ssize_t>(sizeof count));
+  EXPECT_EQ(count, 25u);
+  EXPECT_EQ(array_value(results.fd, 0), 0u);
+  EXPECT_EQ(array_value(results.fd, 1), count);
+  EXPECT_GT(array_value(results.fd, 2), 0u);
+  EXPECT_GT(array_value(results.fd, 3), 0u);
+  EXPECT_EQ(static_cast<std::int64_t>(array_value(results.fd, 4)), -EINVAL);
+}
+
+TEST(OverflowHandler, TaskAndMemoryHelpers) {
+  Program prog("handler_helpers", "task_and_memory");
+  ASSERT_GE(prog.fd, 0) << prog.log;
+  const Fd config(prog.map("config"));
+  const Fd results(prog.map("results"));
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  userperf_bpf_set_trace_fd(pipe_fds[1]);
+  static const std::uint64_t secret = 0x1122334455667788;
+  set_array_value(config.fd, 0, reinterpret_cast<std::uintptr_t>(&secret));
+  perf_event_attr attr = test_attr(0);
+  Fd event(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  ASSERT_EQ(userperf_ioctl(event.fd, PERF_EVENT_IOC_SET_BPF, static_cast<unsigned long>(prog.fd)),
+            0);
+  fire(event.fd, 1, sample_with(0xabc));
+  userperf_bpf_set_trace_fd(STDERR_FILENO);
+
+  EXPECT_EQ(array_value(results.fd, 0), 0u);
+  EXPECT_EQ(array_value(results.fd, 1), secret);
+  EXPECT_EQ(static_cast<std::int64_t>(array_value(results.fd, 2)), -EFAULT);
+  EXPECT_EQ(array_value(results.fd, 3), (static_cast<std::uint64_t>(getpid()) << 32) | this_tid());
+  char line[256] = {};
+  ASSERT_GT(read(pipe_fds[0], line, sizeof line - 1), 0);
+  EXPECT_NE(std::string(line).find(": bpf_trace_printk: period 1 addr abc\n"), std::string::npos)
+      << line;
+  EXPECT_EQ(array_value(results.fd, 4), std::strlen("period 1 addr abc"));
+  char comm[16] = {};
+  pthread_getname_np(pthread_self(), comm, sizeof comm);
+  std::uint64_t comm_head = 0;
+  std::memcpy(&comm_head, comm, sizeof comm_head);
+  EXPECT_EQ(array_value(results.fd, 5), comm_head);
+  close(pipe_fds[0]);
+  close(pipe_fds[1]);
+}
+
+TEST(OverflowHandler, SetBpfErrorsAsTheKernel) {
+  Program prog("handler_filter", "filter");
+  ASSERT_GE(prog.fd, 0) << prog.log;
+  perf_event_attr attr = test_attr(0);
+  Fd event(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  Fd other(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  errno = 0;
+  EXPECT_EQ(userperf_ioctl(event.fd, PERF_EVENT_IOC_SET_BPF, static_cast<unsigned long>(other.fd)),
+            -1);
+  EXPECT_EQ(errno, EINVAL);  // a descriptor, but no program
+  EXPECT_EQ(userperf_ioctl(event.fd, PERF_EVENT_IOC_SET_BPF, 100000), -1);
+  EXPECT_EQ(errno, EBADF);
+  ASSERT_EQ(userperf_ioctl(event.fd, PERF_EVENT_IOC_SET_BPF, static_cast<unsigned long>(prog.fd)),
+            0);
+  EXPECT_EQ(userperf_ioctl(event.fd, PERF_EVENT_IOC_SET_BPF, static_cast<unsigned long>(prog.fd)),
+            -1);
+  EXPECT_EQ(errno, EEXIST);
+}
+
+TEST(OverflowHandler, ProgramOutlivesItsDescriptorWhileAttached) {
+  perf_event_attr attr = test_attr(PERF_SAMPLE_ADDR);
+  Fd event(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  MappedRing ring(event.fd, 1);
+  {
+    Program prog("handler_filter", "filter");
+    ASSERT_GE(prog.fd, 0) << prog.log;
+    ASSERT_EQ(userperf_ioctl(event.fd, PERF_EVENT_IOC_SET_BPF, static_cast<unsigned long>(prog.fd)),
+              0);
+  }
+  fire(event.fd, 1, sample_with(0x1));
+  fire(event.fd, 1, sample_with(0x2000));
+  EXPECT_EQ(ring.drain().size(), 1u);
+}
+
+TEST(OverflowHandler, RejectedProgramGivesTheVerifierLog) {
+  Program prog("handler_rejected", nullptr);
+  EXPECT_EQ(prog.fd, -1);
+  EXPECT_EQ(errno, EACCES);
+  EXPECT_NE(prog.log.find("invalid mem access 'map_value_or_null'"), std::string::npos) << prog.log;
+  Program missing("handler_filter", "no_such_program");
+  EXPECT_EQ(missing.fd, -1);
+  EXPECT_EQ(errno, ENOENT);
+  char log[64];
+  EXPECT_EQ(userperf_bpf_prog_load("/nonexistent.bpf.o", nullptr, log, sizeof log), -1);
+  EXPECT_NE(errno, 0);
+}
+
+}  // namespace
+}  // namespace userperf::testing
