@@ -98,8 +98,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string plugin = argv[1];
-  const auto suite =
-      std::filesystem::path(USERPERF_SOURCE_DIR) / ".." / "shared" / "conformance" / "bpf";
+  const std::filesystem::path suite = USERPERF_BPF_CONFORMANCE_DIR;
   for (const char* name : {"add.data", "ldxb.data", "mem-len.data", "lock_xchg.data",
                            "call_local.data", "prime.data", "stb.data", "callx.data"}) {
     std::ifstream in(suite / name);

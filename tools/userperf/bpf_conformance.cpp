@@ -16,8 +16,8 @@
 #include "bpf/vm/conformance.hpp"
 #include "commands.hpp"
 
-#ifndef USERPERF_SOURCE_DIR
-#error "USERPERF_SOURCE_DIR must name the source tree (tools/CMakeLists.txt defines it)"
+#ifndef USERPERF_BPF_CONFORMANCE_DIR
+#error "USERPERF_BPF_CONFORMANCE_DIR must name the suite (the top CMakeLists.txt defines it)"
 #endif
 
 namespace userperf::cli {
@@ -34,12 +34,12 @@ struct ConformanceOptions {
   bool verbose = false;
 };
 
-// ../shared/conformance/bpf from the current directory, else from the source tree.
+// ../shared/conformance/bpf from the current directory, else the suite the build found.
 fs::path default_suite_dir() {
   const fs::path relative = fs::path("..") / "shared" / "conformance" / "bpf";
   std::error_code ec;
   if (fs::is_directory(relative, ec)) return relative;
-  return fs::path(USERPERF_SOURCE_DIR) / relative;
+  return fs::path(USERPERF_BPF_CONFORMANCE_DIR);
 }
 
 std::optional<std::string> read_file(const fs::path& path) {
@@ -133,8 +133,8 @@ void add_bpf_conformance_command(CLI::App& bpf, int& exit_code) {
   CLI::App* cmd = bpf.add_subcommand(
       "conformance", "Run the bpf_conformance suite's .data files on the interpreter");
   cmd->add_option("dir", options->dir,
-                  "Directory of .data files (default: ../shared/conformance/bpf, then the source "
-                  "tree's)");
+                  "Directory of .data files (default: ../shared/conformance/bpf, then the one "
+                  "found at build time)");
   cmd->add_option("--cpu-version", options->cpu_version,
                   "Highest cpu version to run (v1..v4); tests needing more are skipped")
       ->capture_default_str();

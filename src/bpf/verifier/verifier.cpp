@@ -26,6 +26,9 @@ constexpr int kHelperIdLimit = 212;             // __BPF_FUNC_MAX_ID of Linux 6.
 constexpr std::uint32_t kStackRound = 16;       // round_up_stack_depth() with the JIT
 constexpr std::uint32_t kPrivateStackMin = 64;  // BPF_PRIV_STACK_MIN_SIZE
 constexpr std::size_t kPathLogLimit = 4096;     // instructions of the failing path kept for the log
+// The level-2 trace of a 1M-instruction walk would take gigabytes: past this it stops, as the
+// kernel's log stops at the caller's log_size.
+constexpr std::size_t kTraceLogLimit = 16u << 20;
 constexpr std::int64_t kMaxErrno = 4095;
 constexpr int kENOTSUPP = 524;  // the kernel-internal ENOTSUPP that BPF_PROG_LOAD passes on
 
@@ -386,8 +389,10 @@ int Checker::walk() {
     if (!path_end) {
       failing_idx_ = idx;
       if (options_.log_level >= 2) {
-        log_ += fmt("%u: ", idx) + format_state(cur_, options_.maps) + "\n";
-        log_ += fmt("%u: (%02x) ", idx, insns_[idx].code) + disasm_insn(insns_, idx) + "\n";
+        if (log_.size() < kTraceLogLimit) {
+          log_ += fmt("%u: ", idx) + format_state(cur_, options_.maps) + "\n";
+          log_ += fmt("%u: (%02x) ", idx, insns_[idx].code) + disasm_insn(insns_, idx) + "\n";
+        }
       } else if (options_.log_level == 1) {
         if (path_insns_.size() >= kPathLogLimit) {
           path_insns_.erase(path_insns_.begin(), path_insns_.begin() + kPathLogLimit / 2);
@@ -471,7 +476,7 @@ int Checker::walk() {
       path_forked_ = true;
       path_insns_.clear();
       if (options_.log_level == 1) path_start_ = cur_;
-      if (options_.log_level >= 2) {
+      if (options_.log_level >= 2 && log_.size() < kTraceLogLimit) {
         log_ += fmt("\nfrom %u to %u: ", p.from_idx, p.insn_idx) +
                 format_state(cur_, options_.maps) + "\n";
       }
@@ -540,7 +545,7 @@ int Checker::is_state_visited(std::uint32_t idx, bool& pruned) {
       pruned = true;
       ++cp.hits;
       propagate_precision(cp.state, idx);
-      if (options_.log_level >= 2) log_ += fmt("%u: safe\n", idx);
+      if (options_.log_level >= 2 && log_.size() < kTraceLogLimit) log_ += fmt("%u: safe\n", idx);
       return 0;
     }
     // A state that rarely prunes anything is dropped from the list (the kernel's heuristic);

@@ -15,8 +15,7 @@
 namespace userperf::bpf {
 namespace {
 
-const std::filesystem::path kSuiteDir =
-    std::filesystem::path(USERPERF_SOURCE_DIR) / ".." / "shared" / "conformance" / "bpf";
+const std::filesystem::path kSuiteDir = USERPERF_BPF_CONFORMANCE_DIR;
 
 std::string read_text(const std::filesystem::path& path) {
   std::ifstream in(path);
