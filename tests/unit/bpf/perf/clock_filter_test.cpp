@@ -73,9 +73,10 @@ TEST(ClockFilter, ProgramKeepsOnlySamplesTakenInPhase) {
     std::uint64_t dropped = 0;
     ASSERT_EQ(userperf_bpf_map_lookup_elem(results, &zero, &kept), 0);
     ASSERT_EQ(userperf_bpf_map_lookup_elem(results, &one, &dropped), 0);
-    // 100 ms of CPU per phase: CPU-time timers fire on 4 ms ticks, so about 25 samples each.
-    EXPECT_GT(kept, 10u);
-    EXPECT_GT(dropped, 10u);
+    // 100 ms of CPU per phase: CPU-time timers fire on 4 ms ticks, so up to 25 samples each
+    // (fewer on a loaded machine or under ASan, where 7 were seen); both phases must have some.
+    EXPECT_GT(kept, 0u);
+    EXPECT_GT(dropped, 0u);
     const auto records = ring.drain();
     EXPECT_EQ(records.size(), kept);
     for (const auto& rec : records) {
