@@ -320,6 +320,7 @@ void Engine::put_event(Event* event) {
     if (--event->external_refs > 0 || !event->fd_closed) return;
     const auto it = std::find_if(closed_referenced_.begin(), closed_referenced_.end(),
                                  [event](const auto& e) { return e.get() == event; });
+    if (it == closed_referenced_.end()) return;  // not a closed event: nothing to release
     owned = release_event(*event);
     *it = std::move(closed_referenced_.back());
     closed_referenced_.pop_back();

@@ -17,11 +17,10 @@ bool BpfOverflowHandler::on_overflow(core::Event& event, const core::SampleData&
     return false;
   }
   t_program_active = true;
-  const PerfEventRunCtx ctx{&data, data.regs_intr != nullptr ? data.regs_intr->values : kNoRegs,
-                            &event};
+  // The program's r1 and the helpers' env are the same context.
+  PerfEventRunCtx ctx{&data, data.regs_intr != nullptr ? data.regs_intr->values : kNoRegs, &event};
   const PerfEventRunRegions regions(ctx);
-  PerfEventRunCtx env = ctx;
-  const RunResult result = program_->run(&ctx, regions.regions, &env);
+  const RunResult result = program_->run(&ctx, regions.regions, &ctx);
   t_program_active = false;
   runs_.fetch_add(1, std::memory_order_relaxed);
   if (result.status != RunStatus::kOk) {

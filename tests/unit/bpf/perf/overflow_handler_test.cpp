@@ -216,6 +216,37 @@ TEST(OverflowHandler, PerfEventOutputReturnsTheKernelsErrors) {
   EXPECT_EQ(record_type(records[1]), PERF_RECORD_SAMPLE);
 }
 
+TEST(OverflowHandler, PerfEventArrayKeepsAClosedEventAlive) {
+  Program prog("handler_helpers", "output");
+  ASSERT_GE(prog.fd, 0) << prog.log;
+  const Fd config(prog.map("config"));
+  const Fd results(prog.map("results"));
+  const Fd outputs(prog.map("outputs"));
+  const int out_fd = OutputEvent::open_event();
+  ASSERT_GE(out_fd, 0);
+  MappedRing out_ring(out_fd, 1);
+  ASSERT_TRUE(out_ring.ok());
+  const std::uint32_t slot = 0;
+  const auto value = static_cast<std::uint32_t>(out_fd);
+  ASSERT_EQ(userperf_bpf_map_update_elem(outputs.fd, &slot, &value, BPF_ANY), 0);
+  // The map holds the event, as the kernel's map holds its file: closing the descriptor leaves
+  // it writing into the ring that is still mapped.
+  ASSERT_EQ(userperf_close(out_fd), 0);
+  perf_event_attr attr = test_attr(0);
+  Fd event(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  ASSERT_EQ(userperf_ioctl(event.fd, PERF_EVENT_IOC_SET_BPF, static_cast<unsigned long>(prog.fd)),
+            0);
+  set_array_value(config.fd, 0, 0);
+  fire(event.fd, 1, sample_with(0));
+  EXPECT_EQ(array_value(results.fd, 0), 0u);
+  EXPECT_EQ(out_ring.drain().size(), 1u);
+  // Deleting the slot drops the last reference: the event is gone, the slot empty.
+  ASSERT_EQ(userperf_bpf_map_delete_elem(outputs.fd, &slot), 0);
+  fire(event.fd, 1, sample_with(0));
+  EXPECT_EQ(static_cast<std::int64_t>(array_value(results.fd, 0)), -ENOENT);
+  EXPECT_EQ(out_ring.drain().size(), 0u);
+}
+
 TEST(OverflowHandler, StacksComeFromTheSamplesUserCallchain) {
   Program prog("handler_helpers", "stacks_prog");
   ASSERT_GE(prog.fd, 0) << prog.log;
