@@ -19,12 +19,6 @@ namespace {
 
 using u64 = std::uint64_t;
 
-void* ptr(u64 v) {
-  return reinterpret_cast<void*>(v);
-}
-u64 neg(int err) {
-  return static_cast<u64>(-static_cast<std::int64_t>(err));
-}
 const PerfEventRunCtx& run_ctx(const CallContext& call) {
   return *static_cast<const PerfEventRunCtx*>(call.env);
 }
@@ -45,29 +39,29 @@ u64 perf_event_output(u64, u64 map, u64 flags, u64 data, u64 size, CallContext& 
     Nest() { ++t_output_nest; }
     ~Nest() { --t_output_nest; }
   } nest;
-  if (t_output_nest > kMaxOutputNest) return neg(EBUSY);
-  if (flags & ~BPF_F_INDEX_MASK) return neg(EINVAL);
+  if (t_output_nest > kMaxOutputNest) return helper_error(EBUSY);
+  if (flags & ~BPF_F_INDEX_MASK) return helper_error(EINVAL);
   const PerfEventRunCtx& ctx = run_ctx(call);
   const std::uint32_t cpu = current_cpu();
   std::uint64_t index = flags & BPF_F_INDEX_MASK;
   if (index == BPF_F_CURRENT_CPU) index = cpu;
-  auto* array = static_cast<Map*>(ptr(map));
-  if (index >= array->spec().max_entries) return neg(E2BIG);
+  auto* array = static_cast<Map*>(helper_ptr(map));
+  if (index >= array->spec().max_entries) return helper_error(E2BIG);
   auto* target = static_cast<core::Event*>(array->object_at(static_cast<std::uint32_t>(index)));
-  if (target == nullptr) return neg(ENOENT);
-  if (!is_bpf_output(*target)) return neg(EINVAL);
+  if (target == nullptr) return helper_error(ENOENT);
+  if (!is_bpf_output(*target)) return helper_error(EINVAL);
   // "Active on this CPU": enabled, and bound to this CPU or any, and to this thread or any.
   const bool on_this_cpu = target->cpu < 0 || static_cast<std::uint32_t>(target->cpu) == cpu;
   const bool this_task =
       target->pid < 0 || static_cast<std::uint32_t>(target->pid) == ctx.sample->tid;
   if (target->state.load(std::memory_order_acquire) != core::EventState::kActive || !on_this_cpu ||
       !this_task) {
-    return neg(EOPNOTSUPP);
+    return helper_error(EOPNOTSUPP);
   }
-  if (!call.may_access(data, size, false)) return neg(EFAULT);
+  if (!call.may_access(data, size, false)) return helper_error(EFAULT);
 
   core::RawRecord raw;
-  raw.frag.data = ptr(data);
+  raw.frag.data = helper_ptr(data);
   raw.frag.size = static_cast<std::uint32_t>(size);
   core::SampleData sample;  // perf_sample_data_init(sd, 0, 0): no addr, period 0
   sample.ip = ctx.sample->ip;
@@ -91,7 +85,7 @@ int read_array_event(const CallContext& call, u64 map, u64 flags, std::uint64_t 
   const std::uint32_t cpu = current_cpu();
   std::uint64_t index = flags & BPF_F_INDEX_MASK;
   if (index == BPF_F_CURRENT_CPU) index = cpu;
-  auto* array = static_cast<Map*>(ptr(map));
+  auto* array = static_cast<Map*>(helper_ptr(map));
   if (index >= array->spec().max_entries) return -E2BIG;
   auto* event = static_cast<core::Event*>(array->object_at(static_cast<std::uint32_t>(index)));
   if (event == nullptr) return -ENOENT;
@@ -112,14 +106,14 @@ u64 perf_event_read(u64 map, u64 flags, u64, u64, u64, CallContext& call) {
 }
 
 u64 perf_event_read_value(u64 map, u64 flags, u64 buf, u64 size, u64, CallContext& call) {
-  if (!call.may_access(buf, size, true)) return neg(EFAULT);
+  if (!call.may_access(buf, size, true)) return helper_error(EFAULT);
   std::uint64_t values[3];
   const int err = size != sizeof values ? -EINVAL : read_array_event(call, map, flags, values);
   if (err != 0) {
-    std::memset(ptr(buf), 0, size);
+    std::memset(helper_ptr(buf), 0, size);
     return static_cast<u64>(static_cast<std::int64_t>(err));
   }
-  std::memcpy(ptr(buf), values, sizeof values);
+  std::memcpy(helper_ptr(buf), values, sizeof values);
   return 0;
 }
 
@@ -130,8 +124,8 @@ u64 get_attach_cookie(u64, u64, u64, u64, u64, CallContext&) {
 
 // bpf_perf_prog_read_value: count, enabled and running of the event that overflowed.
 u64 perf_prog_read_value(u64, u64 buf, u64 size, u64, u64, CallContext& call) {
-  if (!call.may_access(buf, size, true)) return neg(EFAULT);
-  auto* out = static_cast<std::uint64_t*>(ptr(buf));
+  if (!call.may_access(buf, size, true)) return helper_error(EFAULT);
+  auto* out = static_cast<std::uint64_t*>(helper_ptr(buf));
   const core::Event& event = *run_ctx(call).event;
   int err = 0;
   if (size != sizeof(bpf_perf_event_value)) {
@@ -141,7 +135,7 @@ u64 perf_prog_read_value(u64, u64 buf, u64 size, u64, u64, CallContext& call) {
   }
   if (err != 0) {
     std::memset(out, 0, size);
-    return neg(err);
+    return helper_error(err);
   }
   std::uint64_t enabled = 0;
   std::uint64_t running = 0;
@@ -186,20 +180,20 @@ Trace select_trace(const core::SampleData& sample, u64 flags) {
 u64 get_stackid(u64, u64 map, u64 flags, u64, u64, CallContext& call) {
   if (flags &
       ~(BPF_F_SKIP_FIELD_MASK | BPF_F_USER_STACK | BPF_F_FAST_STACK_CMP | BPF_F_REUSE_STACKID)) {
-    return neg(EINVAL);
+    return helper_error(EINVAL);
   }
-  auto* stacks = static_cast<Map*>(ptr(map));
-  if (stacks->spec().type != BPF_MAP_TYPE_STACK_TRACE) return neg(EINVAL);
+  auto* stacks = static_cast<Map*>(helper_ptr(map));
+  if (stacks->spec().type != BPF_MAP_TYPE_STACK_TRACE) return helper_error(EINVAL);
   const Trace trace = select_trace(*run_ctx(call).sample, flags);
-  if (trace.nr == 0) return neg(EFAULT);
+  if (trace.nr == 0) return helper_error(EFAULT);
   return static_cast<u64>(
       static_cast<StackTraceMap*>(stacks)->get_stackid(trace.ips, trace.nr, flags));
 }
 
 // bpf_get_stack: the selected entries as u64s; the rest of buf is zeroed; on error all of it.
 u64 get_stack(u64, u64 buf, u64 size, u64 flags, u64, CallContext& call) {
-  if (!call.may_access(buf, size, true)) return neg(EFAULT);
-  auto* out = static_cast<std::uint8_t*>(ptr(buf));
+  if (!call.may_access(buf, size, true)) return helper_error(EFAULT);
+  auto* out = static_cast<std::uint8_t*>(helper_ptr(buf));
   int err = 0;
   if (flags & ~(BPF_F_SKIP_FIELD_MASK | BPF_F_USER_STACK | BPF_F_USER_BUILD_ID)) {
     err = EINVAL;
@@ -214,7 +208,7 @@ u64 get_stack(u64, u64 buf, u64 size, u64 flags, u64, CallContext& call) {
   if (err == 0 && trace.nr == 0) err = EFAULT;
   if (err != 0) {
     std::memset(out, 0, size);
-    return neg(err);
+    return helper_error(err);
   }
   const std::size_t copy = std::min<std::size_t>(trace.nr * sizeof(std::uint64_t), size);
   std::memcpy(out, trace.ips, copy);

@@ -26,13 +26,6 @@ using u64 = std::uint64_t;
 
 std::atomic<int> g_trace_fd{STDERR_FILENO};
 
-void* ptr(u64 v) {
-  return reinterpret_cast<void*>(v);
-}
-u64 neg(int err) {
-  return static_cast<u64>(-static_cast<std::int64_t>(err));
-}
-
 u64 clock_ns(clockid_t clock) {
   timespec ts{};
   clock_gettime(clock, &ts);
@@ -64,50 +57,51 @@ const TaskIds& task_ids() {
 // ---- maps: r1 is the Map the fixed-up lddw loaded.
 
 u64 map_lookup_elem(u64 map, u64 key, u64, u64, u64, CallContext& call) {
-  auto* m = static_cast<Map*>(ptr(map));
+  auto* m = static_cast<Map*>(helper_ptr(map));
   if (!call.may_access(key, m->spec().key_size, false)) return 0;
-  return reinterpret_cast<u64>(m->lookup(ptr(key)));
+  return reinterpret_cast<u64>(m->lookup(helper_ptr(key)));
 }
 
 u64 map_update_elem(u64 map, u64 key, u64 value, u64 flags, u64, CallContext& call) {
-  auto* m = static_cast<Map*>(ptr(map));
+  auto* m = static_cast<Map*>(helper_ptr(map));
   if (!call.may_access(key, m->spec().key_size, false) ||
       !call.may_access(value, m->spec().value_size, false)) {
-    return neg(EFAULT);
+    return helper_error(EFAULT);
   }
-  return static_cast<u64>(m->update(ptr(key), ptr(value), flags));
+  return static_cast<u64>(m->update(helper_ptr(key), helper_ptr(value), flags));
 }
 
 u64 map_delete_elem(u64 map, u64 key, u64, u64, u64, CallContext& call) {
-  auto* m = static_cast<Map*>(ptr(map));
-  if (!call.may_access(key, m->spec().key_size, false)) return neg(EFAULT);
-  return static_cast<u64>(m->remove(ptr(key)));
+  auto* m = static_cast<Map*>(helper_ptr(map));
+  if (!call.may_access(key, m->spec().key_size, false)) return helper_error(EFAULT);
+  return static_cast<u64>(m->remove(helper_ptr(key)));
 }
 
 // ---- memory: a bad source address is an error, never a fault; dst is zeroed on error.
 
 u64 probe_read_user(u64 dst, u64 size, u64 src, u64, u64, CallContext& call) {
-  if (!call.may_access(dst, size, true)) return neg(EFAULT);
-  if (!support::read_user(ptr(src), ptr(dst), size)) {
-    std::memset(ptr(dst), 0, size);
-    return neg(EFAULT);
+  if (!call.may_access(dst, size, true)) return helper_error(EFAULT);
+  if (!support::read_user(helper_ptr(src), helper_ptr(dst), size)) {
+    std::memset(helper_ptr(dst), 0, size);
+    return helper_error(EFAULT);
   }
   return 0;
 }
 
 u64 probe_read_user_str(u64 dst, u64 size, u64 src, u64, u64, CallContext& call) {
-  if (!call.may_access(dst, size, true)) return neg(EFAULT);
-  const long n = support::read_user_string(ptr(src), static_cast<char*>(ptr(dst)), size);
-  if (n < 0) std::memset(ptr(dst), 0, size);
+  if (!call.may_access(dst, size, true)) return helper_error(EFAULT);
+  const long n =
+      support::read_user_string(helper_ptr(src), static_cast<char*>(helper_ptr(dst)), size);
+  if (n < 0) std::memset(helper_ptr(dst), 0, size);
   return static_cast<u64>(n);
 }
 
 // There is no kernel address space to read from user space: every kernel read fails as the
 // kernel's would on an unmapped kernel address.
 u64 probe_read_kernel(u64 dst, u64 size, u64, u64, u64, CallContext& call) {
-  if (!call.may_access(dst, size, true)) return neg(EFAULT);
-  std::memset(ptr(dst), 0, size);
-  return neg(EFAULT);
+  if (!call.may_access(dst, size, true)) return helper_error(EFAULT);
+  std::memset(helper_ptr(dst), 0, size);
+  return helper_error(EFAULT);
 }
 
 // ---- time, CPU, task.
@@ -158,10 +152,10 @@ u64 get_current_uid_gid(u64, u64, u64, u64, u64, CallContext&) {
 
 // strscpy_pad of the thread's name: NUL-terminated, the rest of buf zeroed.
 u64 get_current_comm(u64 buf, u64 size, u64, u64, u64, CallContext& call) {
-  if (!call.may_access(buf, size, true)) return neg(EFAULT);
+  if (!call.may_access(buf, size, true)) return helper_error(EFAULT);
   char comm[16] = {};
   prctl(PR_GET_NAME, comm);
-  auto* out = static_cast<char*>(ptr(buf));
+  auto* out = static_cast<char*>(helper_ptr(buf));
   std::memset(out, 0, size);
   if (size > 0) std::memcpy(out, comm, std::min<std::size_t>(std::strlen(comm), size - 1));
   return 0;
@@ -198,10 +192,10 @@ void append_number(char* line, std::size_t& len, std::size_t cap, u64 v, int min
 }
 
 u64 trace_printk(u64 fmt, u64 fmt_size, u64 a1, u64 a2, u64 a3, CallContext& call) {
-  if (!call.may_access(fmt, fmt_size, false)) return neg(EFAULT);
+  if (!call.may_access(fmt, fmt_size, false)) return helper_error(EFAULT);
   char msg[512];
   const u64 args[3] = {a1, a2, a3};
-  const long n = format_trace_printk(static_cast<const char*>(ptr(fmt)),
+  const long n = format_trace_printk(static_cast<const char*>(helper_ptr(fmt)),
                                      static_cast<std::uint32_t>(fmt_size), args, msg, sizeof msg);
   if (n < 0) return static_cast<u64>(n);
   char comm[16] = {};

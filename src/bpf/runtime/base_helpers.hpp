@@ -4,11 +4,20 @@
 // first fill, prctl(PR_GET_NAME), clock_gettime (vDSO) and the trace sink's write.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "bpf/vm/interpreter.hpp"
 
 namespace userperf::bpf {
+
+// A helper's pointer argument, and a negative errno as its u64 return value.
+inline void* helper_ptr(std::uint64_t v) {
+  return reinterpret_cast<void*>(v);
+}
+inline std::uint64_t helper_error(int err) {
+  return static_cast<std::uint64_t>(-static_cast<std::int64_t>(err));
+}
 
 // Puts fn at table[id], growing the table.
 inline void set_helper(std::vector<HelperFn>& table, int id, HelperFn fn) {
