@@ -19,6 +19,8 @@
 
 namespace userperf::ring {
 
+class AuxRing;
+
 struct RingConfig {
   bool overwrite = false;       // mapped read-only: data_tail is ignored, old records overwritten
   bool backward = false;        // attr.write_backward: head moves down from 0
@@ -79,6 +81,10 @@ class DataRing {
 
   void update_user_page(const UserPageTimes& times);
 
+  // The buffer's AUX area (rb->aux_*), owned by whoever mapped it; nullptr when not mapped.
+  AuxRing* aux() const { return aux_.load(std::memory_order_acquire); }
+  void set_aux(AuxRing* aux) { aux_.store(aux, std::memory_order_release); }
+
  private:
   friend class OutputHandle;
   DataRing() = default;
@@ -99,6 +105,7 @@ class DataRing {
   std::atomic<std::uint32_t> events_{0};     // samples counted towards attr.wakeup_events
   std::atomic<bool> wakeup_pending_{false};  // a stamp was issued; wake at the next publish
   std::atomic<bool> paused_{false};
+  std::atomic<AuxRing*> aux_{nullptr};
   int wake_read_ = -1;
   std::atomic<int> wake_write_{-1};
 };

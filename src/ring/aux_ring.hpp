@@ -1,0 +1,102 @@
+// AuxRing: the AUX area of a buffer (the kernel's rb->aux_* state, kernel-perf-spec §4): 2^n
+// zero-filled pages in their own memfd, which consumers map at the control page's aux_offset. The
+// positions it publishes (aux_head) and reads (aux_tail) live in the data ring's control page.
+//
+// Two locks of the kernel become two words here:
+// - `nest`: one AUX handle at a time (rb->aux_nest). Taken by AuxOutput::begin, given back by end.
+// - the byte lock: the thread that stores trace bytes or copies them out for a sample. The kernel
+//   needs none (a hardware tracer is stopped while its driver snapshots it); software sources store
+//   the bytes themselves, possibly on another thread than the sampler, so the bytes a sample copies
+//   must not be written meanwhile. Held for one store or one copy, never across a handle.
+//
+// SIGNAL-SAFE: every member but create() and the destructor.
+#pragma once
+
+#include <linux/perf_event.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "ring/output_handle.hpp"
+#include "ring/ring_memory.hpp"
+
+namespace userperf::ring {
+
+class AuxRing {
+ public:
+  // pages: a power of two (> 0). overwrite: mapped read-only (aux_tail ignored, the oldest data is
+  // overwritten). watermark: attr.aux_watermark; normal mode 0 selects half the area (capped at
+  // 4 GiB), overwrite mode has none (rb_alloc_aux). `control` is the data ring's control page.
+  static int create(std::size_t pages, bool overwrite, std::uint64_t watermark,
+                    perf_event_mmap_page* control, std::unique_ptr<AuxRing>& out);
+  ~AuxRing();
+  AuxRing(const AuxRing&) = delete;
+  AuxRing& operator=(const AuxRing&) = delete;
+
+  std::uint8_t* data() const { return data_; }
+  std::uint64_t size() const { return size_; }
+  std::size_t pages() const { return size_ / page_size(); }
+  int memfd() const { return fd_; }
+  bool overwrite() const { return overwrite_; }
+  std::uint64_t watermark() const { return watermark_; }
+  perf_event_mmap_page* control() const { return control_; }
+
+  // ---- handle state (rb->aux_head, aux_wakeup, aux_nest); used by core::AuxOutput ----
+  bool try_nest() { return !nest_.exchange(true, std::memory_order_acquire); }
+  void unnest() { nest_.store(false, std::memory_order_release); }
+  std::uint64_t head() const { return head_.load(std::memory_order_relaxed); }
+  void set_head(std::uint64_t head) { head_.store(head, std::memory_order_relaxed); }
+  // Publishes aux_head in the control page (release: the trace bytes below it are written).
+  void publish_head(std::uint64_t head);
+  // The consumer's aux_tail (normal mode): any value is harmless, it only sizes the free space.
+  std::uint64_t load_tail() const;
+  std::uint64_t wakeup_stamp() const { return wakeup_; }
+  void set_wakeup_stamp(std::uint64_t stamp) { wakeup_ = stamp; }
+
+  // ---- the driver's write position: bytes below it are complete ----
+  // Normal mode: aux_head plus what the open handle wrote; overwrite mode: the handle's head.
+  std::uint64_t write_position() const { return write_pos_.load(std::memory_order_acquire); }
+  void set_write_position(std::uint64_t pos) { write_pos_.store(pos, std::memory_order_release); }
+  // Bytes ever written (saturates at size() for "how much history the area holds").
+  std::uint64_t history() const;
+
+  // ---- the byte lock ----
+  enum class Lock { kTaken, kNested, kBusy };
+  // kTaken: this thread now holds it. kNested: this thread already holds it (a signal handler
+  // interrupted its own store or copy): not taken. kBusy: another thread held it past the spin
+  // budget (it is stopped or descheduled for long): not taken.
+  Lock lock_bytes();
+  void unlock_bytes();
+  // Set by the holder before a store: the end of the bytes being written (write_position() + len),
+  // so that a copy nested in that store on the same thread stays clear of them.
+  void set_store_end(std::uint64_t end) { store_end_.store(end, std::memory_order_relaxed); }
+  std::uint64_t store_end() const { return store_end_.load(std::memory_order_relaxed); }
+
+  // Stores len bytes at ring position pos (wrapping). Caller holds the byte lock.
+  void store(std::uint64_t pos, const void* src, std::size_t len);
+  // perf_output_copy_aux: copies the len bytes that end at position `end` (wrapping) into h.
+  // len <= size(). Caller holds the byte lock or runs nested in its holder.
+  void copy_out(OutputHandle& h, std::uint64_t end, std::uint64_t len) const;
+
+ private:
+  AuxRing() = default;
+
+  int fd_ = -1;
+  std::uint8_t* data_ = nullptr;
+  std::uint64_t size_ = 0;
+  std::uint64_t mask_ = 0;
+  bool overwrite_ = false;
+  std::uint64_t watermark_ = 0;
+  perf_event_mmap_page* control_ = nullptr;
+
+  std::atomic<bool> nest_{false};
+  std::atomic<std::uint64_t> head_{0};  // rb->aux_head (handle holder only)
+  std::uint64_t wakeup_ = 0;            // rb->aux_wakeup (handle holder only)
+  std::atomic<std::uint64_t> write_pos_{0};
+  std::atomic<std::uintptr_t> byte_owner_{0};  // pthread_self() of the holder, 0 when free
+  std::atomic<std::uint64_t> store_end_{0};
+};
+
+}  // namespace userperf::ring
