@@ -50,6 +50,17 @@ int userperf_event_wakeup_fd(int fd);
  * process; -1 with EINVAL if the event has no buffer. Not owned by the caller. */
 int userperf_event_ring_fd(int fd);
 
+/* The memfd holding the event's AUX area (the pages mapped at aux_offset), for mapping in another
+ * process; -1 with EINVAL if the buffer has no AUX area. Not owned by the caller. */
+int userperf_event_aux_fd(int fd);
+
+/* The AUX snapshot protocol (kernel-perf-spec §4.4) for the event that owns an AUX area, done
+ * right: disables the event (its source ends its handle and publishes aux_head), reads aux_head,
+ * copies the newest min(len, AUX size, aux_head) bytes into buf (oldest first), and re-enables the
+ * event if it was enabled. Returns the bytes copied and stores aux_head in *head_out (may be NULL);
+ * -1 with errno EBADF (fd is no event), EINVAL (no AUX area) or EFAULT. */
+ssize_t userperf_aux_snapshot(int fd, void* buf, size_t len, uint64_t* head_out);
+
 /* eBPF: BPF_PROG_TYPE_PERF_EVENT programs as overflow handlers.
  *
  * userperf_bpf_prog_load() loads one program of an object file compiled for libbpf

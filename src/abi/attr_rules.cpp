@@ -157,18 +157,6 @@ int perf_try_init_event_generic(const perf_event_attr& attr) {
   return 0;
 }
 
-// perf_event_alloc() right after perf_init_event(): the PMU-capability rules for AUX.
-int check_pmu_aux_caps(const perf_event_attr& attr) {
-  const std::uint32_t action = aux_action(attr);
-  // aux_output needs PERF_PMU_CAP_AUX_OUTPUT (and excludes pause/resume).
-  if (attr.aux_output) return -EOPNOTSUPP;
-  // aux_pause and aux_resume are exclusive.
-  if ((action & kAuxPause) && (action & kAuxResume)) return -EINVAL;
-  // aux_start_paused needs PERF_PMU_CAP_AUX_PAUSE.
-  if (action & kAuxStartPaused) return -EOPNOTSUPP;
-  return 0;
-}
-
 // Parses a cpulist such as "0-3,8" and returns the highest CPU + 1, or -1.
 int parse_cpu_list_count(const char* text) {
   int highest = -1;
@@ -201,6 +189,18 @@ long read_long_file(const char* path, long fallback) {
 }
 
 }  // namespace
+
+// perf_event_alloc() right after perf_init_event(): the PMU-capability rules for AUX.
+int check_pmu_aux_caps(const perf_event_attr& attr) {
+  const std::uint32_t action = aux_action(attr);
+  // aux_output needs PERF_PMU_CAP_AUX_OUTPUT (and excludes pause/resume).
+  if (attr.aux_output) return -EOPNOTSUPP;
+  // aux_pause and aux_resume are exclusive.
+  if ((action & kAuxPause) && (action & kAuxResume)) return -EINVAL;
+  // aux_start_paused needs PERF_PMU_CAP_AUX_PAUSE.
+  if (action & kAuxStartPaused) return -EOPNOTSUPP;
+  return 0;
+}
 
 int possible_cpus() {
   if (std::FILE* f = std::fopen("/sys/devices/system/cpu/possible", "r")) {

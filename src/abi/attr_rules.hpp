@@ -164,6 +164,11 @@ int validate_size(std::uint64_t event_read_format, std::uint64_t leader_read_for
 // has AUX, so any of them → EINVAL here (aux_output is refused earlier by check_software_event).
 int check_aux_event(const perf_event_attr& attr);
 
+// perf_event_alloc() after the PMU's event_init, for every PMU: aux_output needs
+// PERF_PMU_CAP_AUX_OUTPUT and aux_start_paused PERF_PMU_CAP_AUX_PAUSE (EOPNOTSUPP; no userperf PMU
+// has either); aux_pause with aux_resume is EINVAL.
+int check_pmu_aux_caps(const perf_event_attr& attr);
+
 // Steps 1-9 for a PERF_TYPE_SOFTWARE event opened without a group (group_fd == -1). The pid is
 // taken to name a live task (pid 0 = the caller); `out` receives the copied attr.
 int validate_standalone_software_open(perf_event_attr* uattr, pid_t pid, int cpu,

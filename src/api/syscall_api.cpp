@@ -75,4 +75,12 @@ int userperf_event_ring_fd(int fd) {
   return syscall_result(engine().ring_fd(fd));
 }
 
+int userperf_event_aux_fd(int fd) {
+  return syscall_result(engine().aux_fd(fd));
+}
+
+ssize_t userperf_aux_snapshot(int fd, void* buf, size_t len, uint64_t* head_out) {
+  return syscall_result(engine().aux_snapshot(fd, buf, len, head_out));
+}
+
 }  // extern "C"

@@ -1,6 +1,7 @@
 #include "core/engine.hpp"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
@@ -16,6 +17,7 @@
 #include "abi/sample_layout.hpp"
 #include "core/read_values.hpp"
 #include "core/sample_output.hpp"
+#include "ring/aux_reader.hpp"
 #include "support/user_memory.hpp"
 
 namespace userperf::core {
@@ -153,6 +155,8 @@ int Engine::open_locked(perf_event_attr* uattr, pid_t pid, int cpu, int group_fd
   event->cpu = cpu;
   event->pmu = pmu_it->second;
   if (const int err = event->pmu->event_init(*event); err != 0) return err;
+  // perf_event_alloc's PMU-capability checks for AUX, for every PMU (none has AUX_OUTPUT/PAUSE).
+  if (const int err = abi::check_pmu_aux_caps(attr); err != 0) return err;
   if (const int err = abi::get_callchain_buffers(attr, limits); err != 0) return err;
   if (const int err = abi::perf_event_set_clock(attr); err != 0) return err;
 
@@ -175,7 +179,7 @@ int Engine::open_locked(perf_event_attr* uattr, pid_t pid, int cpu, int group_fd
       return err;
     }
   }
-  if (const int err = abi::check_aux_event(attr); err != 0) return err;
+  if (const int err = check_aux_event(*event, leader); err != 0) return err;
   // Accepted by the kernel's rules but not acted on by userperf yet: refusing beats an event that
   // silently never signals (sigtrap) or never starts (enable_on_exec: exec is not tracked).
   if (attr.sigtrap || attr.enable_on_exec) return -EOPNOTSUPP;
@@ -202,6 +206,7 @@ int Engine::open_locked(perf_event_attr* uattr, pid_t pid, int cpu, int group_fd
   event->period_left.store(static_cast<std::int64_t>(event->sample_period.load()));
 
   Event* ev = event.get();
+  if (attr.aux_sample_size != 0) ev->aux_event.store(leader, std::memory_order_release);
   events_.emplace(fd, std::move(event));
   if (leader != nullptr) {
     ev->leader.store(leader, std::memory_order_release);
@@ -229,6 +234,7 @@ void Engine::schedule(Event& event, std::uint64_t now) {
   const bool active = event.state.load() == EventState::kActive;
   if (runnable && !active) {
     event.running_since.store(now);
+    if (event.pmu->has_itrace()) log_itrace_start(event);
     event.state.store(EventState::kActive, std::memory_order_release);
     if (event.pmu->add(event) != 0) {
       event.state.store(EventState::kError);
@@ -337,8 +343,14 @@ std::unique_ptr<Event> Engine::release_event(Event& ev) {
   disable(ev);
   ev.state.store(EventState::kOff);
   if (ev.is_leader()) {
-    // perf_group_detach: siblings become leaders of their own groups.
+    // perf_group_detach: siblings become leaders of their own groups; an AUX sampler whose leader
+    // goes loses it and goes into the ERROR state (perf_put_aux_event).
     for (Event* sibling : ev.siblings) {
+      if (sibling->aux_event.load() == &ev) {
+        sibling->aux_event.store(nullptr, std::memory_order_release);
+        if (sibling->state.load() == EventState::kActive) sibling->pmu->del(*sibling);
+        sibling->state.store(EventState::kError, std::memory_order_release);
+      }
       sibling->leader.store(sibling);
       sibling->next_sibling.store(nullptr);
       schedule(*sibling, sibling->clock_now());
@@ -361,6 +373,12 @@ std::unique_ptr<Event> Engine::release_event(Event& ev) {
   detach_output(ev);
   for (Mapping& m : mappings_) {
     if (m.event == &ev) m.event = nullptr;
+  }
+  for (auto& b : buffers_) {
+    if (b->aux_owner == &ev) {
+      ev.pmu->free_aux(ev);
+      b->aux_owner = nullptr;
+    }
   }
   std::unique_ptr<Event> owned;
   if (const auto it = events_.find(ev.fd); it != events_.end() && it->second.get() == &ev) {
@@ -555,10 +573,7 @@ void* Engine::mmap(void* addr, std::size_t length, int prot, int flags, int fd, 
     *err = EINVAL;
     return nullptr;
   }
-  if (offset != 0) {
-    *err = -mmap_aux(event, static_cast<std::uint64_t>(offset), pages);
-    return nullptr;
-  }
+  if (offset != 0) return mmap_aux(event, addr, pages, prot, flags, offset, err);
   const std::size_t data_pages = pages - 1;
   if (data_pages != 0 && !is_power_of_two(data_pages)) {
     *err = EINVAL;
@@ -606,18 +621,103 @@ void* Engine::mmap(void* addr, std::size_t length, int prot, int flags, int fd, 
   return base;
 }
 
-// perf_mmap_aux's geometry checks. No userperf PMU has an AUX area yet, so valid geometry ends in
-// EOPNOTSUPP, as on a kernel PMU without AUX support.
-int Engine::mmap_aux(Event& event, std::uint64_t offset, std::size_t pages) {
-  if (event.buffer == nullptr) return -EINVAL;
-  const perf_event_mmap_page* page = event.buffer->ring->control();
+// perf_mmap's AUX branch and rb_alloc_aux, with the kernel's checks in its order.
+void* Engine::mmap_aux(Event& event, void* addr, std::size_t pages, int prot, int flags,
+                       std::uint64_t offset, int* err) {
+  *err = EINVAL;
+  Buffer* buffer = event.buffer;
+  if (buffer == nullptr) return nullptr;
+  const perf_event_mmap_page* page = buffer->ring->control();
   const std::uint64_t aux_offset = __atomic_load_n(&page->aux_offset, __ATOMIC_ACQUIRE);
   const std::uint64_t aux_size = __atomic_load_n(&page->aux_size, __ATOMIC_ACQUIRE);
-  if (aux_offset < event.buffer->ring->data_size() + ring::page_size()) return -EINVAL;
-  if (aux_offset != offset) return -EINVAL;
-  if (aux_size != pages * ring::page_size()) return -EINVAL;
-  if (!is_power_of_two(pages)) return -EINVAL;
-  return -EOPNOTSUPP;
+  const std::size_t page_bytes = ring::page_size();
+  if (aux_offset < buffer->ring->data_size() + page_bytes) return nullptr;
+  if (aux_offset != offset) return nullptr;
+  if (buffer->aux != nullptr && buffer->aux_pgoff != offset / page_bytes) return nullptr;
+  if (aux_size != pages * page_bytes) return nullptr;
+  if (buffer->aux != nullptr && buffer->aux->pages() != pages) return nullptr;
+  if (!is_power_of_two(pages)) return nullptr;
+  if (buffer->mappings == 0) return nullptr;
+  if (buffer->aux == nullptr) {
+    // rb_alloc_aux: the PMU must have AUX support; read-only means overwrite mode.
+    if (!event.pmu->has_aux()) {
+      *err = EOPNOTSUPP;
+      return nullptr;
+    }
+    std::unique_ptr<ring::AuxRing> aux;
+    if (const int rc =
+            ring::AuxRing::create(pages, (prot & PROT_WRITE) == 0, event.attr.aux_watermark,
+                                  buffer->ring->control(), aux);
+        rc != 0) {
+      *err = -rc;
+      return nullptr;
+    }
+    if (const int rc = event.pmu->setup_aux(event, *aux); rc != 0) {
+      *err = -rc;
+      return nullptr;
+    }
+    buffer->aux = std::move(aux);
+    buffer->aux_pgoff = offset / page_bytes;
+    buffer->aux_owner = &event;
+    buffer->ring->set_aux(buffer->aux.get());
+  }
+  const int map_flags = MAP_SHARED | (flags & (MAP_FIXED | MAP_FIXED_NOREPLACE | MAP_POPULATE));
+  void* base = ::mmap(addr, pages * page_bytes, prot & (PROT_READ | PROT_WRITE), map_flags,
+                      buffer->aux->memfd(), 0);
+  if (base == MAP_FAILED) {
+    *err = errno;
+    if (buffer->aux_mappings == 0) free_aux(*buffer);
+    return nullptr;
+  }
+  ++buffer->mappings;
+  ++buffer->aux_mappings;
+  mappings_.push_back(
+      {reinterpret_cast<std::uintptr_t>(base), pages * page_bytes, buffer, &event, true});
+  *err = 0;
+  return base;
+}
+
+// The AUX area's last mapping went away (perf_mmap_close): the PMU stops writing into it, and once
+// no writer can still hold it, it is freed.
+void Engine::free_aux(Buffer& buffer) {
+  buffer.ring->set_aux(nullptr);  // no new handle begins on it
+  if (buffer.aux_owner != nullptr) buffer.aux_owner->pmu->free_aux(*buffer.aux_owner);
+  buffer.aux_owner = nullptr;
+  grace_.synchronize();
+  buffer.aux.reset();
+}
+
+// perf_need_aux_event / perf_get_aux_event (after the PMU's aux_output capability check in
+// abi::check_pmu_aux_caps): aux_sample_size, aux_pause and aux_resume need a group leader whose PMU
+// can snapshot or pause its trace.
+int Engine::check_aux_event(Event& event, Event* leader) const {
+  const perf_event_attr& attr = event.attr;
+  const std::uint32_t action = abi::aux_action(attr);
+  const bool pause_resume = (action & (abi::kAuxPause | abi::kAuxResume)) != 0;
+  if (!attr.aux_output && attr.aux_sample_size == 0 && !pause_resume) return 0;
+  if (leader == nullptr) return -EINVAL;
+  if (attr.aux_output && attr.aux_sample_size != 0) return -EINVAL;
+  if (attr.aux_output) return -EINVAL;  // no userperf PMU has aux_output_match
+  if (pause_resume) return -EINVAL;     // no userperf PMU has PERF_PMU_CAP_AUX_PAUSE
+  if (attr.aux_sample_size != 0 && !leader->pmu->has_snapshot_aux()) return -EINVAL;
+  return 0;
+}
+
+// perf_log_itrace_start: before a tracing PMU's event runs, tell the decoder whose trace follows.
+// Logged until the trace really starts, that is until the event's buffer has an AUX area.
+void Engine::log_itrace_start(Event& event) {
+  if (event.itrace_started.load()) return;
+  ring::DataRing* rb = event.rb.load(std::memory_order_acquire);
+  if (rb == nullptr || rb->aux() == nullptr) return;
+  const pid_t tid = event.pid != -1 ? event.pid : gettid();
+  const struct {
+    std::uint32_t pid, tid;
+  } body{static_cast<std::uint32_t>(getpid()), static_cast<std::uint32_t>(tid)};
+  OutputGuard guard(grace_);
+  output_sideband(
+      event, PERF_RECORD_ITRACE_START, 0, &body, sizeof body,
+      SampleId{body.pid, body.tid, event.clock_now(), static_cast<std::uint32_t>(sched_getcpu())});
+  event.itrace_started.store(true);
 }
 
 int Engine::munmap(void* addr, std::size_t length) {
@@ -636,8 +736,10 @@ int Engine::munmap(void* addr, std::size_t length) {
   if (it->start != start || it->length != rounded) return -EINVAL;
   if (::munmap(addr, length) != 0) return -errno;
   Buffer* buffer = it->buffer;
-  if (it->event != nullptr) --it->event->own_mappings;
+  const bool aux = it->aux;
+  if (it->event != nullptr && !aux) --it->event->own_mappings;
   mappings_.erase(it);
+  if (aux && --buffer->aux_mappings == 0) free_aux(*buffer);
   if (--buffer->mappings == 0) release_buffer(buffer);
   return 0;
 }
@@ -743,6 +845,41 @@ int Engine::wakeup_fd(int fd) {
   if (ev == nullptr) return -EBADF;
   if (ev->buffer == nullptr) return -EINVAL;
   return ev->buffer->ring->wakeup_fd();
+}
+
+int Engine::aux_fd(int fd) {
+  std::lock_guard lock(mutex_);
+  Event* ev = lookup(fd);
+  if (ev == nullptr) return -EBADF;
+  if (ev->buffer == nullptr || ev->buffer->aux == nullptr) return -EINVAL;
+  return ev->buffer->aux->memfd();
+}
+
+ssize_t Engine::aux_snapshot(int fd, void* buf, std::size_t len, std::uint64_t* head_out) {
+  std::lock_guard lock(mutex_);
+  Event* ev = lookup(fd);
+  if (ev == nullptr) return -EBADF;
+  if (ev->buffer == nullptr || ev->buffer->aux == nullptr || (buf == nullptr && len != 0)) {
+    return -EINVAL;
+  }
+  const ring::AuxRing& aux = *ev->buffer->aux;
+  // Disable: the source ends its handle, which publishes aux_head; nothing writes until enable.
+  const bool was_enabled = ev->state.load() >= EventState::kInactive;
+  disable(*ev);
+  const std::uint64_t head =
+      std::atomic_ref<const __u64>(ev->buffer->ring->control()->aux_head).load();
+  const std::uint64_t n = std::min<std::uint64_t>({len, aux.size(), head});
+  bool faulted = false;
+  std::uint64_t done = 0;
+  ring::for_each_aux_piece(head, n, aux.size(), [&](std::uint64_t offset, std::uint64_t piece) {
+    faulted |=
+        !support::write_user(static_cast<std::uint8_t*>(buf) + done, aux.data() + offset, piece);
+    done += piece;
+  });
+  if (was_enabled) enable(*ev);
+  if (faulted) return -EFAULT;
+  if (head_out != nullptr && !support::write_user(head_out, &head, sizeof head)) return -EFAULT;
+  return static_cast<ssize_t>(n);
 }
 
 int Engine::ring_fd(int fd) {

@@ -18,6 +18,7 @@
 #include "core/overflow.hpp"
 #include "core/pmu.hpp"
 #include "core/sample_data.hpp"
+#include "ring/aux_ring.hpp"
 
 namespace userperf::core {
 
@@ -25,8 +26,14 @@ namespace userperf::core {
 struct Buffer {
   std::unique_ptr<ring::DataRing> ring;
   Event* owner = nullptr;      // the event whose mmap created it (nullptr once closed)
-  int mappings = 0;            // live mmaps
+  int mappings = 0;            // live mmaps, the AUX area's included (rb->mmap_count)
   std::vector<Event*> events;  // every event whose rb points here
+  // The AUX area (rb->aux_*): its live mmaps, where it is mapped, and the event whose PMU set it
+  // up (nullptr once closed).
+  std::unique_ptr<ring::AuxRing> aux;
+  int aux_mappings = 0;
+  std::uint64_t aux_pgoff = 0;
+  Event* aux_owner = nullptr;
 };
 
 struct Mapping {
@@ -34,6 +41,7 @@ struct Mapping {
   std::size_t length = 0;
   Buffer* buffer = nullptr;
   Event* event = nullptr;  // the event that was mapped (nullptr once closed)
+  bool aux = false;        // the AUX area, not the control page and data pages
 };
 
 struct EngineLimits {
@@ -67,6 +75,11 @@ class Engine {
   int poll(pollfd* fds, nfds_t nfds, int timeout_ms);
   int wakeup_fd(int fd);
   int ring_fd(int fd);
+  int aux_fd(int fd);
+  // The consumer's AUX snapshot protocol, under the engine lock so that no ioctl interleaves:
+  // disable (the source ends its handle and publishes aux_head), read aux_head, copy the newest
+  // min(len, area size, aux_head) bytes, re-enable if it was enabled. Returns bytes or -errno.
+  ssize_t aux_snapshot(int fd, void* buf, std::size_t len, std::uint64_t* head_out);
 
   // True when fd is a userperf event.
   bool is_event(int fd);
@@ -110,7 +123,11 @@ class Engine {
   void schedule(Event& event, std::uint64_t now);
   void reset(Event& event);
   int set_period(Event& event, std::uint64_t value);
-  int mmap_aux(Event& event, std::uint64_t offset, std::size_t pages);
+  void* mmap_aux(Event& event, void* addr, std::size_t pages, int prot, int flags,
+                 std::uint64_t offset, int* err);
+  int check_aux_event(Event& event, Event* leader) const;
+  void free_aux(Buffer& buffer);
+  void log_itrace_start(Event& event);
   short poll_event(Event& event);
   void update_user_page(Event& event);
   void release_buffer(Buffer* buffer);

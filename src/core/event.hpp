@@ -70,6 +70,13 @@ struct Event {
 
   std::uint64_t pmu_private = 0;  // for the PMU's own use
 
+  // AUX sampling (PERF_SAMPLE_AUX with aux_sample_size): the group leader whose trace each sample
+  // carries (the kernel's event->aux_event). Set at open; cleared, with the event put into the
+  // ERROR state, when the leader goes away.
+  std::atomic<Event*> aux_event{nullptr};
+  // ITRACE_START was logged (the kernel's PERF_ATTACH_ITRACE, set by perf_event_itrace_started).
+  std::atomic<bool> itrace_started{false};
+
   // Engine lock: keeps `handler` alive until the event is freed.
   std::shared_ptr<OverflowHandler> handler_owner;
   // Engine lock: references held outside the descriptor (a BPF_MAP_TYPE_PERF_EVENT_ARRAY slot,

@@ -5,6 +5,11 @@
 
 #include <cstdint>
 
+namespace userperf::ring {
+class AuxRing;
+class OutputHandle;
+}  // namespace userperf::ring
+
 namespace userperf::core {
 
 struct Event;
@@ -32,6 +37,32 @@ class Pmu {
   virtual void period_changed(Event& event) { (void)event; }
   // The event is going away; release what event_init took.
   virtual void destroy(Event& event) { (void)event; }
+
+  // ---- AUX area (kernel-perf-spec §4, §5): PMUs that produce trace data override these. ----
+  // The kernel's pmu->setup_aux != NULL: the event's buffer may get an AUX area (else the AUX
+  // mmap fails with EOPNOTSUPP).
+  virtual bool has_aux() const { return false; }
+  // PERF_PMU_CAP_ITRACE: the engine logs PERF_RECORD_ITRACE_START before the event's first add().
+  virtual bool has_itrace() const { return false; }
+  // pmu->snapshot_aux != NULL: group members may sample the trace (PERF_SAMPLE_AUX).
+  virtual bool has_snapshot_aux() const { return false; }
+  // rb_alloc_aux -> setup_aux: the event's buffer got an AUX area (engine lock held). Returns 0 or
+  // a negative errno, with which the mmap then fails.
+  virtual int setup_aux(Event& event, ring::AuxRing& aux) {
+    (void)event;
+    (void)aux;
+    return 0;
+  }
+  // The AUX area goes away (its last munmap): stop writing into it (end any open handle). The
+  // engine then waits for a grace period before freeing it.
+  virtual void free_aux(Event& event) { (void)event; }
+  // pmu->snapshot_aux: copies the newest `size` bytes of the leader's trace into h and returns the
+  // bytes copied (the engine zero-fills the rest). Called with the area's byte lock held (or nested
+  // in its holder on the same thread), on the write path: SIGNAL-SAFE. The default copies the
+  // `size` bytes that end at the area's write position, which is right for every source that
+  // stores its trace through AuxOutput.
+  virtual std::uint64_t snapshot_aux(Event& leader, ring::AuxRing& aux, ring::OutputHandle& h,
+                                     std::uint64_t size);
 
   int type() const { return type_; }
 

@@ -62,6 +62,9 @@ struct SampleData {
   std::uint64_t raw_bytes = 0;     // 4 + raw->size, or 8 for the empty RAW field
   std::uint64_t stack_size = 0;    // bytes of user stack in the record (0: only the size field)
   std::uint64_t stack_dyn = 0;     // bytes actually copied
+  std::uint64_t aux_available = 0;  // trace bytes the group leader holds (set before prepare)
+  std::uint64_t aux_copy = 0;       // bytes of trace the sample carries
+  std::uint64_t aux_size = 0;       // the AUX size field: aux_copy rounded up to 8
   std::uint32_t size = 0;          // the whole record, header included
 };
 

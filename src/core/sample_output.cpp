@@ -1,10 +1,13 @@
 // SIGNAL-SAFE: see sample_output.hpp.
 #include "core/sample_output.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
+#include <optional>
 
 #include "abi/sample_layout.hpp"
+#include "core/aux_sample.hpp"
 #include "core/read_values.hpp"
 #include "core/stack_copy.hpp"
 #include "ring/ring_memory.hpp"
@@ -61,7 +64,7 @@ bool prepare_sample(const Event& event, SampleData& data) {
   if (type & PERF_SAMPLE_BRANCH_STACK) size += sizeof(std::uint64_t);  // no PMU supplies one
   if (type & PERF_SAMPLE_REGS_USER) size += regs_bytes(data.regs_user, event.attr.sample_regs_user);
   if (type & PERF_SAMPLE_REGS_INTR) size += regs_bytes(data.regs_intr, event.attr.sample_regs_intr);
-  if (type & PERF_SAMPLE_AUX) size += sizeof(std::uint64_t);  // no AUX data yet: size 0
+  if (type & PERF_SAMPLE_AUX) size += sizeof(std::uint64_t);  // the size field; data below
   if (size > abi::kMaxAlignedRecord) return false;
   if (type & PERF_SAMPLE_STACK_USER) {
     // perf_sample_ustack_size: no user regs, no dump; otherwise what still fits under 64 KiB.
@@ -82,6 +85,13 @@ bool prepare_sample(const Event& event, SampleData& data) {
   }
   if (type & PERF_SAMPLE_DATA_PAGE_SIZE) {
     if (data.data_page_size == 0 && data.addr != 0) data.data_page_size = ring::page_size();
+  }
+  if (type & PERF_SAMPLE_AUX) {
+    // What still fits under the 16-bit record size, rounded down to 8 (perf_prepare_sample).
+    const std::uint64_t room = size < 0xffff ? (0xffff - size) & ~std::uint64_t{7} : 0;
+    data.aux_copy = std::min<std::uint64_t>({event.attr.aux_sample_size, room, data.aux_available});
+    data.aux_size = abi::align8(data.aux_copy);
+    size += data.aux_size;
   }
   data.size = static_cast<std::uint32_t>(size);
   return true;
@@ -126,6 +136,12 @@ ring::OutputStatus output_begin(ring::OutputHandle& h, Event& event, std::uint32
 }
 
 int output_sample(Event& event, SampleData& data) {
+  // Holds the group leader's AUX area from sizing to copy (PERF_SAMPLE_AUX only).
+  std::optional<AuxSampleScope> aux;
+  if (event.attr.sample_type & PERF_SAMPLE_AUX) {
+    aux.emplace(event);
+    data.aux_available = aux->available();
+  }
   if (!prepare_sample(event, data)) {
     // Refused rather than truncated into a corrupt stream; counted so it is not a silent drop.
     event.lost_samples.fetch_add(1, std::memory_order_relaxed);
@@ -195,7 +211,7 @@ int output_sample(Event& event, SampleData& data) {
   if (type & PERF_SAMPLE_CGROUP) h.put(data.cgroup);
   if (type & PERF_SAMPLE_DATA_PAGE_SIZE) h.put(data.data_page_size);
   if (type & PERF_SAMPLE_CODE_PAGE_SIZE) h.put(data.code_page_size);
-  if (type & PERF_SAMPLE_AUX) h.put(std::uint64_t{0});
+  if (type & PERF_SAMPLE_AUX) aux->output(h, data.aux_copy, data.aux_size);
   if (!event.attr.watermark) h.count_sample(event.attr.wakeup_events);
   h.end();
   return 0;

@@ -1,6 +1,7 @@
 #include "pmu/builtin.hpp"
 
 #include "pmu/software_pmu.hpp"
+#include "pmu/test_aux_pmu.hpp"
 
 namespace userperf::pmu {
 
@@ -10,6 +11,7 @@ TestPmu& register_builtin_pmus(core::Engine& engine) {
   auto* test = new TestPmu();
   engine.register_pmu(*software, PERF_TYPE_SOFTWARE);
   engine.register_pmu(*test);
+  engine.register_pmu(*new TestAuxPmu(engine));
   return *test;
 }
 

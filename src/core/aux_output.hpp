@@ -1,0 +1,115 @@
+// The AUX write path, as PMU drivers see it (kernel-perf-spec §4.3):
+//
+// AuxOutput is the kernel's perf_output_handle for the AUX area: perf_aux_output_begin / _flag /
+// _skip / _end. end() publishes aux_head, writes PERF_RECORD_AUX{offset, size, flags} into the data
+// ring (not for OVERWRITE alone, as since 4.20), delivers the aux_watermark wakeup, and, when the
+// handle was TRUNCATED, disables the event. A normal-mode begin() on a full area disables the event
+// and wakes the consumer, which drains, moves aux_tail and re-enables.
+//
+// AuxStream is what userperf's software sources use on top of it: one long-lived handle per event,
+// begun when the event is scheduled in and ended when it is scheduled out, re-begun at each
+// watermark (so consumers see PERF_RECORD_AUX and wakeups as the trace grows) and when a
+// normal-mode area fills (re-reading aux_tail first; if the consumer has not made room, the handle
+// ends TRUNCATED and the event is disabled). Entries are never split across handles. Entries that
+// could not be stored are counted, and the next record carries PERF_AUX_FLAG_PARTIAL.
+//
+// SIGNAL-SAFE: begin/end/skip/flag/write and AuxStream::append/flush. AuxStream::start/stop run
+// under the engine lock (the PMU's add/del).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "core/event.hpp"
+#include "core/output_guard.hpp"
+#include "ring/aux_ring.hpp"
+
+namespace userperf::core {
+
+class AuxOutput {
+ public:
+  // perf_aux_output_begin. False when the event's buffer has no AUX area, another handle is active
+  // on it (AUX writers do not nest), or, normal mode, it has no free byte (the event is disabled
+  // and the consumer woken).
+  bool begin(Event& event);
+  bool active() const { return aux_ != nullptr; }
+  ring::AuxRing* aux() const { return aux_; }
+
+  // Where the next byte goes (free-running AUX position).
+  std::uint64_t head() const { return head_; }
+  // Normal mode: bytes this handle may still write. Overwrite mode: 0 (unbounded, as the kernel).
+  std::uint64_t size() const { return size_; }
+  // Overwrite mode: a driver that stores bytes itself reports its position (handle->head).
+  void set_head(std::uint64_t head);
+  // perf_aux_output_flag: TRUNCATED, PARTIAL, COLLISION and PMU format bits; OVERWRITE is refused
+  // (ignored), as the kernel's.
+  void flag(std::uint64_t flags);
+  std::uint64_t flags() const { return flags_; }
+  // perf_aux_output_skip: advances aux_head by n without a record; -ENOSPC when n > size().
+  int skip(std::uint64_t n);
+  // Stores len bytes at head() and advances it; normal mode: false (nothing stored) when
+  // len > size(). The caller holds the area's byte lock (ring::AuxRing::lock_bytes) when a sampler
+  // on another thread may copy from the area.
+  bool write(const void* src, std::size_t len);
+  // Two pieces as one store (an entry's header and payload), without a staging copy.
+  bool write2(const void* a, std::size_t alen, const void* b, std::size_t blen);
+  // Bytes written or skipped since begin() (what a software source passes to end()).
+  std::uint64_t written() const { return written_; }
+  // perf_aux_output_end with `size` new bytes (normal mode; ignored in overwrite mode, where the
+  // record's size is this too and its offset the handle's head).
+  void end(std::uint64_t size);
+
+ private:
+  Event* event_ = nullptr;
+  ring::AuxRing* aux_ = nullptr;
+  std::uint64_t head_ = 0;
+  std::uint64_t size_ = 0;
+  std::uint64_t wakeup_ = 0;  // handle->wakeup: aux position of the next watermark
+  std::uint64_t flags_ = 0;
+  std::uint64_t written_ = 0;
+};
+
+class AuxStream {
+ public:
+  enum class Append {
+    kOk,
+    kStopped,  // the event is not active, or its AUX area is not mapped
+    kNested,   // a signal handler interrupted this thread's own append
+    kBusy,     // another thread held the AUX area too long
+    kFull,     // normal mode: no room; the handle ended TRUNCATED and the event is disabled
+    kTooBig,   // the entry is larger than the whole area
+  };
+
+  AuxStream(Event& event, GracePeriod& grace) : event_(event), grace_(grace) {}
+  AuxStream(const AuxStream&) = delete;
+  AuxStream& operator=(const AuxStream&) = delete;
+
+  // The PMU's add(): begins a handle if the AUX area is mapped (else the first append does).
+  void start();
+  // The PMU's del(): ends the handle with what it holds.
+  void stop();
+  // The PMU's free_aux(): the area goes away; ends the handle on it. A running stream begins on a
+  // new area at its next append.
+  void release_area();
+  // Appends one entry of up to two pieces. SIGNAL-SAFE; one writer at a time per stream is not
+  // required (appends from several threads serialise on the byte lock).
+  Append append(const void* a, std::size_t alen, const void* b = nullptr, std::size_t blen = 0);
+  // Ends the handle and begins another: aux_head and a PERF_RECORD_AUX for what was written now.
+  void flush();
+  // Entries dropped since the stream was created.
+  std::uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
+
+ private:
+  bool ensure_handle();  // byte lock held
+  void end_handle();     // byte lock held
+
+  Event& event_;
+  GracePeriod& grace_;
+  AuxOutput handle_;
+  std::atomic<bool> running_{false};
+  std::atomic<bool> pending_partial_{false};
+  std::atomic<std::uint64_t> dropped_{0};
+};
+
+}  // namespace userperf::core

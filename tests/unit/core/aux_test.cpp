@@ -1,0 +1,339 @@
+// The AUX area (kernel-perf-spec §4) and AUX sampling (§5) through the C API, with the hand-driven
+// test_aux PMU as the trace source.
+#include <gtest/gtest.h>
+#include <poll.h>
+
+#include <cerrno>
+#include <cstring>
+#include <numeric>
+
+#include "support/aux_events.hpp"
+
+namespace userperf {
+namespace {
+
+using testing::aux_attr;
+using testing::aux_records;
+using testing::aux_write;
+using testing::MappedAux;
+using testing::MappedRing;
+using testing::page;
+
+struct Fd {
+  int fd;
+  explicit Fd(int f) : fd(f) {}
+  ~Fd() {
+    if (fd >= 0) userperf_close(fd);
+  }
+  operator int() const { return fd; }
+};
+
+// Words 1, 2, 3, ... : the trace the tests write, so any window can be checked exactly.
+void write_words(int fd, std::uint64_t first, std::uint64_t count) {
+  for (std::uint64_t w = first; w < first + count; ++w) {
+    ASSERT_EQ(aux_write(fd, &w, sizeof w), core::AuxStream::Append::kOk) << w;
+  }
+}
+
+void expect_words(const std::uint8_t* bytes, std::size_t len, std::uint64_t last) {
+  ASSERT_EQ(len % 8, 0u);
+  const std::size_t n = len / 8;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint64_t w;
+    std::memcpy(&w, bytes + 8 * i, 8);
+    ASSERT_EQ(w, last - (n - 1 - i)) << "word " << i << " of " << n;
+  }
+}
+
+TEST(AuxMmap, KernelErrorsForBadGeometry) {
+  perf_event_attr attr = aux_attr();
+  Fd fd(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  ASSERT_GE(fd, 0) << strerror(errno);
+  const std::size_t p = page();
+  // No data buffer yet.
+  EXPECT_EQ(userperf_mmap(nullptr, 4 * p, PROT_READ, MAP_SHARED, fd, 5 * p), MAP_FAILED);
+  EXPECT_EQ(errno, EINVAL);
+  MappedRing ring(fd, 4);
+  ASSERT_TRUE(ring.ok());
+  auto* ctl = ring.control();
+  // aux_offset / aux_size not written.
+  EXPECT_EQ(userperf_mmap(nullptr, 4 * p, PROT_READ, MAP_SHARED, fd, 5 * p), MAP_FAILED);
+  EXPECT_EQ(errno, EINVAL);
+  // Overlapping the data area.
+  ctl->aux_offset = 4 * p;
+  ctl->aux_size = 4 * p;
+  EXPECT_EQ(userperf_mmap(nullptr, 4 * p, PROT_READ, MAP_SHARED, fd, 4 * p), MAP_FAILED);
+  EXPECT_EQ(errno, EINVAL);
+  // Mapped at another offset than aux_offset.
+  ctl->aux_offset = 5 * p;
+  EXPECT_EQ(userperf_mmap(nullptr, 4 * p, PROT_READ, MAP_SHARED, fd, 6 * p), MAP_FAILED);
+  EXPECT_EQ(errno, EINVAL);
+  // Length other than aux_size.
+  EXPECT_EQ(userperf_mmap(nullptr, 2 * p, PROT_READ, MAP_SHARED, fd, 5 * p), MAP_FAILED);
+  EXPECT_EQ(errno, EINVAL);
+  // Not a power of two.
+  ctl->aux_size = 3 * p;
+  EXPECT_EQ(userperf_mmap(nullptr, 3 * p, PROT_READ, MAP_SHARED, fd, 5 * p), MAP_FAILED);
+  EXPECT_EQ(errno, EINVAL);
+  // MAP_PRIVATE.
+  ctl->aux_size = 4 * p;
+  EXPECT_EQ(userperf_mmap(nullptr, 4 * p, PROT_READ, MAP_PRIVATE, fd, 5 * p), MAP_FAILED);
+  EXPECT_EQ(errno, EINVAL);
+  // Valid: mapped; again with the same geometry: another reference; another size: EINVAL.
+  void* a = userperf_mmap(nullptr, 4 * p, PROT_READ, MAP_SHARED, fd, 5 * p);
+  ASSERT_NE(a, MAP_FAILED) << strerror(errno);
+  void* b = userperf_mmap(nullptr, 4 * p, PROT_READ, MAP_SHARED, fd, 5 * p);
+  ASSERT_NE(b, MAP_FAILED) << strerror(errno);
+  ctl->aux_size = 8 * p;
+  EXPECT_EQ(userperf_mmap(nullptr, 8 * p, PROT_READ, MAP_SHARED, fd, 5 * p), MAP_FAILED);
+  EXPECT_EQ(errno, EINVAL);
+  EXPECT_GE(userperf_event_aux_fd(fd), 0);
+  EXPECT_EQ(userperf_munmap(a, 4 * p), 0);
+  EXPECT_EQ(userperf_munmap(b, 4 * p), 0);
+  EXPECT_EQ(userperf_event_aux_fd(fd), -1) << "the last unmap frees the area";
+  EXPECT_EQ(errno, EINVAL);
+}
+
+TEST(AuxMmap, PmuWithoutAuxIsEopnotsupp) {
+  perf_event_attr attr = testing::test_attr(PERF_SAMPLE_IP);
+  Fd fd(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  ASSERT_GE(fd, 0);
+  MappedAux m(fd, 4, 4, true);
+  EXPECT_FALSE(m.ok());
+  EXPECT_EQ(m.map_errno, EOPNOTSUPP);
+}
+
+TEST(AuxOverwrite, WrapsAndTheSnapshotIsTheNewestBytesExactly) {
+  perf_event_attr attr = aux_attr();
+  Fd fd(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  ASSERT_GE(fd, 0);
+  MappedAux m(fd, 4, 2, /*overwrite=*/true);
+  ASSERT_TRUE(m.ok()) << strerror(m.map_errno);
+  ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+  const std::uint64_t words = 3 * m.aux_length / 8 + 5;  // wraps three times and a bit
+  write_words(fd, 1, words);
+  // The consumer's view while tracing runs: aux_head follows the writes.
+  EXPECT_EQ(m.aux_head(), words * 8);
+  std::vector<std::uint8_t> newest(4096);
+  std::uint64_t head = 0;
+  ASSERT_EQ(ring::copy_newest_aux(m.view(), newest.data(), newest.size(), &head), 4096u);
+  EXPECT_EQ(head, words * 8);
+  expect_words(newest.data(), newest.size(), words);
+  // The snapshot protocol: disable, copy, re-enable.
+  std::vector<std::uint8_t> snap(3 * m.aux_length);
+  const ssize_t n = userperf_aux_snapshot(fd, snap.data(), snap.size(), &head);
+  ASSERT_EQ(n, static_cast<ssize_t>(m.aux_length)) << "at most the area";
+  expect_words(snap.data(), static_cast<std::size_t>(n), words);
+  // Re-enabled: tracing goes on.
+  write_words(fd, words + 1, 1);
+  EXPECT_EQ(m.aux_head(), (words + 1) * 8);
+  // Overwrite mode: only records with more than OVERWRITE, or with data, are written; the
+  // disable ended a handle holding data, so one record says OVERWRITE with its size.
+  const auto recs = aux_records(m.ring.drain());
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(recs[0].flags, std::uint64_t{PERF_AUX_FLAG_OVERWRITE});
+  EXPECT_EQ(recs[0].offset, words * 8);
+  EXPECT_EQ(recs[0].size, words * 8);
+}
+
+TEST(AuxOverwrite, NoRecordForAnEmptyHandle) {
+  perf_event_attr attr = aux_attr();
+  Fd fd(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  MappedAux m(fd, 4, 2, true);
+  ASSERT_TRUE(m.ok());
+  ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+  ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+  EXPECT_TRUE(aux_records(m.ring.drain()).empty()) << "OVERWRITE-only records are suppressed";
+}
+
+TEST(AuxNormal, RecordsAtWatermarksAndTruncationDisablesTheEvent) {
+  perf_event_attr attr = aux_attr();
+  attr.aux_watermark = 4096;
+  Fd fd(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  MappedAux m(fd, 8, 4, /*overwrite=*/false);  // 16 KiB
+  ASSERT_TRUE(m.ok()) << strerror(m.map_errno);
+  ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+  pollfd p{fd, POLLIN, 0};
+  ASSERT_EQ(userperf_poll(&p, 1, 0), 0) << "no wakeup before any data";
+  write_words(fd, 1, 4096 / 8 - 1);
+  EXPECT_EQ(userperf_poll(&p, 1, 0), 0) << "below the watermark";
+  write_words(fd, 4096 / 8, 1);
+  ASSERT_EQ(userperf_poll(&p, 1, 0), 1) << "the watermark was crossed";
+  EXPECT_TRUE(p.revents & POLLIN);
+  auto recs = aux_records(m.ring.drain());
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(recs[0].offset, 0u);
+  EXPECT_EQ(recs[0].size, 4096u);
+  EXPECT_EQ(recs[0].flags, 0u);
+  EXPECT_EQ(m.aux_head(), 4096u);
+  // Fill without draining: the area takes 16 KiB - 1 byte; the next entry finds no room.
+  std::uint64_t w = 4096 / 8 + 1;
+  core::AuxStream::Append r = core::AuxStream::Append::kOk;
+  for (; w < 10000 && r == core::AuxStream::Append::kOk; ++w) r = aux_write(fd, &w, 8);
+  EXPECT_EQ(r, core::AuxStream::Append::kFull);
+  EXPECT_EQ(w - 1, m.aux_length / 8) << "the last 8 bytes did not fit under the 1-byte gap";
+  recs = aux_records(m.ring.drain());
+  ASSERT_FALSE(recs.empty());
+  EXPECT_EQ(recs.back().flags, std::uint64_t{PERF_AUX_FLAG_TRUNCATED});
+  EXPECT_EQ(aux_write(fd, &w, 8), core::AuxStream::Append::kStopped) << "disabled";
+  // Drain (aux_tail) and re-enable: tracing resumes where it stopped.
+  std::vector<std::uint8_t> buf(m.aux_length);
+  const std::uint64_t got = ring::consume_aux(m.view(), m.ring.control(), buf.data(), buf.size());
+  EXPECT_EQ(got, m.aux_length - 8);
+  expect_words(buf.data(), got, m.aux_length / 8 - 1);
+  ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+  EXPECT_EQ(aux_write(fd, &w, 8), core::AuxStream::Append::kOk);
+}
+
+TEST(AuxNormal, ItraceStartPrecedesTheTrace) {
+  perf_event_attr attr = aux_attr();
+  Fd fd(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  MappedAux m(fd, 4, 2, true);
+  ASSERT_TRUE(m.ok());
+  ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+  ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+  ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+  const auto recs = m.ring.drain();
+  int itrace = 0;
+  for (const auto& r : recs) {
+    if (testing::record_type(r) != PERF_RECORD_ITRACE_START) continue;
+    ++itrace;
+    EXPECT_EQ(testing::field_at<std::uint32_t>(r, 8), static_cast<std::uint32_t>(getpid()));
+    EXPECT_EQ(testing::field_at<std::uint32_t>(r, 12), static_cast<std::uint32_t>(gettid()));
+  }
+  EXPECT_EQ(itrace, 1) << "once, when tracing first starts";
+}
+
+// ---- AUX sampling ------------------------------------------------------------------------------
+
+struct AuxGroup {
+  Fd leader;
+  Fd sampler;
+  MappedAux leader_maps;
+  MappedRing sampler_ring;
+
+  AuxGroup(std::uint32_t aux_sample_size, std::size_t aux_pages, std::uint64_t sample_type)
+      : leader(open_leader()),
+        sampler(open_sampler(leader, aux_sample_size, sample_type)),
+        leader_maps(leader, 4, aux_pages, true),
+        sampler_ring(sampler, 64) {}
+  static int open_leader() {
+    perf_event_attr attr = aux_attr();
+    return userperf_perf_event_open(&attr, 0, -1, -1, 0);
+  }
+  static int open_sampler(int leader, std::uint32_t size, std::uint64_t sample_type) {
+    perf_event_attr attr = testing::test_attr(sample_type | PERF_SAMPLE_AUX);
+    attr.aux_sample_size = size;
+    return userperf_perf_event_open(&attr, 0, -1, leader, 0);
+  }
+  // The AUX field of the newest sample: its size field and bytes.
+  std::vector<std::uint8_t> sample_aux(std::size_t offset_of_aux = 8) {
+    const auto recs = sampler_ring.drain();
+    std::vector<std::uint8_t> out;
+    for (const auto& r : recs) {
+      if (testing::record_type(r) != PERF_RECORD_SAMPLE) continue;
+      const auto size = testing::field_at<std::uint64_t>(r, offset_of_aux);
+      EXPECT_EQ(r.size(), offset_of_aux + 8 + size) << "the record ends with the AUX data";
+      out.assign(r.begin() + static_cast<long>(offset_of_aux + 8), r.end());
+    }
+    return out;
+  }
+};
+
+TEST(AuxSample, CarriesTheNewestBytesOfTheLeadersTrace) {
+  AuxGroup g(1024, 2, 0);
+  ASSERT_GE(g.sampler, 0) << strerror(errno);
+  ASSERT_TRUE(g.leader_maps.ok());
+  ASSERT_EQ(userperf_ioctl(g.leader, PERF_EVENT_IOC_ENABLE, 0), 0);
+  write_words(g.leader, 1, 5000);  // wraps the 8 KiB area
+  ASSERT_EQ(testing::fire(g.sampler, 1), 1u);
+  const auto aux = g.sample_aux();
+  ASSERT_EQ(aux.size(), 1024u);
+  expect_words(aux.data(), aux.size(), 5000);
+}
+
+TEST(AuxSample, FewerBytesThanAskedArePaddedTo8) {
+  AuxGroup g(1024, 2, 0);
+  ASSERT_EQ(userperf_ioctl(g.leader, PERF_EVENT_IOC_ENABLE, 0), 0);
+  const char text[13] = "hello, trace";
+  ASSERT_EQ(aux_write(g.leader, text, 13), core::AuxStream::Append::kOk);
+  ASSERT_EQ(testing::fire(g.sampler, 1), 1u);
+  const auto aux = g.sample_aux();
+  ASSERT_EQ(aux.size(), 16u);
+  EXPECT_EQ(std::memcmp(aux.data(), text, 13), 0);
+  EXPECT_EQ(aux[13] | aux[14] | aux[15], 0) << "zero padding";
+}
+
+TEST(AuxSample, StopsAtTheSixteenBitRecordLimit) {
+  AuxGroup g(200000, 32, PERF_SAMPLE_IP | PERF_SAMPLE_TID);  // 128 KiB area
+  ASSERT_GE(g.sampler, 0);
+  ASSERT_EQ(userperf_ioctl(g.leader, PERF_EVENT_IOC_ENABLE, 0), 0);
+  write_words(g.leader, 1, 128 * 1024 / 8);
+  ASSERT_EQ(testing::fire(g.sampler, 1), 1u);
+  const auto recs = g.sampler_ring.drain();
+  ASSERT_EQ(recs.size(), 1u);
+  const std::size_t fixed = 8 + 8 + 8 + 8;  // header, ip, pid/tid, aux size
+  const auto size = testing::field_at<std::uint64_t>(recs[0], 24);
+  EXPECT_EQ(size, (0xffffu - fixed) & ~7u);
+  EXPECT_LE(recs[0].size(), 0xffffu);
+  EXPECT_EQ(recs[0].size(), fixed + size);
+  expect_words(recs[0].data() + fixed, size, 128 * 1024 / 8);
+}
+
+TEST(AuxSample, ZeroWhenTheLeaderIsNotActive) {
+  AuxGroup g(512, 2, 0);
+  ASSERT_EQ(userperf_ioctl(g.leader, PERF_EVENT_IOC_ENABLE, 0), 0);
+  write_words(g.leader, 1, 100);
+  ASSERT_EQ(userperf_ioctl(g.leader, PERF_EVENT_IOC_DISABLE, 0), 0);
+  // A disabled leader takes its group down; enable the sampler alone to see what it writes.
+  core::Event* sampler = core::Engine::instance().event(g.sampler);
+  ASSERT_NE(sampler, nullptr);
+  sampler->state.store(core::EventState::kActive);
+  core::SampleData data;
+  data.period = 1;
+  core::Engine::instance().overflow(*sampler, data);
+  sampler->state.store(core::EventState::kInactive);
+  const auto aux = g.sample_aux();
+  EXPECT_TRUE(aux.empty()) << "size 0, no bytes";
+}
+
+TEST(AuxSample, SizeZeroAskedGivesAnEmptyField) {
+  AuxGroup g(0, 2, 0);
+  ASSERT_GE(g.sampler, 0) << "PERF_SAMPLE_AUX without aux_sample_size is accepted";
+  ASSERT_EQ(userperf_ioctl(g.leader, PERF_EVENT_IOC_ENABLE, 0), 0);
+  write_words(g.leader, 1, 10);
+  ASSERT_EQ(testing::fire(g.sampler, 1), 1u);
+  EXPECT_TRUE(g.sample_aux().empty());
+}
+
+TEST(AuxSample, OpenErrorsAsTheKernel) {
+  perf_event_attr attr = testing::test_attr(PERF_SAMPLE_AUX);
+  attr.aux_sample_size = 64;
+  EXPECT_EQ(userperf_perf_event_open(&attr, 0, -1, -1, 0), -1) << "no group leader";
+  EXPECT_EQ(errno, EINVAL);
+  perf_event_attr plain = testing::test_attr(PERF_SAMPLE_IP);
+  Fd not_aux(userperf_perf_event_open(&plain, 0, -1, -1, 0));
+  EXPECT_EQ(userperf_perf_event_open(&attr, 0, -1, not_aux, 0), -1) << "leader without AUX";
+  EXPECT_EQ(errno, EINVAL);
+  perf_event_attr lattr = aux_attr();
+  Fd leader(userperf_perf_event_open(&lattr, 0, -1, -1, 0));
+  attr.aux_output = 1;
+  EXPECT_EQ(userperf_perf_event_open(&attr, 0, -1, leader, 0), -1)
+      << "aux_output: the test PMU lacks PERF_PMU_CAP_AUX_OUTPUT";
+  EXPECT_EQ(errno, EOPNOTSUPP);
+  attr.aux_output = 0;
+  Fd ok(userperf_perf_event_open(&attr, 0, -1, leader, 0));
+  EXPECT_GE(ok, 0) << strerror(errno);
+}
+
+TEST(AuxSample, SamplerGoesIntoErrorWhenTheLeaderCloses) {
+  const int leader = AuxGroup::open_leader();
+  Fd sampler(AuxGroup::open_sampler(leader, 64, 0));
+  ASSERT_GE(sampler, 0);
+  ASSERT_EQ(userperf_close(leader), 0);
+  std::uint64_t value = 0;
+  EXPECT_EQ(userperf_read(sampler, &value, sizeof value), 0) << "an ERROR event reads EOF";
+}
+
+}  // namespace
+}  // namespace userperf
