@@ -1,6 +1,9 @@
 #include "pmu/builtin.hpp"
 
+#include "pmu/calltrace_pmu.hpp"
+#include "pmu/log_pmu.hpp"
 #include "pmu/software_pmu.hpp"
+#include "pmu/synthetic_pmu.hpp"
 #include "pmu/test_aux_pmu.hpp"
 
 namespace userperf::pmu {
@@ -12,6 +15,9 @@ TestPmu& register_builtin_pmus(core::Engine& engine) {
   engine.register_pmu(*software, PERF_TYPE_SOFTWARE);
   engine.register_pmu(*test);
   engine.register_pmu(*new TestAuxPmu(engine));
+  engine.register_pmu(*new SyntheticPmu(engine));
+  engine.register_pmu(*new CalltracePmu(engine));
+  engine.register_pmu(*new LogPmu(engine));
   return *test;
 }
 

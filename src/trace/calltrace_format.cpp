@@ -1,0 +1,226 @@
+#include "trace/calltrace_format.hpp"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+
+#include "trace/text.hpp"
+#include "trace/words.hpp"
+
+namespace userperf::trace {
+
+namespace {
+
+constexpr std::uint64_t kTagSync = 3;
+constexpr std::uint64_t kTagEvent = 1;
+constexpr std::uint64_t kTagContinuation = 2;
+constexpr unsigned kTagShift = 62;
+constexpr std::uint64_t kAddressMask = (std::uint64_t{1} << 48) - 1;
+constexpr std::uint64_t kTimeMask = (std::uint64_t{1} << 62) - 1;
+constexpr std::uint64_t kExitBit = std::uint64_t{1} << 61;
+constexpr std::uint64_t kContinuedBit = std::uint64_t{1} << 60;
+constexpr unsigned kDeltaShift = 48;
+constexpr unsigned kLowDeltaBits = 12;
+constexpr unsigned kHighDeltaBits = 14;
+constexpr std::uint64_t kLowDeltaLimit = std::uint64_t{1} << kLowDeltaBits;
+constexpr std::uint64_t kDeltaLimit = std::uint64_t{1} << (kLowDeltaBits + kHighDeltaBits);
+
+std::uint64_t tag_of(std::uint64_t unit) {
+  return unit >> kTagShift;
+}
+
+bool fail(DecodeError& error, std::uint64_t offset, const char* message) {
+  error.offset = offset;
+  error.message = message;
+  return false;
+}
+
+}  // namespace
+
+CallEntry CalltraceEncoder::encode(bool exit, std::uint64_t function, std::uint64_t call_site,
+                                   std::uint64_t now) const {
+  CallEntry e;
+  // An exit's call site is its enter's: leaving it out keeps exits to one unit.
+  const std::uint64_t site = exit ? 0 : call_site & kAddressMask;
+  // An event without a call site whose delta outgrew 12 bits takes a SYNC rather than a
+  // continuation: the same 16 bytes, and the events after it fit in one unit again.
+  const bool sync = !synced_ || now < sync_time_ || now - sync_time_ >= kDeltaLimit ||
+                    since_sync_ >= kSyncInterval ||
+                    (site == 0 && now - sync_time_ >= kLowDeltaLimit);
+  const std::uint64_t base = sync ? now : sync_time_;
+  const std::uint64_t delta = now - base;
+  const bool continued = site != 0 || delta >= kLowDeltaLimit;
+  std::size_t n = 0;
+  if (sync) {
+    e.units[n++] = (kTagSync << kTagShift) | (now & kTimeMask);
+    e.has_sync = true;
+    e.sync_time = now;
+  }
+  e.units[n++] = (kTagEvent << kTagShift) | (exit ? kExitBit : 0) |
+                 (continued ? kContinuedBit : 0) | ((delta & (kLowDeltaLimit - 1)) << kDeltaShift) |
+                 (function & kAddressMask);
+  if (continued) {
+    e.units[n++] =
+        (kTagContinuation << kTagShift) | ((delta >> kLowDeltaBits) << kDeltaShift) | site;
+  }
+  e.bytes = n * kUnitBytes;
+  return e;
+}
+
+void CalltraceEncoder::commit(const CallEntry& entry) {
+  if (entry.has_sync) {
+    synced_ = true;
+    sync_time_ = entry.sync_time;
+    since_sync_ = 0;
+  }
+  since_sync_ += entry.bytes;
+}
+
+bool decode_calltrace(std::span<const std::uint8_t> bytes, std::vector<CallEvent>& out,
+                      DecodeError& error, std::uint64_t* skipped) {
+  const std::size_t whole = bytes.size() - bytes.size() % kUnitBytes;
+  bool started = false;  // an entry start was seen: from then on every unit must fit
+  bool synced = false;
+  std::uint64_t sync_time = 0;
+  if (skipped != nullptr) *skipped = 0;
+  for (std::size_t off = 0; off < whole; off += kUnitBytes) {
+    const std::uint64_t unit = load_unit(bytes, off);
+    if (unit == 0) continue;
+    switch (tag_of(unit)) {
+      case kTagSync:
+        started = synced = true;
+        sync_time = unit & kTimeMask;
+        break;
+      case kTagContinuation:
+        if (started) return fail(error, off, "continuation unit without an event");
+        if (skipped != nullptr) *skipped = off + kUnitBytes;
+        break;
+      case kTagEvent: {
+        started = true;
+        CallEvent ev;
+        ev.exit = (unit & kExitBit) != 0;
+        ev.function = unit & kAddressMask;
+        ev.offset = off;
+        std::uint64_t delta = (unit >> kDeltaShift) & (kLowDeltaLimit - 1);
+        if (unit & kContinuedBit) {
+          if (off + kUnitBytes >= whole)
+            return fail(error, off, "event cut off at its continuation");
+          const std::uint64_t next = load_unit(bytes, off + kUnitBytes);
+          if (tag_of(next) != kTagContinuation) {
+            return fail(error, off + kUnitBytes, "event without its continuation unit");
+          }
+          off += kUnitBytes;
+          ev.call_site = next & kAddressMask;
+          delta |= ((next >> kDeltaShift) & ((std::uint64_t{1} << kHighDeltaBits) - 1))
+                   << kLowDeltaBits;
+        }
+        ev.timed = synced;
+        ev.time = synced ? sync_time + delta : delta;
+        out.push_back(ev);
+        break;
+      }
+      default:
+        return fail(error, off, "unit with tag 00 is not padding");
+    }
+  }
+  if (whole != bytes.size()) return fail(error, whole, "window is not a multiple of 8 bytes");
+  return true;
+}
+
+std::vector<CallEvent> call_stack_after(std::span<const CallEvent> events) {
+  std::vector<CallEvent> stack;
+  for (const CallEvent& ev : events) {
+    if (!ev.exit) {
+      stack.push_back(ev);
+      continue;
+    }
+    const auto frame = std::find_if(stack.rbegin(), stack.rend(),
+                                    [&](const CallEvent& f) { return f.function == ev.function; });
+    if (frame != stack.rend()) stack.erase(std::prev(frame.base()), stack.end());
+  }
+  return stack;
+}
+
+namespace {
+
+class CalltraceDecoder final : public AuxDecoder {
+ public:
+  const char* format() const override { return "calltrace"; }
+
+  bool decode(std::span<const std::uint8_t> bytes, std::string_view indent, std::string& out,
+              DecodeError& error) const override {
+    std::vector<CallEvent> events;
+    std::uint64_t skipped = 0;
+    const bool ok = decode_calltrace(bytes, events, error, &skipped);
+    char line[128];
+    std::snprintf(line, sizeof line,
+                  "calltrace: %zu events in %zu bytes (%" PRIu64 " bytes before the first entry)",
+                  events.size(), bytes.size(), skipped);
+    out.append(indent);
+    out += line;
+    out += '\n';
+    list_calls(events, indent, out);
+    list_stack(call_stack_after(events), indent, out);
+    return ok;
+  }
+
+ private:
+  void append_event(const CallEvent& ev, std::string& out) const {
+    append_address(out, ev.function, symbolize_, symbolize_context_);
+    if (ev.call_site != 0) {
+      out += "  from ";
+      append_address(out, ev.call_site, symbolize_, symbolize_context_);
+    }
+  }
+
+  // One line per event, indented by call depth (calls entered before the window make the depth
+  // start above 0: the lowest depth reached is the left margin).
+  void list_calls(const std::vector<CallEvent>& events, std::string_view indent,
+                  std::string& out) const {
+    long depth = 0;
+    long lowest = 0;
+    for (const CallEvent& ev : events) {
+      if (ev.exit)
+        lowest = std::min(lowest, --depth);
+      else
+        ++depth;
+    }
+    depth = -lowest;
+    for (const CallEvent& ev : events) {
+      if (ev.exit) --depth;
+      out.append(indent);
+      out += "  ";
+      if (ev.timed)
+        append_time(out, ev.time);
+      else
+        out += "?";
+      out.append(static_cast<std::size_t>(1 + 2 * std::min(depth, 64L)), ' ');
+      out += ev.exit ? "<- " : "-> ";
+      append_event(ev, out);
+      out += '\n';
+      if (!ev.exit) ++depth;
+    }
+  }
+
+  void list_stack(const std::vector<CallEvent>& stack, std::string_view indent,
+                  std::string& out) const {
+    out.append(indent);
+    out += "call stack at the end (innermost first):";
+    if (stack.empty()) out += " empty";
+    out += '\n';
+    for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
+      out.append(indent);
+      out += "  ";
+      append_event(*it, out);
+      out += '\n';
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<AuxDecoder> make_calltrace_decoder() {
+  return std::make_unique<CalltraceDecoder>();
+}
+
+}  // namespace userperf::trace

@@ -1,0 +1,80 @@
+// The calltrace format: one thread's function entries and exits, in 8-byte little-endian units.
+// The top two bits of every unit say what it is, so a window that starts anywhere (mid-stream, at
+// an entry's second unit) resynchronises at its first event or sync unit:
+//
+//   00  padding: the whole unit is zero (any other unit with tag 00 is corrupt)
+//   11  SYNC          bits 61..0  timestamp, ns (the event's clock: CLOCK_MONOTONIC by default)
+//   01  EVENT         bit 61      1 = exit, 0 = enter
+//                     bit 60      1 = a CONTINUATION unit follows
+//                     bits 59..48 time since the last SYNC, low 12 bits
+//                     bits 47..0  function address
+//   10  CONTINUATION  bits 61..48 time since the last SYNC, bits 25..12
+//                     bits 47..0  call site (0 = unknown)
+//
+// An event's time is the last SYNC's timestamp plus its delta. The encoder writes a SYNC before an
+// event when the stream has none yet (or lost one), when the delta no longer fits in 26 bits (12
+// for an event without a call site, which would otherwise need a continuation unit), and every
+// kSyncInterval bytes, so that a short window holds one. Enters with a call site take 16
+// bytes, exits (whose call site is the enter's) and enters without one 8, plus a SYNC now and then.
+// Addresses are 48-bit (user space on x86-64 and arm64).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "trace/aux_decoder.hpp"
+
+namespace userperf::trace {
+
+struct CallEvent {
+  bool exit = false;
+  std::uint64_t function = 0;
+  std::uint64_t call_site = 0;  // 0 when unknown (exits, enters without one)
+  std::uint64_t time = 0;       // ns; valid when `timed`
+  bool timed = false;           // false before the window's first SYNC
+  std::uint64_t offset = 0;     // byte offset of the event's first unit in the window
+};
+
+// One entry as the source stores it: up to three units, never split.
+struct CallEntry {
+  std::uint64_t units[3] = {};
+  std::size_t bytes = 0;
+  bool has_sync = false;
+  std::uint64_t sync_time = 0;
+};
+
+class CalltraceEncoder {
+ public:
+  static constexpr std::uint64_t kSyncInterval = 512;  // bytes between SYNC units, at most
+
+  // The entry for one event at time `now`. The encoder's state moves only on commit(), called
+  // once the entry is stored; an entry that was dropped is simply not committed.
+  CallEntry encode(bool exit, std::uint64_t function, std::uint64_t call_site,
+                   std::uint64_t now) const;
+  void commit(const CallEntry& entry);
+  // The next entry starts with a SYNC (after a gap in the stream).
+  void reset() { synced_ = false; }
+
+ private:
+  bool synced_ = false;
+  std::uint64_t sync_time_ = 0;
+  std::uint64_t since_sync_ = 0;  // bytes written since the last SYNC
+};
+
+// Decodes a window into events. False with `error` at the first corrupt unit (events before it
+// stay in `out`). Leading units up to the first EVENT or SYNC that cannot start an entry (the tail
+// of an entry cut by the window) are skipped; `skipped` (when given) gets their byte count.
+bool decode_calltrace(std::span<const std::uint8_t> bytes, std::vector<CallEvent>& out,
+                      DecodeError& error, std::uint64_t* skipped = nullptr);
+
+// The call stack after `events` (outermost first): enters push, an exit pops up to its function's
+// frame (frames above it lost their exit, as after longjmp); exits of calls entered before the
+// window are ignored.
+std::vector<CallEvent> call_stack_after(std::span<const CallEvent> events);
+
+std::unique_ptr<AuxDecoder> make_calltrace_decoder();
+
+}  // namespace userperf::trace
