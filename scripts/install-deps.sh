@@ -9,6 +9,7 @@ packages=(
   clang-format
   libcli11-dev
   libbpf-dev libelf-dev zlib1g-dev clang llvm
+  linux-perf
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,240 @@
+#include "perfdata/features.hpp"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "perfdata/byte_cursor.hpp"
+#include "perfdata/format.hpp"
+
+namespace userperf::perfdata {
+
+namespace {
+
+void put_u32(std::vector<std::uint8_t>& out, std::uint32_t value) {
+  const auto* bytes = reinterpret_cast<const std::uint8_t*>(&value);
+  out.insert(out.end(), bytes, bytes + sizeof value);
+}
+
+// perf's do_write_string: the length counts the NUL and the padding to kStringAlign.
+void put_string(std::vector<std::uint8_t>& out, const std::string& text) {
+  const std::uint32_t len = (text.size() + 1 + kStringAlign - 1) / kStringAlign * kStringAlign;
+  put_u32(out, len);
+  out.insert(out.end(), text.begin(), text.end());
+  out.insert(out.end(), len - text.size(), 0);
+}
+
+std::vector<std::uint8_t> string_body(const std::string& text) {
+  std::vector<std::uint8_t> out;
+  put_string(out, text);
+  return out;
+}
+
+bool body_error(Error& error, int feature, std::uint64_t offset, const char* what) {
+  error.code = EINVAL;
+  error.message = std::string("feature ") + feature_name(feature) + ": " + what + " at offset " +
+                  std::to_string(offset);
+  return false;
+}
+
+// Entry counts are bounded by the bytes left, so a corrupt count cannot make a huge allocation.
+bool count_fits(const ByteCursor& in, std::uint32_t count, std::size_t min_entry_size) {
+  return count <= in.remaining() / min_entry_size;
+}
+
+}  // namespace
+
+const char* feature_name(int feature) {
+  static constexpr const char* kNames[] = {
+      "RESERVED",        "TRACING_DATA", "BUILD_ID",     "HOSTNAME",     "OSRELEASE",
+      "VERSION",         "ARCH",         "NRCPUS",       "CPUDESC",      "CPUID",
+      "TOTAL_MEM",       "CMDLINE",      "EVENT_DESC",   "CPU_TOPOLOGY", "NUMA_TOPOLOGY",
+      "BRANCH_STACK",    "PMU_MAPPINGS", "GROUP_DESC",   "AUXTRACE",     "STAT",
+      "CACHE",           "SAMPLE_TIME",  "MEM_TOPOLOGY", "CLOCKID",      "DIR_FORMAT",
+      "BPF_PROG_INFO",   "BPF_BTF",      "COMPRESSED",   "CPU_PMU_CAPS", "CLOCK_DATA",
+      "HYBRID_TOPOLOGY", "PMU_CAPS"};
+  if (feature < 0 || feature >= static_cast<int>(std::size(kNames))) return nullptr;
+  return kNames[feature];
+}
+
+Features Features::of_this_host() {
+  Features f;
+  utsname uts{};
+  if (uname(&uts) == 0) {
+    f.hostname = uts.nodename;
+    f.osrelease = uts.release;
+    f.arch = uts.machine;
+  }
+  const long configured = sysconf(_SC_NPROCESSORS_CONF);
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  f.nrcpus = NrCpus{static_cast<std::uint32_t>(configured > 0 ? configured : 1),
+                    static_cast<std::uint32_t>(online > 0 ? online : 1)};
+  f.version = "userperf 0.1.0";
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::string> args;
+  for (std::size_t pos = 0; pos < all.size();) {
+    const std::size_t end = all.find('\0', pos);
+    args.push_back(all.substr(pos, end - pos));
+    if (end == std::string::npos) break;
+    pos = end + 1;
+  }
+  f.cmdline = std::move(args);
+  return f;
+}
+
+const std::string* Features::pmu_name(std::uint32_t type) const {
+  if (!pmu_mappings) return nullptr;
+  for (const PmuMapping& m : *pmu_mappings) {
+    if (m.type == type) return &m.name;
+  }
+  return nullptr;
+}
+
+const GroupDesc* Features::group_of(std::uint32_t index) const {
+  if (!groups) return nullptr;
+  for (const GroupDesc& g : *groups) {
+    if (index >= g.leader && index - g.leader < g.members) return &g;
+  }
+  return nullptr;
+}
+
+std::vector<FeatureBody> encode_features(const Features& f) {
+  std::vector<FeatureBody> out;
+  auto add_string = [&](int feature, const std::optional<std::string>& value) {
+    if (value) out.push_back({feature, string_body(*value)});
+  };
+  add_string(kFeatHostname, f.hostname);
+  add_string(kFeatOsRelease, f.osrelease);
+  add_string(kFeatVersion, f.version);
+  add_string(kFeatArch, f.arch);
+  if (f.nrcpus) {
+    FeatureBody body{kFeatNrCpus, {}};
+    put_u32(body.bytes, f.nrcpus->available);
+    put_u32(body.bytes, f.nrcpus->online);
+    out.push_back(std::move(body));
+  }
+  if (f.cmdline) {
+    FeatureBody body{kFeatCmdline, {}};
+    put_u32(body.bytes, static_cast<std::uint32_t>(f.cmdline->size()));
+    for (const std::string& arg : *f.cmdline) put_string(body.bytes, arg);
+    out.push_back(std::move(body));
+  }
+  if (f.pmu_mappings) {
+    FeatureBody body{kFeatPmuMappings, {}};
+    put_u32(body.bytes, static_cast<std::uint32_t>(f.pmu_mappings->size()));
+    for (const PmuMapping& m : *f.pmu_mappings) {
+      put_u32(body.bytes, m.type);
+      put_string(body.bytes, m.name);
+    }
+    out.push_back(std::move(body));
+  }
+  if (f.groups) {
+    FeatureBody body{kFeatGroupDesc, {}};
+    put_u32(body.bytes, static_cast<std::uint32_t>(f.groups->size()));
+    for (const GroupDesc& g : *f.groups) {
+      put_string(body.bytes, g.name);
+      put_u32(body.bytes, g.leader);
+      put_u32(body.bytes, g.members);
+    }
+    out.push_back(std::move(body));
+  }
+  return out;
+}
+
+bool decode_feature(int feature, std::span<const std::uint8_t> body, std::uint64_t offset,
+                    Features& out, Error& error) {
+  ByteCursor in(body, offset);
+  std::uint32_t count = 0;
+  switch (feature) {
+    case kFeatHostname:
+    case kFeatOsRelease:
+    case kFeatVersion:
+    case kFeatArch: {
+      std::string text;
+      if (!in.string(text)) break;
+      (feature == kFeatHostname    ? out.hostname
+       : feature == kFeatOsRelease ? out.osrelease
+       : feature == kFeatVersion   ? out.version
+                                   : out.arch) = std::move(text);
+      return true;
+    }
+    case kFeatNrCpus: {
+      NrCpus cpus;
+      if (!in.read(cpus.available) || !in.read(cpus.online)) break;
+      out.nrcpus = cpus;
+      return true;
+    }
+    case kFeatCmdline: {
+      if (!in.read(count)) break;
+      if (!count_fits(in, count, sizeof(std::uint32_t))) {
+        return body_error(error, feature, in.offset() - 4, "string count exceeds the body");
+      }
+      std::vector<std::string> args(count);
+      for (std::string& arg : args) {
+        if (!in.string(arg)) break;
+      }
+      if (!in.ok()) break;
+      out.cmdline = std::move(args);
+      return true;
+    }
+    case kFeatPmuMappings: {
+      if (!in.read(count)) break;
+      if (!count_fits(in, count, 2 * sizeof(std::uint32_t))) {
+        return body_error(error, feature, in.offset() - 4, "PMU count exceeds the body");
+      }
+      std::vector<PmuMapping> maps(count);
+      for (PmuMapping& m : maps) {
+        if (!in.read(m.type) || !in.string(m.name)) break;
+      }
+      if (!in.ok()) break;
+      out.pmu_mappings = std::move(maps);
+      return true;
+    }
+    case kFeatGroupDesc: {
+      if (!in.read(count)) break;
+      if (!count_fits(in, count, 3 * sizeof(std::uint32_t))) {
+        return body_error(error, feature, in.offset() - 4, "group count exceeds the body");
+      }
+      std::vector<GroupDesc> groups(count);
+      for (GroupDesc& g : groups) {
+        if (!in.string(g.name) || !in.read(g.leader) || !in.read(g.members)) break;
+      }
+      if (!in.ok()) break;
+      out.groups = std::move(groups);
+      return true;
+    }
+    default:
+      return true;
+  }
+  return body_error(error, feature, in.failed_at(), "truncated body");
+}
+
+bool check_groups(const std::vector<GroupDesc>& groups, std::size_t nr_attrs, Error& error) {
+  std::uint64_t next_free = 0;
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const GroupDesc& g = groups[i];
+    const char* problem = nullptr;
+    if (g.members == 0) {
+      problem = "has no members";
+    } else if (g.leader < next_free) {
+      problem = "overlaps or precedes the previous group";
+    } else if (std::uint64_t{g.leader} + g.members > nr_attrs) {
+      problem = "runs past the last attr";
+    }
+    if (problem != nullptr) {
+      error.code = EINVAL;
+      error.message = "group " + std::to_string(i) + " (leader " + std::to_string(g.leader) + ", " +
+                      std::to_string(g.members) + " members) " + problem + " (" +
+                      std::to_string(nr_attrs) + " attrs)";
+      return false;
+    }
+    next_free = std::uint64_t{g.leader} + g.members;
+  }
+  return true;
+}
+
+}  // namespace userperf::perfdata

@@ -1,0 +1,69 @@
+// The feature sections userperf writes and reads, as parsed values, and their body encodings
+// (tools/perf/util/header.c write_* / process_* in perf 6.1).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "perfdata/error.hpp"
+
+namespace userperf::perfdata {
+
+struct NrCpus {
+  std::uint32_t available = 0;  // perf: nr_cpus_avail (highest present CPU + 1)
+  std::uint32_t online = 0;
+};
+
+// PMU_MAPPINGS entry: the attr.type value a PMU was given and its name ("cpu", "software",
+// userperf's own "calltrace" ...). userperf's PMU types are dynamic, so a reader must use this.
+struct PmuMapping {
+  std::uint32_t type = 0;
+  std::string name;
+};
+
+// GROUP_DESC entry: attrs [leader, leader + members) form one group (members follow their
+// leader in attr order, as perf requires). An AUX-sampling event's leader is its AUX event.
+struct GroupDesc {
+  std::string name;  // "{anon_group}" for perf's unnamed groups
+  std::uint32_t leader = 0;
+  std::uint32_t members = 0;  // leader included
+};
+
+struct Features {
+  std::optional<std::string> hostname;
+  std::optional<std::string> osrelease;
+  std::optional<std::string> version;
+  std::optional<std::string> arch;
+  std::optional<NrCpus> nrcpus;
+  std::optional<std::vector<std::string>> cmdline;
+  std::optional<std::vector<PmuMapping>> pmu_mappings;
+  std::optional<std::vector<GroupDesc>> groups;
+
+  // This machine and process: uname, CPU counts, /proc/self/cmdline, "userperf <version>".
+  static Features of_this_host();
+  // The PMU name for an attr.type, or nullptr.
+  const std::string* pmu_name(std::uint32_t type) const;
+  // The group holding attr `index`, or nullptr.
+  const GroupDesc* group_of(std::uint32_t index) const;
+};
+
+// Feature bits present in `features`, ascending, and each one's body.
+struct FeatureBody {
+  int feature = 0;
+  std::vector<std::uint8_t> bytes;
+};
+std::vector<FeatureBody> encode_features(const Features& features);
+
+// Parses the body of feature `feature` (at file offset `offset`) into `out`; unknown features are
+// ignored. False with `error` (naming the offset) on a malformed body.
+bool decode_feature(int feature, std::span<const std::uint8_t> body, std::uint64_t offset,
+                    Features& out, Error& error);
+
+// Checks groups against the attr count: in bounds, ascending, not overlapping, two or more members
+// (perf's process_group_desc rebuilds groups by walking attrs in that order).
+bool check_groups(const std::vector<GroupDesc>& groups, std::size_t nr_attrs, Error& error);
+
+}  // namespace userperf::perfdata

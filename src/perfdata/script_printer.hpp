@@ -1,0 +1,31 @@
+// The text `userperf script -i FILE` prints: one line per record in file order, in the spirit of
+// `perf script -D`'s summaries ("offset [size] time: PERF_RECORD_X fields"), samples with their
+// event, pid/tid, cpu, ip (symbolized through the file's MMAP/MMAP2 records when the ELF files
+// exist here), period, callchain, raw and aux sizes. A sample's AUX bytes are decoded with the
+// trace decoder of its group leader's PMU (GROUP_DESC -> leader attr.type -> PMU_MAPPINGS name),
+// one indented line per item; without a decoder the first 64 bytes are dumped in hex.
+#pragma once
+
+#include <cstdio>
+
+#include "perfdata/error.hpp"
+#include "perfdata/reader.hpp"
+
+namespace userperf::perfdata {
+
+struct ScriptOptions {
+  bool symbolize = true;
+};
+
+// False with `error` (naming the file offset) at the first malformed record; the lines of the
+// records before it have been printed.
+bool print_script(const Reader& reader, std::FILE* out, const ScriptOptions& options, Error& error);
+
+// "TRUNCATED|OVERWRITE|PARTIAL|COLLISION" for PERF_RECORD_AUX flags (PMU format bits as
+// "format=0xNN", unknown bits in hex); "none" for 0.
+std::string aux_flags_text(std::uint64_t flags);
+
+// perf's name of a kernel record type ("PERF_RECORD_MMAP2"), or nullptr.
+const char* record_type_name(std::uint32_t type);
+
+}  // namespace userperf::perfdata

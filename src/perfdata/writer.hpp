@@ -1,0 +1,98 @@
+// perfdata::Writer: writes a perf.data file in file mode ("PERFILE2", kernel-perf-spec §7.1) that
+// perf 6.1 reads: header, attrs with their id arrays, the records given, then at finish() the
+// feature index and bodies.
+//
+// Layout: header (104) | attrs (attr.size + 16 each) | ids arrays | data | feature index | bodies.
+//
+// Crash semantics: the header is written with data.size = 0 and no feature bits when the first
+// record is appended, and rewritten (one 104-byte pwrite, after fdatasync of everything before it)
+// only at the end of finish(). A file whose writer never finished - crash, kill, a write error -
+// therefore says data.size 0: perf warns "Was the 'perf record' command properly terminated?",
+// and perfdata::Reader reports it incomplete and reads records up to the last whole one. A failed
+// finish() truncates the file back to the end of the data, so no partial feature bytes follow it.
+// finish() on a file without records appends one FINISHED_ROUND, so that a finished file never
+// says data.size 0. Records still in the write buffer at a crash are lost (see flush()).
+//
+// Not signal-safe: it allocates and writes. A recorder drains rings into it from a normal thread.
+#pragma once
+
+#include <linux/perf_event.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "perfdata/error.hpp"
+#include "perfdata/features.hpp"
+#include "perfdata/format.hpp"
+
+namespace userperf::perfdata {
+
+class Writer {
+ public:
+  // Creates or truncates `path`. nullptr with `error` set if it cannot be opened.
+  static std::unique_ptr<Writer> create(const std::string& path, Error& error);
+  ~Writer();
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  // Adds an attr and the ids its records carry (PERF_EVENT_IOC_ID values). Only before the first
+  // record. `attr.size` bytes are written (0 means 64); every attr must have the same size (perf
+  // derives the attr count from one size), and several attrs must locate the id alike
+  // (id_layout_conflict). Returns the attr's index, -1 on error.
+  int add_attr(const perf_event_attr& attr, std::span<const std::uint64_t> ids);
+
+  // Appends one record, header included, exactly as a kernel ring holds it (a ring::Record's
+  // bytes can be passed straight in: they are copied once, into the write buffer, or written
+  // directly when larger than it). Checked: header.size >= 8, a multiple of 8, equal to
+  // bytes.size(), and a kernel record type (< PERF_RECORD_MAX) - perf aborts on types it does not
+  // know, and AUXTRACE_INFO/AUXTRACE are never written (perf has no decoder for userperf's AUX).
+  bool append(std::span<const std::uint8_t> record);
+  // PERF_RECORD_FINISHED_ROUND: everything before it may be sorted by time and flushed.
+  bool append_finished_round();
+
+  // Feature values written by finish(). Groups must fit the attrs (check_groups).
+  Features& features() { return features_; }
+
+  // Hands the buffered bytes (up to 256 KiB of records) to the kernel, so that a crash of this
+  // process after it loses none of them. Not a sync: that is finish()'s.
+  bool flush();
+
+  // Writes the data size, the feature index and bodies, syncs and rewrites the header, closes.
+  bool finish();
+
+  // The first failure; every call after it fails too.
+  const Error& error() const { return error_; }
+  std::uint64_t data_size() const { return data_size_; }
+  std::size_t attr_count() const { return attrs_.size(); }
+
+ private:
+  Writer(int fd, std::string path);
+  bool begin_data();
+  bool write_bytes(const void* bytes, std::size_t size);  // buffered, at the end of the file
+  bool fail(int code, const std::string& what);
+  bool fail_errno(const std::string& what);
+
+  struct Attr {
+    std::vector<std::uint8_t> bytes;  // attr.size bytes
+    std::vector<std::uint64_t> ids;
+  };
+
+  int fd_;
+  std::string path_;
+  std::vector<Attr> attrs_;
+  perf_event_attr first_attr_{};
+  Features features_;
+  FileHeader header_;
+  bool data_started_ = false;
+  bool finished_ = false;
+  std::uint64_t file_pos_ = 0;  // bytes written to the file so far
+  std::uint64_t data_size_ = 0;
+  std::vector<std::uint8_t> buffer_;
+  std::size_t buffered_ = 0;
+  Error error_;
+};
+
+}  // namespace userperf::perfdata

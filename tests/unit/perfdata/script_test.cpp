@@ -1,0 +1,140 @@
+// `userperf script`'s text: one line per record, AUX flags spelled out, samples symbolized through
+// MMAP2 records of files that exist, AUX sample bytes decoded through GROUP_DESC + PMU_MAPPINGS
+// (or dumped in hex when the leader's PMU has no decoder), unknown types named by number.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "perfdata/reader.hpp"
+#include "perfdata/script_printer.hpp"
+#include "trace/synthetic_format.hpp"
+#include "unit/perfdata/sample_file.hpp"
+#include "unit/perfdata/test_files.hpp"
+
+namespace userperf::perfdata {
+namespace {
+
+std::string script_of(const Reader& reader, bool symbolize = true) {
+  char* text = nullptr;
+  std::size_t size = 0;
+  std::FILE* out = open_memstream(&text, &size);
+  Error error;
+  ScriptOptions options;
+  options.symbolize = symbolize;
+  const bool ok = print_script(reader, out, options, error);
+  std::fclose(out);
+  std::string result(text, size);
+  std::free(text);
+  EXPECT_TRUE(ok) << error.message;
+  return result;
+}
+
+std::vector<std::string> lines_with(const std::string& text, const std::string& needle) {
+  std::vector<std::string> out;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(pos, end - pos);
+    if (line.find(needle) != std::string::npos) out.push_back(line);
+    pos = end + 1;
+  }
+  return out;
+}
+
+TEST(PerfdataScript, PrintsEveryRecordOfTheSampleFile) {
+  testing::TempDir dir;
+  const std::string path = dir.file("s.data");
+  ASSERT_EQ(testing::write_sample_file(path), "");
+  Error error;
+  auto reader = Reader::open(path, error);
+  ASSERT_TRUE(reader) << error.message;
+  const std::string text = script_of(*reader);
+
+  ASSERT_EQ(lines_with(text, "PERF_RECORD_COMM: perfdata-test:").size(), 1u) << text;
+  ASSERT_EQ(lines_with(text, "PERF_RECORD_MMAP2 ").size(), 1u);
+  EXPECT_EQ(lines_with(text, "PERF_RECORD_ITRACE_START pid ").size(), 1u);
+  EXPECT_EQ(lines_with(text, "PERF_RECORD_LOST_SAMPLES lost 3").size(), 1u);
+  EXPECT_EQ(lines_with(text, "PERF_RECORD_FINISHED_ROUND").size(), 1u);
+  const auto aux = lines_with(text, "PERF_RECORD_AUX ");
+  ASSERT_EQ(aux.size(), 6u);
+  EXPECT_NE(aux[0].find("flags 0x0 [none]"), std::string::npos) << aux[0];
+  EXPECT_NE(aux[1].find("[TRUNCATED]"), std::string::npos) << aux[1];
+  EXPECT_NE(aux[5].find("flags 0xf [TRUNCATED|OVERWRITE|PARTIAL|COLLISION]"), std::string::npos);
+  EXPECT_NE(aux[0].find("2000: PERF_RECORD_AUX offset 0x3e80 size 0x200"), std::string::npos)
+      << "time from the sample_id trailer: " << aux[0];
+
+  const auto samples = lines_with(text, "PERF_RECORD_SAMPLE ");
+  ASSERT_EQ(samples.size(), 7u);
+  const std::string pid = std::to_string(getpid());
+  EXPECT_NE(samples[0].find("cpu-clock " + pid + "/" + pid), std::string::npos) << samples[0];
+  EXPECT_NE(samples[0].find("sample_file_marker+0x0 ("), std::string::npos) << samples[0];
+  EXPECT_NE(samples[6].find("sample_file_marker+0x1"), std::string::npos) << samples[6];
+  EXPECT_NE(samples[0].find("period 100000 aux 0"), std::string::npos);
+  EXPECT_NE(samples[1].find("aux 64"), std::string::npos);
+  // The leader is type 8, "calltrace" in PMU_MAPPINGS: its decoder reads the AUX bytes.
+  EXPECT_EQ(lines_with(text, "    aux calltrace:").size(), 5u) << text;
+
+  const std::string raw = script_of(*reader, false);
+  EXPECT_EQ(raw.find("sample_file_marker"), std::string::npos);
+}
+
+// A synthetic-PMU group decodes cleanly; a leader whose PMU has no decoder gets a hex dump; an
+// unknown record type is named by number.
+TEST(PerfdataScript, DecodesAuxThroughTheGroupLeaderAndDumpsWithoutADecoder) {
+  testing::TempDir dir;
+  const std::string path = dir.file("d.data");
+  Error error;
+  auto writer = Writer::create(path, error);
+  perf_event_attr synthetic = testing::leader_attr();
+  synthetic.type = 12;
+  perf_event_attr mystery = testing::leader_attr();
+  mystery.type = 13;
+  const std::uint64_t ids[] = {1, 2, 3, 4};
+  ASSERT_EQ(writer->add_attr(synthetic, std::span(ids).subspan(0, 1)), 0);
+  ASSERT_EQ(writer->add_attr(testing::sibling_attr(), std::span(ids).subspan(1, 1)), 1);
+  ASSERT_EQ(writer->add_attr(mystery, std::span(ids).subspan(2, 1)), 2);
+  ASSERT_EQ(writer->add_attr(testing::sibling_attr(), std::span(ids).subspan(3, 1)), 3);
+  std::vector<std::uint8_t> stream(128);
+  trace::synthetic_fill(0x5eed, 4096, stream);
+  ASSERT_TRUE(writer->append(testing::sample_record({1, 1, 10, 2}, 0x1000, 1, true, stream)));
+  ASSERT_TRUE(writer->append(
+      testing::sample_record({1, 1, 11, 4}, 0x1000, 1, true, testing::aux_bytes(96))));
+  std::vector<std::uint8_t> odd = testing::lost_samples_record({1, 1, 12, 4}, 1);
+  ASSERT_TRUE(writer->append(odd));
+  writer->features().pmu_mappings =
+      std::vector<PmuMapping>{{12, "synthetic"}, {13, "mystery"}, {1, "software"}};
+  writer->features().groups = std::vector<GroupDesc>{{"a", 0, 2}, {"b", 2, 2}};
+  ASSERT_TRUE(writer->finish()) << writer->error().message;
+
+  std::vector<std::uint8_t> bytes = testing::read_file(path);
+  auto reader = Reader::from_bytes(bytes, error);
+  ASSERT_TRUE(reader) << error.message;
+  // Retype the LOST_SAMPLES record (the last one) as type 30, unknown to every perf.
+  const std::uint64_t last = reader->data_end() - odd.size();
+  const std::uint32_t unknown = 30;
+  std::memcpy(bytes.data() + last, &unknown, sizeof unknown);
+  reader = Reader::from_bytes(bytes, error);
+  ASSERT_TRUE(reader) << error.message;
+  const std::string text = script_of(*reader);
+
+  EXPECT_EQ(lines_with(text, "    aux synthetic:").size(), 1u) << text;
+  EXPECT_TRUE(lines_with(text, "decode error").empty()) << text;
+  const auto dump = lines_with(text, "    aux (mystery, no decoder): 01 08 0f 16");
+  ASSERT_EQ(dump.size(), 1u) << text;
+  EXPECT_NE(dump[0].find(" ..."), std::string::npos) << "96 bytes: the first 64 are shown";
+  EXPECT_EQ(lines_with(text, "unknown type 30 size " + std::to_string(odd.size())).size(), 1u)
+      << text;
+}
+
+TEST(PerfdataScript, AuxFlagsText) {
+  EXPECT_EQ(aux_flags_text(0), "none");
+  EXPECT_EQ(aux_flags_text(PERF_AUX_FLAG_PARTIAL | PERF_AUX_FLAG_COLLISION), "PARTIAL|COLLISION");
+  EXPECT_EQ(aux_flags_text(PERF_AUX_FLAG_TRUNCATED | 0x100 | 0x10000),
+            "TRUNCATED|format=0x1|0x10000");
+}
+
+}  // namespace
+}  // namespace userperf::perfdata

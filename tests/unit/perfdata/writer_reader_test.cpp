@@ -1,0 +1,289 @@
+// Writer -> Reader round trips: attrs and ids, every feature, records, id -> attr mapping, the
+// writer's checks, and what an unfinished file reads as.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "perfdata/reader.hpp"
+#include "perfdata/writer.hpp"
+#include "unit/perfdata/records.hpp"
+#include "unit/perfdata/sample_file.hpp"
+#include "unit/perfdata/test_files.hpp"
+
+namespace userperf::perfdata {
+namespace {
+
+using testing::TempDir;
+
+perf_event_attr sample_attr(std::uint32_t type, std::uint64_t config) {
+  perf_event_attr attr{};
+  attr.size = sizeof attr;
+  attr.type = type;
+  attr.config = config;
+  attr.sample_type = testing::kSampleType;
+  attr.sample_id_all = 1;
+  return attr;
+}
+
+Features all_features() {
+  Features f;
+  f.hostname = "host-a";
+  f.osrelease = "6.1.0-test";
+  f.version = "userperf test";
+  f.arch = "x86_64";
+  f.nrcpus = NrCpus{8, 4};
+  f.cmdline = std::vector<std::string>{"userperf", "record", "--", "a b"};
+  f.pmu_mappings = std::vector<PmuMapping>{{1, "software"}, {9, "calltrace"}, {10, "log"}};
+  f.groups = std::vector<GroupDesc>{{"{anon_group}", 0, 2}, {"g2", 2, 1}};
+  return f;
+}
+
+TEST(PerfdataRoundTrip, AttrsIdsFeaturesAndRecords) {
+  TempDir dir;
+  const std::string path = dir.file("a.data");
+  Error error;
+  auto writer = Writer::create(path, error);
+  ASSERT_TRUE(writer) << error.message;
+  const std::uint64_t ids0[] = {11, 12};
+  const std::uint64_t ids1[] = {21};
+  const std::uint64_t ids2[] = {31, 32, 33};
+  ASSERT_EQ(writer->add_attr(sample_attr(9, 0), ids0), 0);
+  ASSERT_EQ(writer->add_attr(sample_attr(PERF_TYPE_SOFTWARE, 0), ids1), 1);
+  ASSERT_EQ(writer->add_attr(sample_attr(10, 7), ids2), 2);
+  const testing::Trailer t{5, 6, 100, 21};
+  std::vector<std::vector<std::uint8_t>> records = {
+      testing::comm_record(t, "worker"),
+      testing::mmap2_record(t, 0x400000, 0x1000, 0, "/bin/true"),
+      testing::sample_record(testing::Trailer{5, 6, 101, 12}, 0x401000, 1000, false),
+      testing::aux_record(testing::Trailer{5, 6, 102, 33}, 0, 64, PERF_AUX_FLAG_TRUNCATED),
+  };
+  for (const auto& r : records) ASSERT_TRUE(writer->append(r)) << writer->error().message;
+  ASSERT_TRUE(writer->append_finished_round());
+  writer->features() = all_features();
+  ASSERT_TRUE(writer->finish()) << writer->error().message;
+
+  auto reader = Reader::open(path, error);
+  ASSERT_TRUE(reader) << error.message;
+  EXPECT_TRUE(reader->complete());
+  ASSERT_EQ(reader->attrs().size(), 3u);
+  EXPECT_EQ(reader->header().attr_size, sizeof(perf_event_attr) + 16);
+  const perf_event_attr expected[] = {sample_attr(9, 0), sample_attr(PERF_TYPE_SOFTWARE, 0),
+                                      sample_attr(10, 7)};
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(std::memcmp(&reader->attrs()[i].attr, &expected[i], sizeof expected[i]), 0) << i;
+  }
+  EXPECT_EQ(reader->attrs()[0].ids, (std::vector<std::uint64_t>{11, 12}));
+  EXPECT_EQ(reader->attrs()[1].ids, (std::vector<std::uint64_t>{21}));
+  EXPECT_EQ(reader->attrs()[2].ids, (std::vector<std::uint64_t>{31, 32, 33}));
+
+  const Features& f = reader->features();
+  const Features want = all_features();
+  EXPECT_EQ(f.hostname, want.hostname);
+  EXPECT_EQ(f.osrelease, want.osrelease);
+  EXPECT_EQ(f.version, want.version);
+  EXPECT_EQ(f.arch, want.arch);
+  ASSERT_TRUE(f.nrcpus);
+  EXPECT_EQ(f.nrcpus->available, 8u);
+  EXPECT_EQ(f.nrcpus->online, 4u);
+  EXPECT_EQ(f.cmdline, want.cmdline);
+  ASSERT_TRUE(f.pmu_mappings);
+  ASSERT_EQ(f.pmu_mappings->size(), 3u);
+  EXPECT_EQ((*f.pmu_mappings)[1].type, 9u);
+  EXPECT_EQ(*f.pmu_name(10), "log");
+  ASSERT_TRUE(f.groups);
+  ASSERT_EQ(f.groups->size(), 2u);
+  EXPECT_EQ((*f.groups)[0].name, "{anon_group}");
+  EXPECT_EQ((*f.groups)[1].leader, 2u);
+  EXPECT_EQ(f.group_of(1)->leader, 0u);
+  EXPECT_EQ(reader->feature_sections().size(), 8u);
+
+  RecordCursor cursor = reader->records();
+  RecordView record;
+  const int want_attr[] = {1, 1, 0, 2, -1};
+  std::size_t n = 0;
+  while (cursor.next(record) == RecordCursor::Next::kRecord) {
+    if (n < records.size()) {
+      EXPECT_EQ(std::vector<std::uint8_t>(record.bytes.begin(), record.bytes.end()), records[n]);
+    } else {
+      EXPECT_EQ(record.header.type, kRecordFinishedRound);
+    }
+    EXPECT_EQ(reader->attr_index(record), want_attr[n]) << n;
+    ++n;
+  }
+  EXPECT_FALSE(cursor.error()) << cursor.error().message;
+  EXPECT_EQ(n, 5u);
+}
+
+TEST(PerfdataRoundTrip, SingleAttrWithoutIdsOwnsEveryRecord) {
+  TempDir dir;
+  Error error;
+  auto writer = Writer::create(dir.file("one.data"), error);
+  perf_event_attr attr = sample_attr(PERF_TYPE_SOFTWARE, 0);
+  attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID;
+  attr.sample_id_all = 0;
+  attr.size = 112;  // PERF_ATTR_SIZE_VER6: written with its own size
+  ASSERT_EQ(writer->add_attr(attr, {}), 0);
+  testing::RecordBuilder sample(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+  ASSERT_TRUE(writer->append(sample.u64(0x1234).u32(1).u32(2).done()));
+  ASSERT_TRUE(writer->finish());
+  auto reader = Reader::open(dir.file("one.data"), error);
+  ASSERT_TRUE(reader) << error.message;
+  EXPECT_EQ(reader->header().attr_size, 112u + 16);
+  EXPECT_EQ(reader->attrs()[0].size, 112u);
+  EXPECT_TRUE(reader->attrs()[0].ids.empty());
+  RecordCursor cursor = reader->records();
+  RecordView record;
+  ASSERT_EQ(cursor.next(record), RecordCursor::Next::kRecord);
+  EXPECT_EQ(reader->attr_index(record), 0);
+  EXPECT_EQ(cursor.next(record), RecordCursor::Next::kEnd);
+  EXPECT_FALSE(reader->features().hostname);
+}
+
+TEST(PerfdataRoundTrip, EmptyFinishedFileIsNotMistakenForUnfinished) {
+  TempDir dir;
+  Error error;
+  auto writer = Writer::create(dir.file("empty.data"), error);
+  ASSERT_EQ(writer->add_attr(sample_attr(1, 0), {}), 0);
+  ASSERT_TRUE(writer->finish());
+  auto reader = Reader::open(dir.file("empty.data"), error);
+  ASSERT_TRUE(reader) << error.message;
+  EXPECT_TRUE(reader->complete());
+  EXPECT_NE(reader->header().data.size, 0u);
+}
+
+TEST(PerfdataWriter, RejectsRecordsPerfCannotRead) {
+  TempDir dir;
+  Error error;
+  auto make = [&] {
+    auto w = Writer::create(dir.file("w.data"), error);
+    w->add_attr(sample_attr(1, 0), {});
+    return w;
+  };
+  std::vector<std::uint8_t> record = testing::lost_samples_record({}, 1);
+  {
+    auto w = make();
+    EXPECT_FALSE(w->append(std::span(record).first(record.size() - 8)));
+    EXPECT_EQ(w->error().code, EINVAL);
+    EXPECT_FALSE(w->append(record)) << "errors stick";
+  }
+  for (std::uint32_t type : {0u, 22u, 63u, 70u, 71u, 80u}) {
+    auto w = make();
+    std::vector<std::uint8_t> bad = record;
+    std::memcpy(bad.data(), &type, sizeof type);
+    EXPECT_FALSE(w->append(bad)) << type;
+    EXPECT_NE(w->error().message.find("not a kernel record type"), std::string::npos);
+  }
+  {
+    auto w = make();
+    std::vector<std::uint8_t> odd = record;
+    const std::uint16_t size = 12;
+    std::memcpy(odd.data() + 6, &size, sizeof size);
+    EXPECT_FALSE(w->append(std::span(odd).first(12)));
+  }
+  {
+    auto w = make();
+    ASSERT_TRUE(w->append(record));
+    EXPECT_EQ(w->add_attr(sample_attr(1, 0), {}), -1);
+    EXPECT_EQ(w->error().code, EBUSY);
+  }
+}
+
+TEST(PerfdataWriter, RejectsAttrsPerfWouldRefuseTogether) {
+  TempDir dir;
+  Error error;
+  {
+    auto w = Writer::create(dir.file("x.data"), error);
+    perf_event_attr small = sample_attr(1, 0);
+    small.size = 112;
+    ASSERT_EQ(w->add_attr(sample_attr(1, 0), {}), 0);
+    EXPECT_EQ(w->add_attr(small, {}), -1);
+  }
+  {
+    auto w = Writer::create(dir.file("x.data"), error);
+    perf_event_attr no_id = sample_attr(1, 0);
+    no_id.sample_type &= ~static_cast<std::uint64_t>(PERF_SAMPLE_ID);
+    ASSERT_EQ(w->add_attr(sample_attr(1, 0), {}), 0);
+    EXPECT_EQ(w->add_attr(no_id, {}), -1);
+    EXPECT_NE(w->error().message.find("PERF_SAMPLE_ID"), std::string::npos);
+  }
+  {
+    auto w = Writer::create(dir.file("x.data"), error);
+    ASSERT_EQ(w->add_attr(sample_attr(1, 0), {}), 0);
+    w->features().groups = std::vector<GroupDesc>{{"g", 0, 2}};
+    EXPECT_FALSE(w->finish());
+    EXPECT_NE(w->error().message.find("runs past the last attr"), std::string::npos);
+  }
+}
+
+TEST(PerfdataWriter, ReportsUnwritablePathsAndFullDisks) {
+  Error error;
+  EXPECT_FALSE(Writer::create("/nonexistent-dir/x/perf.data", error));
+  EXPECT_EQ(error.code, ENOENT);
+  EXPECT_NE(error.message.find("/nonexistent-dir/x/perf.data"), std::string::npos);
+
+  auto w = Writer::create("/dev/full", error);
+  if (!w) GTEST_SKIP() << "/dev/full: " << error.message;
+  ASSERT_EQ(w->add_attr(sample_attr(1, 0), {}), 0);
+  const std::vector<std::uint8_t> record = testing::lost_samples_record({}, 1);
+  bool ok = true;
+  for (int i = 0; i < 100000 && ok; ++i) ok = w->append(record);  // fills the write buffer
+  ok = ok && w->finish();
+  EXPECT_FALSE(ok);
+  EXPECT_EQ(w->error().code, ENOSPC);
+  EXPECT_NE(w->error().message.find("No space left"), std::string::npos);
+}
+
+TEST(PerfdataWriter, UnfinishedFileReadsUpToTheLastWholeRecord) {
+  TempDir dir;
+  const std::string path = dir.file("crash.data");
+  Error error;
+  std::vector<std::uint8_t> record = testing::lost_samples_record({}, 7);
+  {
+    auto w = Writer::create(path, error);
+    ASSERT_EQ(w->add_attr(sample_attr(1, 0), {}), 0);
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(w->append(record));
+    // Destroyed without finish(): what a crash leaves, once the buffer reached the file.
+  }
+  auto reader = Reader::open(path, error);
+  ASSERT_TRUE(reader) << error.message;
+  EXPECT_FALSE(reader->complete());
+  EXPECT_EQ(reader->header().data.size, 0u);
+  auto count = [](const Reader& r, std::uint64_t& tail) {
+    RecordCursor cursor = r.records();
+    RecordView v;
+    int n = 0;
+    while (cursor.next(v) == RecordCursor::Next::kRecord) ++n;
+    EXPECT_FALSE(cursor.error()) << cursor.error().message;
+    tail = cursor.truncated_tail();
+    return n;
+  };
+  std::uint64_t tail = 0;
+  EXPECT_EQ(count(*reader, tail), 3);
+  EXPECT_EQ(tail, 0u);
+
+  std::vector<std::uint8_t> bytes = testing::read_file(path);
+  bytes.resize(bytes.size() - 5);  // torn last record
+  auto torn = Reader::from_bytes(bytes, error);
+  ASSERT_TRUE(torn) << error.message;
+  EXPECT_EQ(count(*torn, tail), 2);
+  EXPECT_EQ(tail, record.size() - 5);
+}
+
+TEST(PerfdataWriter, SampleFileHasTheLayoutPerfReads) {
+  TempDir dir;
+  const std::string path = dir.file("s.data");
+  ASSERT_EQ(testing::write_sample_file(path), "");
+  Error error;
+  auto reader = Reader::open(path, error);
+  ASSERT_TRUE(reader) << error.message;
+  const FileHeader& h = reader->header();
+  EXPECT_EQ(h.size, 104u);
+  EXPECT_EQ(h.attrs.offset, 104u);
+  EXPECT_EQ(h.attrs.size, 2 * (sizeof(perf_event_attr) + 16));
+  EXPECT_EQ(h.data.offset, 104 + h.attrs.size + 2 * 8) << "ids arrays sit between attrs and data";
+  EXPECT_EQ(reader->attr_index_of_id(testing::kLeaderId), 0);
+  EXPECT_EQ(reader->attr_index_of_id(testing::kSiblingId), 1);
+}
+
+}  // namespace
+}  // namespace userperf::perfdata

@@ -1,0 +1,35 @@
+// `userperf script -i FILE`: every record of a perf.data file, one line each
+// (perfdata/script_printer).
+#include <cstdio>
+
+#include "commands.hpp"
+#include "perfdata/reader.hpp"
+#include "perfdata/script_printer.hpp"
+
+namespace userperf::cli {
+
+void add_script_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("script", "print the records of a perf.data file");
+  auto input = std::make_shared<std::string>("perf.data");
+  auto raw = std::make_shared<bool>(false);
+  cmd->add_option("-i,--input", *input, "perf.data file to read")->capture_default_str();
+  cmd->add_flag("--no-symbols", *raw, "print addresses without looking up ELF symbols");
+  cmd->callback([input, raw, &exit_code] {
+    perfdata::Error error;
+    auto reader = perfdata::Reader::open(*input, error);
+    if (!reader) {
+      std::fprintf(stderr, "userperf script: %s\n", error.message.c_str());
+      exit_code = 1;
+      return;
+    }
+    perfdata::ScriptOptions options;
+    options.symbolize = !*raw;
+    if (!perfdata::print_script(*reader, stdout, options, error)) {
+      std::fflush(stdout);
+      std::fprintf(stderr, "userperf script: %s: %s\n", input->c_str(), error.message.c_str());
+      exit_code = 1;
+    }
+  });
+}
+
+}  // namespace userperf::cli
