@@ -8,6 +8,14 @@ namespace userperf::cli {
 // `userperf demo`: the process samples itself through the C API and prints what it saw.
 void add_demo_command(CLI::App& app, int& exit_code);
 
+// `userperf trace-demo -o FILE`: samples carrying this thread's newest calls (AUX sampling of a
+// calltrace flight recorder), written to a perf.data file.
+void add_trace_demo_command(CLI::App& app, int& exit_code);
+
+// `userperf script -i FILE`: prints every record of a perf.data file, one line each, decoding
+// AUX samples with their PMU's trace decoder; exit 1 with the offset on a malformed file.
+void add_script_command(CLI::App& app, int& exit_code);
+
 // `userperf bpf ...`: the eBPF runtime's tools.
 void add_bpf_command(CLI::App& app, int& exit_code);
 // `userperf bpf conformance [DIR]`: runs the bpf_conformance suite's .data files on the

@@ -9,6 +9,8 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   userperf::cli::add_demo_command(app, exit_code);
   userperf::cli::add_bpf_command(app, exit_code);
+  userperf::cli::add_script_command(app, exit_code);
+  userperf::cli::add_trace_demo_command(app, exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }
