@@ -53,8 +53,11 @@ void store_entry(CalltraceSource& s, bool exit, const void* function, const void
   switch (s.stream.append(entry.units, entry.bytes)) {
     case core::AuxStream::Append::kOk:
       s.encoder.commit(entry);
-      s.recorded.fetch_add(1, std::memory_order_relaxed);
-      s.event.count.fetch_add(1, std::memory_order_relaxed);
+      // Only the traced thread writes these: a plain increment, not a locked add (a RESET racing
+      // with it may be undone by one entry, as the kernel's unlocked hwc counters can be).
+      s.recorded.store(s.recorded.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      s.event.count.store(s.event.count.load(std::memory_order_relaxed) + 1,
+                          std::memory_order_relaxed);
       break;
     case core::AuxStream::Append::kStopped:
       s.encoder.reset();
