@@ -28,19 +28,13 @@ void AuxSourcePmu::del(core::Event& event) {
 
 int AuxSourcePmu::setup_aux(core::Event& event, ring::AuxRing& aux) {
   (void)aux;
-  Source* source = source_of(event);
-  if (source == nullptr) return 0;
-  new_area(*source);
-  // free_aux stopped the stream of an active event whose area went away; a new area continues
-  // it (the first append begins a handle once the engine has published the area).
-  if (event.state.load(std::memory_order_acquire) == core::EventState::kActive) {
-    source->stream.start();
-  }
+  // A running stream begins its first handle on the new area at its next append.
+  if (Source* source = source_of(event)) new_area(*source);
   return 0;
 }
 
 void AuxSourcePmu::free_aux(core::Event& event) {
-  if (Source* source = source_of(event)) source->stream.stop();
+  if (Source* source = source_of(event)) source->stream.release_area();
 }
 
 void AuxSourcePmu::destroy(core::Event& event) {
