@@ -176,6 +176,7 @@ ring::AuxRing* aux_of(const Event& event) {
 bool AuxStream::ensure_handle() {
   if (handle_.active()) return true;
   if (!handle_.begin(event_)) return false;
+  area_.store(handle_.aux(), std::memory_order_release);
   if (pending_partial_.exchange(false, std::memory_order_relaxed)) {
     handle_.flag(PERF_AUX_FLAG_PARTIAL);
   }
@@ -183,7 +184,9 @@ bool AuxStream::ensure_handle() {
 }
 
 void AuxStream::end_handle() {
-  if (handle_.active()) handle_.end(handle_.written());
+  if (!handle_.active()) return;
+  handle_.end(handle_.written());
+  area_.store(nullptr, std::memory_order_release);
 }
 
 void AuxStream::start() {
@@ -209,14 +212,16 @@ void AuxStream::stop() {
 
 void AuxStream::release_area() {
   OutputGuard guard(grace_);
-  ring::AuxRing* aux = handle_.aux() != nullptr ? handle_.aux() : aux_of(event_);
-  if (aux == nullptr) return;
   for (;;) {
+    // The area of the open handle, if any: alive until this returns (its free waits for it).
+    ring::AuxRing* aux = area_.load(std::memory_order_acquire);
+    if (aux == nullptr) return;
     ByteLock lock(aux);
     if (lock.state() == ring::AuxRing::Lock::kBusy) {
-      sched_yield();
+      sched_yield();  // engine context: a writer on another thread is stopped inside its store
       continue;
     }
+    if (area_.load(std::memory_order_relaxed) != aux) continue;  // ended meanwhile
     end_handle();
     return;
   }

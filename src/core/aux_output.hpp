@@ -106,7 +106,8 @@ class AuxStream {
 
   Event& event_;
   GracePeriod& grace_;
-  AuxOutput handle_;
+  AuxOutput handle_;                           // byte lock held
+  std::atomic<ring::AuxRing*> area_{nullptr};  // the open handle's area, for release_area
   std::atomic<bool> running_{false};
   std::atomic<bool> pending_partial_{false};
   std::atomic<std::uint64_t> dropped_{0};

@@ -374,12 +374,6 @@ std::unique_ptr<Event> Engine::release_event(Event& ev) {
   for (Mapping& m : mappings_) {
     if (m.event == &ev) m.event = nullptr;
   }
-  for (auto& b : buffers_) {
-    if (b->aux_owner == &ev) {
-      ev.pmu->free_aux(ev);
-      b->aux_owner = nullptr;
-    }
-  }
   std::unique_ptr<Event> owned;
   if (const auto it = events_.find(ev.fd); it != events_.end() && it->second.get() == &ev) {
     owned = std::move(it->second);
@@ -416,6 +410,8 @@ int Engine::set_bpf(Event& event, unsigned long prog_fd) {
 void Engine::detach_output(Event& event) {
   Buffer* buffer = event.buffer;
   if (buffer == nullptr) return;
+  // An AUX source leaving the buffer lets go of any handle on its area first.
+  if (buffer->aux != nullptr && event.pmu->has_aux()) event.pmu->free_aux(event);
   event.rb.store(nullptr, std::memory_order_release);
   event.buffer = nullptr;
   std::erase(buffer->events, &event);
@@ -658,7 +654,6 @@ void* Engine::mmap_aux(Event& event, void* addr, std::size_t pages, int prot, in
     }
     buffer->aux = std::move(aux);
     buffer->aux_pgoff = offset / page_bytes;
-    buffer->aux_owner = &event;
     buffer->ring->set_aux(buffer->aux.get());
   }
   const int map_flags = MAP_SHARED | (flags & (MAP_FIXED | MAP_FIXED_NOREPLACE | MAP_POPULATE));
@@ -681,8 +676,11 @@ void* Engine::mmap_aux(Event& event, void* addr, std::size_t pages, int prot, in
 // no writer can still hold it, it is freed.
 void Engine::free_aux(Buffer& buffer) {
   buffer.ring->set_aux(nullptr);  // no new handle begins on it
-  if (buffer.aux_owner != nullptr) buffer.aux_owner->pmu->free_aux(*buffer.aux_owner);
-  buffer.aux_owner = nullptr;
+  // Every source writing into the buffer lets go of the handle it may hold on the area (an event
+  // redirected into this buffer may hold it as well as the one that mapped it).
+  for (Event* writer : buffer.events) {
+    if (writer->pmu->has_aux()) writer->pmu->free_aux(*writer);
+  }
   grace_.synchronize();
   buffer.aux.reset();
 }

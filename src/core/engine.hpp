@@ -28,12 +28,10 @@ struct Buffer {
   Event* owner = nullptr;      // the event whose mmap created it (nullptr once closed)
   int mappings = 0;            // live mmaps, the AUX area's included (rb->mmap_count)
   std::vector<Event*> events;  // every event whose rb points here
-  // The AUX area (rb->aux_*): its live mmaps, where it is mapped, and the event whose PMU set it
-  // up (nullptr once closed).
+  // The AUX area (rb->aux_*), its live mmaps and where it is mapped.
   std::unique_ptr<ring::AuxRing> aux;
   int aux_mappings = 0;
   std::uint64_t aux_pgoff = 0;
-  Event* aux_owner = nullptr;
 };
 
 struct Mapping {

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <numeric>
 
 #include "support/aux_events.hpp"
@@ -202,6 +203,35 @@ TEST(AuxNormal, ItraceStartPrecedesTheTrace) {
     EXPECT_EQ(testing::field_at<std::uint32_t>(r, 12), static_cast<std::uint32_t>(gettid()));
   }
   EXPECT_EQ(itrace, 1) << "once, when tracing first starts";
+}
+
+TEST(AuxMmap, EveryWriterOfTheBufferLetsGoOfTheAreaWhenItGoes) {
+  perf_event_attr attr = aux_attr();
+  Fd owner(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  Fd other(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  ASSERT_GE(other, 0);
+  auto maps = std::make_unique<MappedAux>(owner, 4, 2, true);
+  ASSERT_TRUE(maps->ok());
+  // The second source writes into the owner's buffer, and so into its AUX area.
+  ASSERT_EQ(userperf_ioctl(other, PERF_EVENT_IOC_SET_OUTPUT, static_cast<unsigned long>(owner.fd)),
+            0);
+  ASSERT_EQ(userperf_ioctl(other, PERF_EVENT_IOC_ENABLE, 0), 0);
+  write_words(other, 1, 10);
+  EXPECT_EQ(maps->aux_head(), 80u);
+  // Its handle is on the area: the owner cannot begin one (AUX writers do not nest).
+  ASSERT_EQ(userperf_ioctl(owner, PERF_EVENT_IOC_ENABLE, 0), 0);
+  std::uint64_t w = 11;
+  EXPECT_NE(aux_write(owner, &w, 8), core::AuxStream::Append::kOk);
+  // Leaving the buffer releases the handle; the owner goes on.
+  ASSERT_EQ(userperf_ioctl(other, PERF_EVENT_IOC_SET_OUTPUT, ~0UL), 0);
+  EXPECT_EQ(aux_write(owner, &w, 8), core::AuxStream::Append::kOk);
+  ASSERT_EQ(userperf_ioctl(other, PERF_EVENT_IOC_SET_OUTPUT, static_cast<unsigned long>(owner.fd)),
+            0);
+  // The area goes away while both are enabled: nobody writes into freed memory afterwards.
+  std::unique_ptr<MappedAux> gone = std::move(maps);
+  gone.reset();
+  EXPECT_EQ(aux_write(other, &w, 8), core::AuxStream::Append::kStopped);
+  EXPECT_EQ(aux_write(owner, &w, 8), core::AuxStream::Append::kStopped);
 }
 
 // ---- AUX sampling ------------------------------------------------------------------------------
