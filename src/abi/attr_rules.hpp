@@ -22,8 +22,9 @@
 //      -- the engine checks ptrace-style permission on the task (EACCES), that a CPU-wide event's
 //         CPU is online (ENODEV), the group rules (EINVAL), and FD_OUTPUT redirection (EINVAL) --
 //   8. validate_size()          perf_event_validate_size(): read_size of any member > 16 KiB
-//   9. check_aux_event()        perf_need_aux_event() / perf_get_aux_event(): aux actions need an
-//                               AUX-capable group leader, which no userperf PMU is
+//   9. check_aux_event()        perf_need_aux_event() / perf_get_aux_event() without a group: aux
+//                               actions need an AUX-capable group leader (with a leader, the
+//                               engine checks the leader's PMU: Engine::check_aux_event)
 //
 // check_open() runs steps 3 and 4 back to back (exact whenever the group_fd and pid lookups
 // succeed); validate_standalone_software_open() runs steps 1-9 for a software event with no group,
@@ -159,9 +160,9 @@ std::size_t read_size(std::uint64_t read_format, std::size_t nr_members);
 int validate_size(std::uint64_t event_read_format, std::uint64_t leader_read_format,
                   std::span<const std::uint64_t> sibling_read_formats);
 
-// perf_need_aux_event() && !perf_get_aux_event(): aux_output, aux_sample_size, aux_pause or
-// aux_resume need a group leader on a PMU with AUX (and snapshot/pause support). No userperf PMU
-// has AUX, so any of them → EINVAL here (aux_output is refused earlier by check_software_event).
+// perf_need_aux_event() && !perf_get_aux_event() for an event without a group leader:
+// aux_output, aux_sample_size, aux_pause or aux_resume need one → EINVAL (aux_output is refused
+// earlier by check_pmu_aux_caps). With a leader the engine checks its PMU.
 int check_aux_event(const perf_event_attr& attr);
 
 // perf_event_alloc() after the PMU's event_init, for every PMU: aux_output needs

@@ -1,4 +1,5 @@
-// The PMUs every engine has: software (type PERF_TYPE_SOFTWARE) and test (a dynamic type).
+// The PMUs every engine has: software (type PERF_TYPE_SOFTWARE), and with dynamic types test and
+// test_aux (driven by tests and benchmarks) and the AUX trace sources synthetic, calltrace, log.
 #pragma once
 
 #include "core/engine.hpp"
