@@ -249,29 +249,35 @@ AuxStream::Append AuxStream::append(const void* a, std::size_t alen, const void*
   }
   ring::AuxRing* aux = aux_of(event_);
   if (aux == nullptr) return Append::kStopped;
-  auto drop = [this](Append why) {
+  // A dropped entry leaves a gap: the record of the open handle says PARTIAL, or, when this
+  // thread cannot touch the handle (byte lock not taken) or none is open, the next one does.
+  auto drop = [this](Append why, bool locked) {
     dropped_.fetch_add(1, std::memory_order_relaxed);
-    pending_partial_.store(true, std::memory_order_relaxed);
+    if (locked && handle_.active()) {
+      handle_.flag(PERF_AUX_FLAG_PARTIAL);
+    } else {
+      pending_partial_.store(true, std::memory_order_relaxed);
+    }
     return why;
   };
   ByteLock lock(aux);
-  if (lock.state() == ring::AuxRing::Lock::kNested) return drop(Append::kNested);
-  if (lock.state() == ring::AuxRing::Lock::kBusy) return drop(Append::kBusy);
+  if (lock.state() == ring::AuxRing::Lock::kNested) return drop(Append::kNested, false);
+  if (lock.state() == ring::AuxRing::Lock::kBusy) return drop(Append::kBusy, false);
   const std::uint64_t len = alen + blen;
-  if (len > aux->size() - 1) return drop(Append::kTooBig);
+  if (len > aux->size() - 1) return drop(Append::kTooBig, true);
   if (!ensure_handle()) {
     return event_.state.load(std::memory_order_acquire) == EventState::kActive
-               ? drop(Append::kBusy)  // another handle is active on the area
-               : drop(Append::kFull);
+               ? drop(Append::kBusy, true)  // another handle is active on the area
+               : drop(Append::kFull, true);
   }
   if (!aux->overwrite() && len > handle_.size()) {
     // Publish what this handle holds and look at aux_tail again: the consumer may have made room.
     end_handle();
-    if (!ensure_handle()) return drop(Append::kFull);
+    if (!ensure_handle()) return drop(Append::kFull, true);
     if (len > handle_.size()) {
       handle_.flag(PERF_AUX_FLAG_TRUNCATED);
       end_handle();  // the record says TRUNCATED; the event is now disabled
-      return drop(Append::kFull);
+      return drop(Append::kFull, true);
     }
   }
   handle_.write2(a, alen, b, blen);

@@ -11,7 +11,7 @@
 // watermark (so consumers see PERF_RECORD_AUX and wakeups as the trace grows) and when a
 // normal-mode area fills (re-reading aux_tail first; if the consumer has not made room, the handle
 // ends TRUNCATED and the event is disabled). Entries are never split across handles. Entries that
-// could not be stored are counted, and the next record carries PERF_AUX_FLAG_PARTIAL.
+// could not be stored are counted, and the record covering the gap carries PERF_AUX_FLAG_PARTIAL.
 //
 // SIGNAL-SAFE: begin/end/skip/flag/write and AuxStream::append/flush. AuxStream::start/stop run
 // under the engine lock (the PMU's add/del).

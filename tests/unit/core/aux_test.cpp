@@ -186,6 +186,61 @@ TEST(AuxNormal, RecordsAtWatermarksAndTruncationDisablesTheEvent) {
   EXPECT_EQ(aux_write(fd, &w, 8), core::AuxStream::Append::kOk);
 }
 
+TEST(AuxNormal, DroppedEntriesMarkTheNextRecordPartial) {
+  perf_event_attr attr = aux_attr();
+  Fd fd(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  MappedAux m(fd, 8, 1, /*overwrite=*/false);
+  ASSERT_TRUE(m.ok());
+  ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+  std::vector<std::uint8_t> big(m.aux_length, 0x5a);
+  EXPECT_EQ(aux_write(fd, big.data(), big.size()), core::AuxStream::Append::kTooBig);
+  write_words(fd, 1, 4);
+  testing::aux_flush(fd);
+  const auto recs = aux_records(m.ring.drain());
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(recs[0].size, 32u);
+  EXPECT_EQ(recs[0].flags, std::uint64_t{PERF_AUX_FLAG_PARTIAL}) << "an entry was dropped";
+}
+
+// The driver API itself, as a PMU driver would call it: skip, flags, end.
+TEST(AuxOutput, SkipFlagAndEndAsTheKernel) {
+  perf_event_attr attr = aux_attr();
+  Fd fd(userperf_perf_event_open(&attr, 0, -1, -1, 0));  // disabled: its source holds no handle
+  MappedAux m(fd, 4, 1, /*overwrite=*/false);
+  ASSERT_TRUE(m.ok());
+  core::Event* event = core::Engine::instance().event(fd);
+  ASSERT_NE(event, nullptr);
+  core::AuxOutput h;
+  ASSERT_TRUE(h.begin(*event));
+  EXPECT_EQ(h.size(), m.aux_length - 1) << "CIRC_SPACE keeps one byte free";
+  core::AuxOutput nested;
+  EXPECT_FALSE(nested.begin(*event)) << "AUX writers do not nest";
+  EXPECT_EQ(h.skip(m.aux_length), -ENOSPC);
+  EXPECT_EQ(h.skip(64), 0);
+  EXPECT_EQ(m.aux_head(), 64u) << "a skip publishes aux_head without a record";
+  const std::uint64_t word = 42;
+  ASSERT_TRUE(h.write(&word, sizeof word));
+  h.flag(PERF_AUX_FLAG_OVERWRITE | PERF_AUX_FLAG_COLLISION);
+  EXPECT_EQ(h.flags(), std::uint64_t{PERF_AUX_FLAG_COLLISION}) << "OVERWRITE is refused";
+  h.end(h.written());
+  EXPECT_EQ(m.aux_head(), 72u);
+  const auto recs = aux_records(m.ring.drain());
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(recs[0].offset, 64u);
+  EXPECT_EQ(recs[0].size, 8u);
+  EXPECT_EQ(recs[0].flags, std::uint64_t{PERF_AUX_FLAG_COLLISION});
+  // Overwrite mode: the handle has no size (the driver wraps freely), so a skip cannot fit.
+  Fd ofd(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  MappedAux om(ofd, 4, 1, /*overwrite=*/true);
+  ASSERT_TRUE(om.ok());
+  core::AuxOutput oh;
+  ASSERT_TRUE(oh.begin(*core::Engine::instance().event(ofd)));
+  EXPECT_EQ(oh.size(), 0u);
+  EXPECT_EQ(oh.skip(8), -ENOSPC);
+  oh.end(0);
+  EXPECT_TRUE(aux_records(om.ring.drain()).empty()) << "OVERWRITE alone, size 0: no record";
+}
+
 TEST(AuxNormal, ItraceStartPrecedesTheTrace) {
   perf_event_attr attr = aux_attr();
   Fd fd(userperf_perf_event_open(&attr, 0, -1, -1, 0));
