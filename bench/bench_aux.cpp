@@ -141,7 +141,7 @@ void BM_AuxWrite_Overwrite(benchmark::State& state) {
     if (ev.write(entry.data(), len) != core::AuxStream::Append::kOk) ++failed;
     ++n;
   }
-  if (failed != 0 || ev.pmu->stream(*ev.event).dropped() != 0) {
+  if (failed != 0 || ev.pmu->source_of(*ev.event)->stream.dropped() != 0) {
     return state.SkipWithError("entries were dropped");
   }
   if (ev.maps.aux_head() - head_before != n * len || !newest_bytes_are(ev.maps, entry.bytes())) {
@@ -179,7 +179,7 @@ void BM_AuxWrite_Normal(benchmark::State& state) {
       consume_all(control);
     }
   }
-  if (failed != 0 || ev.pmu->stream(*ev.event).dropped() != 0) {
+  if (failed != 0 || ev.pmu->source_of(*ev.event)->stream.dropped() != 0) {
     return state.SkipWithError("entries were dropped: the consumer did not keep up");
   }
   // Every watermark crossing published aux_head, so each consumer pass found a whole quarter.
