@@ -1,8 +1,10 @@
 #include "perfdata/features.hpp"
 
+#include <linux/perf_event.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -132,6 +134,21 @@ std::vector<FeatureBody> encode_features(const Features& f) {
     }
     out.push_back(std::move(body));
   }
+  if (f.event_desc && !f.event_desc->empty()) {
+    // perf's write_event_desc: u32 nr, u32 attr size, then per event the attr, u32 nr_ids, the
+    // name, u64 ids[nr_ids].
+    FeatureBody body{kFeatEventDesc, {}};
+    put_u32(body.bytes, static_cast<std::uint32_t>(f.event_desc->size()));
+    put_u32(body.bytes, static_cast<std::uint32_t>(f.event_desc->front().attr.size()));
+    for (const EventDesc& e : *f.event_desc) {
+      body.bytes.insert(body.bytes.end(), e.attr.begin(), e.attr.end());
+      put_u32(body.bytes, static_cast<std::uint32_t>(e.ids.size()));
+      put_string(body.bytes, e.name);
+      const auto* ids = reinterpret_cast<const std::uint8_t*>(e.ids.data());
+      body.bytes.insert(body.bytes.end(), ids, ids + e.ids.size() * sizeof(std::uint64_t));
+    }
+    out.push_back(std::move(body));
+  }
   if (f.groups) {
     FeatureBody body{kFeatGroupDesc, {}};
     put_u32(body.bytes, static_cast<std::uint32_t>(f.groups->size()));
@@ -142,6 +159,10 @@ std::vector<FeatureBody> encode_features(const Features& f) {
     }
     out.push_back(std::move(body));
   }
+  // The index lists features by ascending bit, and a reader pairs the k-th entry with the k-th
+  // set bit.
+  std::sort(out.begin(), out.end(),
+            [](const FeatureBody& a, const FeatureBody& b) { return a.feature < b.feature; });
   return out;
 }
 
@@ -192,6 +213,33 @@ bool decode_feature(int feature, std::span<const std::uint8_t> body, std::uint64
       }
       if (!in.ok()) break;
       out.pmu_mappings = std::move(maps);
+      return true;
+    }
+    case kFeatEventDesc: {
+      std::uint32_t attr_size = 0;
+      if (!in.read(count) || !in.read(attr_size)) break;
+      if (attr_size < PERF_ATTR_SIZE_VER0 || attr_size > 4096) {
+        return body_error(error, feature, in.offset() - 4, "bad attr size");
+      }
+      if (!count_fits(in, count, attr_size + 2 * sizeof(std::uint32_t))) {
+        return body_error(error, feature, in.offset() - 8, "event count exceeds the body");
+      }
+      std::vector<EventDesc> events(count);
+      for (EventDesc& e : events) {
+        std::uint32_t nr_ids = 0;
+        const std::uint64_t attr_at = in.offset();
+        if (!in.take(attr_size)) break;
+        e.attr.assign(body.begin() + static_cast<long>(attr_at - offset),
+                      body.begin() + static_cast<long>(attr_at - offset + attr_size));
+        if (!in.read(nr_ids) || !in.string(e.name)) break;
+        if (!count_fits(in, nr_ids, sizeof(std::uint64_t))) {
+          return body_error(error, feature, in.offset(), "id count exceeds the body");
+        }
+        e.ids.resize(nr_ids);
+        for (std::uint64_t& id : e.ids) in.read(id);
+      }
+      if (!in.ok()) break;
+      out.event_desc = std::move(events);
       return true;
     }
     case kFeatGroupDesc: {

@@ -32,6 +32,14 @@ struct GroupDesc {
   std::uint32_t members = 0;  // leader included
 };
 
+// EVENT_DESC entry: an attr's name (what perf shows instead of "unknown attr type: N" for
+// userperf's PMUs) with the attr and the ids that tie records to it (perf matches names by id).
+struct EventDesc {
+  std::vector<std::uint8_t> attr;  // the attr as written (every entry the same size)
+  std::string name;
+  std::vector<std::uint64_t> ids;
+};
+
 struct Features {
   std::optional<std::string> hostname;
   std::optional<std::string> osrelease;
@@ -41,6 +49,7 @@ struct Features {
   std::optional<std::vector<std::string>> cmdline;
   std::optional<std::vector<PmuMapping>> pmu_mappings;
   std::optional<std::vector<GroupDesc>> groups;
+  std::optional<std::vector<EventDesc>> event_desc;
 
   // This machine and process: uname, CPU counts, /proc/self/cmdline, "userperf <version>".
   static Features of_this_host();

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
@@ -183,6 +184,13 @@ bool Writer::append_finished_round() {
   return append({reinterpret_cast<const std::uint8_t*>(&round), sizeof round});
 }
 
+bool Writer::set_event_name(int index, std::string name) {
+  // A wrong index names nothing; unlike an I/O failure it does not spoil the file.
+  if (index < 0 || static_cast<std::size_t>(index) >= attrs_.size()) return false;
+  attrs_[static_cast<std::size_t>(index)].name = std::move(name);
+  return true;
+}
+
 bool Writer::finish() {
   if (error_) return false;
   if (finished_) return fail(EBUSY, "finish called twice");
@@ -195,6 +203,11 @@ bool Writer::finish() {
   if (!flush()) return false;
   const std::uint64_t data_end = file_pos_;
 
+  if (std::any_of(attrs_.begin(), attrs_.end(), [](const Attr& a) { return !a.name.empty(); })) {
+    std::vector<EventDesc> events;
+    for (const Attr& a : attrs_) events.push_back({a.bytes, a.name, a.ids});
+    features_.event_desc = std::move(events);
+  }
   const std::vector<FeatureBody> bodies = encode_features(features_);
   std::vector<FileSection> index;
   std::uint64_t body_at = data_end + bodies.size() * sizeof(FileSection);

@@ -53,6 +53,11 @@ class Writer {
   // PERF_RECORD_FINISHED_ROUND: everything before it may be sorted by time and flushed.
   bool append_finished_round();
 
+  // Names attr `index` in EVENT_DESC (perf shows it instead of "unknown attr type: N"); finish()
+  // writes the feature, with the attrs and their ids, when any attr was named. False (and nothing
+  // else changes) when there is no attr `index`.
+  bool set_event_name(int index, std::string name);
+
   // Feature values written by finish(). Groups must fit the attrs (check_groups).
   Features& features() { return features_; }
 
@@ -78,6 +83,7 @@ class Writer {
   struct Attr {
     std::vector<std::uint8_t> bytes;  // attr.size bytes
     std::vector<std::uint64_t> ids;
+    std::string name;  // for EVENT_DESC; empty: unnamed
   };
 
   int fd_;

@@ -164,6 +164,9 @@ int run_trace_demo(const TraceDemoOptions& options) {
                  writer->error().message.c_str());
     return 1;
   }
+  // EVENT_DESC names: perf shows "calltrace" rather than "unknown attr type: N".
+  writer->set_event_name(0, "calltrace");
+  writer->set_event_name(1, "task-clock");
   auto& features = writer->features();
   features = perfdata::Features::of_this_host();
   features.pmu_mappings = std::vector<perfdata::PmuMapping>{

@@ -118,6 +118,7 @@ inline std::string write_sample_file(const std::string& path) {
   plain.time = time;
   writer->append(sample_record(plain, ip + 1, 100000, true));
   writer->append(lost_samples_record(plain, 3));
+  writer->set_event_name(0, "calltrace");  // EVENT_DESC: what perf shows for the AUX leader
   Features& f = writer->features();
   f = Features::of_this_host();
   f.pmu_mappings =

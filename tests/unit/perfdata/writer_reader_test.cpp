@@ -60,6 +60,10 @@ TEST(PerfdataRoundTrip, AttrsIdsFeaturesAndRecords) {
   for (const auto& r : records) ASSERT_TRUE(writer->append(r)) << writer->error().message;
   ASSERT_TRUE(writer->append_finished_round());
   writer->features() = all_features();
+  // EVENT_DESC (bit 12) sits between CMDLINE and PMU_MAPPINGS: the index must stay in bit order.
+  ASSERT_TRUE(writer->set_event_name(0, "calltrace"));
+  ASSERT_TRUE(writer->set_event_name(2, "log"));
+  EXPECT_FALSE(writer->set_event_name(3, "none")) << "no attr 3";
   ASSERT_TRUE(writer->finish()) << writer->error().message;
 
   auto reader = Reader::open(path, error);
@@ -95,7 +99,15 @@ TEST(PerfdataRoundTrip, AttrsIdsFeaturesAndRecords) {
   EXPECT_EQ((*f.groups)[0].name, "{anon_group}");
   EXPECT_EQ((*f.groups)[1].leader, 2u);
   EXPECT_EQ(f.group_of(1)->leader, 0u);
-  EXPECT_EQ(reader->feature_sections().size(), 8u);
+  ASSERT_TRUE(f.event_desc);
+  ASSERT_EQ(f.event_desc->size(), 3u);
+  EXPECT_EQ((*f.event_desc)[0].name, "calltrace");
+  EXPECT_EQ((*f.event_desc)[1].name, "");
+  EXPECT_EQ((*f.event_desc)[2].name, "log");
+  EXPECT_EQ((*f.event_desc)[2].ids, (std::vector<std::uint64_t>{31, 32, 33}));
+  ASSERT_EQ((*f.event_desc)[2].attr.size(), sizeof(perf_event_attr));
+  EXPECT_EQ(std::memcmp((*f.event_desc)[2].attr.data(), &expected[2], sizeof expected[2]), 0);
+  EXPECT_EQ(reader->feature_sections().size(), 9u);
 
   RecordCursor cursor = reader->records();
   RecordView record;
