@@ -43,7 +43,6 @@ bool AuxOutput::begin(Event& event) {
   written_ = 0;
   if (!aux->overwrite()) {
     const std::uint64_t tail = aux->load_tail();
-    wakeup_ = aux->wakeup_stamp() + aux->watermark();
     // CIRC_SPACE: one byte stays free so that head == tail means empty.
     if (head_ - tail < aux->size()) size_ = (tail - head_ - 1) & (aux->size() - 1);
     if (size_ == 0) {
@@ -79,8 +78,7 @@ int AuxOutput::skip(std::uint64_t n) {
   const std::uint64_t head = aux_->head() + n;
   aux_->set_head(head);
   aux_->publish_head(head);
-  if (!aux_->overwrite() && head - aux_->wakeup_stamp() >= aux_->watermark()) {
-    aux_->set_wakeup_stamp(head - head % aux_->watermark());
+  if (aux_->need_wakeup()) {
     if (ring::DataRing* rb = event_->rb.load(std::memory_order_acquire)) rb->wake_now();
   }
   head_ = head;
@@ -132,10 +130,7 @@ void AuxOutput::end(std::uint64_t size) {
   const std::uint64_t head = aux.head();
   aux.publish_head(head);
   aux.set_write_position(head);
-  if (!aux.overwrite() && head - aux.wakeup_stamp() >= aux.watermark()) {
-    aux.set_wakeup_stamp(head - head % aux.watermark());
-    wakeup = true;
-  }
+  if (aux.need_wakeup()) wakeup = true;
   if (wakeup) {
     if (flags_ & PERF_AUX_FLAG_TRUNCATED) disable_from_write_path(*event_);
     if (ring::DataRing* rb = event_->rb.load(std::memory_order_acquire)) rb->wake_now();
@@ -166,11 +161,6 @@ class ByteLock {
   ring::AuxRing::Lock state_;
 };
 
-ring::AuxRing* aux_of(const Event& event) {
-  ring::DataRing* rb = event.rb.load(std::memory_order_acquire);
-  return rb != nullptr ? rb->aux() : nullptr;
-}
-
 }  // namespace
 
 bool AuxStream::ensure_handle() {
@@ -192,7 +182,7 @@ void AuxStream::end_handle() {
 void AuxStream::start() {
   OutputGuard guard(grace_);
   running_.store(true, std::memory_order_release);
-  ring::AuxRing* aux = aux_of(event_);
+  ring::AuxRing* aux = event_.aux_area();
   if (aux == nullptr) return;  // not mapped yet: the first append begins the handle
   for (;;) {
     ByteLock lock(aux);
@@ -229,7 +219,7 @@ void AuxStream::release_area() {
 
 void AuxStream::flush() {
   OutputGuard guard(grace_);
-  ring::AuxRing* aux = aux_of(event_);
+  ring::AuxRing* aux = event_.aux_area();
   if (aux == nullptr) return;
   ByteLock lock(aux);
   if (lock.state() != ring::AuxRing::Lock::kTaken) return;
@@ -247,7 +237,7 @@ AuxStream::Append AuxStream::append(const void* a, std::size_t alen, const void*
       event_.state.load(std::memory_order_acquire) != EventState::kActive) {
     return Append::kStopped;
   }
-  ring::AuxRing* aux = aux_of(event_);
+  ring::AuxRing* aux = event_.aux_area();
   if (aux == nullptr) return Append::kStopped;
   // A dropped entry leaves a gap: the record of the open handle says PARTIAL, or, when this
   // thread cannot touch the handle (byte lock not taken) or none is open, the next one does.
@@ -281,7 +271,7 @@ AuxStream::Append AuxStream::append(const void* a, std::size_t alen, const void*
     }
   }
   handle_.write2(a, alen, b, blen);
-  if (!aux->overwrite() && handle_.head() - aux->wakeup_stamp() >= aux->watermark()) {
+  if (aux->past_watermark(handle_.head())) {
     // A watermark passed: end the handle (record + wakeup) and go on in a new one.
     end_handle();
     ensure_handle();

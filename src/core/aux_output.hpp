@@ -65,7 +65,6 @@ class AuxOutput {
   ring::AuxRing* aux_ = nullptr;
   std::uint64_t head_ = 0;
   std::uint64_t size_ = 0;
-  std::uint64_t wakeup_ = 0;  // handle->wakeup: aux position of the next watermark
   std::uint64_t flags_ = 0;
   std::uint64_t written_ = 0;
 };

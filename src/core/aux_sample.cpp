@@ -26,8 +26,7 @@ AuxSampleScope::AuxSampleScope(const Event& event) {
   if (leader == nullptr || leader->state.load(std::memory_order_acquire) != EventState::kActive) {
     return;
   }
-  ring::DataRing* rb = leader->rb.load(std::memory_order_acquire);
-  ring::AuxRing* aux = rb != nullptr ? rb->aux() : nullptr;
+  ring::AuxRing* aux = leader->aux_area();
   if (aux == nullptr) return;
   switch (aux->lock_bytes()) {
     case ring::AuxRing::Lock::kBusy:

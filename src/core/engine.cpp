@@ -705,8 +705,7 @@ int Engine::check_aux_event(Event& event, Event* leader) const {
 // Logged until the trace really starts, that is until the event's buffer has an AUX area.
 void Engine::log_itrace_start(Event& event) {
   if (event.itrace_started.load()) return;
-  ring::DataRing* rb = event.rb.load(std::memory_order_acquire);
-  if (rb == nullptr || rb->aux() == nullptr) return;
+  if (event.aux_area() == nullptr) return;
   const pid_t tid = event.pid != -1 ? event.pid : gettid();
   const struct {
     std::uint32_t pid, tid;

@@ -88,6 +88,12 @@ struct Event {
   std::atomic<std::uint32_t> nr_members{1};  // on a leader: itself and its siblings
 
   bool is_leader() const { return leader.load(std::memory_order_relaxed) == this; }
+  // The AUX area of the buffer the event writes into, nullptr when it has none. The pointer stays
+  // valid inside an OutputGuard (an area is freed after a grace period).
+  ring::AuxRing* aux_area() const {
+    ring::DataRing* ring = rb.load(std::memory_order_acquire);
+    return ring != nullptr ? ring->aux() : nullptr;
+  }
   std::uint64_t clock_now() const;  // the event's clock (attr.clockid or CLOCK_MONOTONIC)
   // time_enabled / time_running up to `now`.
   void read_times(std::uint64_t now, std::uint64_t& enabled, std::uint64_t& running) const;

@@ -28,11 +28,6 @@ LogSource* find_log(int fd) {
   return g_logs.find([fd](LogSource& s) { return s.event.fd == fd; });
 }
 
-ring::AuxRing* area_of(const core::Event& event) {
-  ring::DataRing* rb = event.rb.load(std::memory_order_acquire);
-  return rb != nullptr ? rb->aux() : nullptr;
-}
-
 // write(2) until done or failed (EINTR retried).
 void write_all(int fd, const std::uint8_t* p, std::size_t n) {
   while (n > 0) {
@@ -96,7 +91,7 @@ std::int64_t LogPmu::area_size(int fd) {
   core::OutputGuard guard(g_logs.grace());
   LogSource* s = find_log(fd);
   if (s == nullptr) return -EBADF;
-  const ring::AuxRing* aux = area_of(s->event);
+  const ring::AuxRing* aux = s->event.aux_area();
   return aux != nullptr ? static_cast<std::int64_t>(aux->size()) : -ENODATA;
 }
 
@@ -114,12 +109,12 @@ void LogPmu::dump_for_crash() {
   g_logs.for_each([](LogSource& s) {
     const int out = s.crash_fd.load(std::memory_order_acquire);
     if (out < 0) return;
-    const ring::AuxRing* aux = area_of(s.event);
+    const ring::AuxRing* aux = s.event.aux_area();
     if (aux == nullptr) return;
     // Bytes below the write position are complete; the oldest may be overwritten meanwhile by
     // another thread, which the decoder skips as the tail of an earlier record.
     const std::uint64_t end = aux->write_position();
-    const std::uint64_t n = aux->history() < aux->size() ? aux->history() : aux->size();
+    const std::uint64_t n = aux->history();  // at most the area's size
     ring::for_each_aux_piece(end, n, aux->size(), [&](std::uint64_t offset, std::uint64_t len) {
       write_all(out, aux->data() + offset, len);
     });

@@ -52,8 +52,18 @@ class AuxRing {
   void publish_head(std::uint64_t head);
   // The consumer's aux_tail (normal mode): any value is harmless, it only sizes the free space.
   std::uint64_t load_tail() const;
-  std::uint64_t wakeup_stamp() const { return wakeup_; }
-  void set_wakeup_stamp(std::uint64_t stamp) { wakeup_ = stamp; }
+  // Normal mode: whether position `pos` lies a watermark or more past the last wakeup stamp.
+  bool past_watermark(std::uint64_t pos) const {
+    return !overwrite_ && pos - wakeup_ >= watermark_;
+  }
+  // rb_need_aux_wakeup: past_watermark(aux_head); if so, the stamp moves to aux_head rounded down
+  // to the watermark. Handle holder only.
+  bool need_wakeup() {
+    const std::uint64_t head = head_.load(std::memory_order_relaxed);
+    if (!past_watermark(head)) return false;
+    wakeup_ = head - head % watermark_;
+    return true;
+  }
 
   // ---- the driver's write position: bytes below it are complete ----
   // Normal mode: aux_head plus what the open handle wrote; overwrite mode: the handle's head.
