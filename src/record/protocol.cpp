@@ -1,0 +1,165 @@
+#include "record/protocol.hpp"
+
+#include <cstring>
+#include <sstream>
+
+namespace userperf::record {
+
+namespace {
+
+constexpr std::size_t kMaxEvents = 16;
+
+std::string to_hex(const void* bytes, std::size_t size) {
+  static const char kDigits[] = "0123456789abcdef";
+  const auto* p = static_cast<const std::uint8_t*>(bytes);
+  std::string out;
+  out.reserve(size * 2);
+  for (std::size_t i = 0; i < size; ++i) {
+    out.push_back(kDigits[p[i] >> 4]);
+    out.push_back(kDigits[p[i] & 15]);
+  }
+  return out;
+}
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+bool from_hex(const std::string& text, void* out, std::size_t size) {
+  if (text.size() != size * 2) return false;
+  auto* p = static_cast<std::uint8_t*>(out);
+  for (std::size_t i = 0; i < size; ++i) {
+    const int hi = hex_digit(text[2 * i]), lo = hex_digit(text[2 * i + 1]);
+    if (hi < 0 || lo < 0) return false;
+    p[i] = static_cast<std::uint8_t>(hi << 4 | lo);
+  }
+  return true;
+}
+
+bool parse_u32(const std::string& text, std::uint32_t& out) {
+  if (text.empty() || text.size() > 10) return false;
+  std::uint64_t v = 0;
+  for (const char c : text) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  if (v > UINT32_MAX) return false;
+  out = static_cast<std::uint32_t>(v);
+  return true;
+}
+
+bool power_of_two_or_zero(std::uint32_t v) {
+  return (v & (v - 1)) == 0;
+}
+
+}  // namespace
+
+// One "key=value" per line. An event: "event=<leader>:<hex attr>:<name>" (leader -1 or an index).
+std::string RecordConfig::encode() const {
+  std::ostringstream out;
+  out << "version=" << kProtocolVersion << '\n';
+  out << "ring_pages=" << ring_pages << '\n';
+  out << "aux_pages=" << aux_pages << '\n';
+  out << "aux=" << static_cast<std::uint32_t>(aux) << '\n';
+  out << "flags=" << flags << '\n';
+  if (!bpf_object.empty()) out << "bpf=" << to_hex(bpf_object.data(), bpf_object.size()) << '\n';
+  for (const EventConfig& e : events) {
+    out << "event=" << e.group_leader << ':' << to_hex(&e.attr, sizeof e.attr) << ':'
+        << to_hex(e.name.data(), e.name.size()) << '\n';
+  }
+  return out.str();
+}
+
+bool RecordConfig::decode(const std::string& text, RecordConfig& out, std::string& error) {
+  RecordConfig config;
+  bool versioned = false;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    const std::size_t eq = line.find('=');
+    if (eq == std::string::npos) {
+      error = "config line without '=': " + line.substr(0, 40);
+      return false;
+    }
+    const std::string key = line.substr(0, eq), value = line.substr(eq + 1);
+    std::uint32_t number = 0;
+    if (key == "version") {
+      if (!parse_u32(value, number) || number != kProtocolVersion) {
+        error =
+            "config version " + value + ", this agent speaks " + std::to_string(kProtocolVersion);
+        return false;
+      }
+      versioned = true;
+    } else if (key == "ring_pages" || key == "aux_pages" || key == "aux" || key == "flags") {
+      if (!parse_u32(value, number)) {
+        error = "config " + key + " is not a number: " + value;
+        return false;
+      }
+      if (key == "ring_pages") config.ring_pages = number;
+      if (key == "aux_pages") config.aux_pages = number;
+      if (key == "aux") config.aux = static_cast<AuxSource>(number);
+      if (key == "flags") config.flags = number;
+    } else if (key == "bpf") {
+      config.bpf_object.resize(value.size() / 2);
+      if (value.empty() || !from_hex(value, config.bpf_object.data(), config.bpf_object.size())) {
+        error = "config bpf is not hex";
+        return false;
+      }
+    } else if (key == "event") {
+      const std::size_t c1 = value.find(':');
+      const std::size_t c2 = c1 == std::string::npos ? c1 : value.find(':', c1 + 1);
+      if (c2 == std::string::npos) {
+        error = "config event is not leader:attr:name";
+        return false;
+      }
+      EventConfig e;
+      const std::string leader = value.substr(0, c1);
+      if (leader == "-1") {
+        e.group_leader = -1;
+      } else if (parse_u32(leader, number) && number < config.events.size()) {
+        e.group_leader = static_cast<int>(number);
+      } else {
+        error = "config event leader " + leader + " is not an earlier event";
+        return false;
+      }
+      if (!from_hex(value.substr(c1 + 1, c2 - c1 - 1), &e.attr, sizeof e.attr)) {
+        error = "config event attr is not " + std::to_string(sizeof e.attr) + " bytes of hex";
+        return false;
+      }
+      const std::string name = value.substr(c2 + 1);
+      e.name.resize(name.size() / 2);
+      if (!from_hex(name, e.name.data(), e.name.size())) {
+        error = "config event name is not hex";
+        return false;
+      }
+      config.events.push_back(std::move(e));
+    } else {
+      error = "unknown config key " + key;
+      return false;
+    }
+  }
+  if (!versioned) {
+    error = "config has no version";
+    return false;
+  }
+  if (config.events.empty() || config.events.size() > kMaxEvents) {
+    error = "config must name 1 to " + std::to_string(kMaxEvents) + " events";
+    return false;
+  }
+  if (config.ring_pages == 0 || !power_of_two_or_zero(config.ring_pages) ||
+      !power_of_two_or_zero(config.aux_pages)) {
+    error = "config ring_pages and aux_pages must be powers of two";
+    return false;
+  }
+  if (config.aux > AuxSource::kLog || (config.aux == AuxSource::kNone) != (config.aux_pages == 0)) {
+    error = "config aux source and aux_pages disagree";
+    return false;
+  }
+  out = std::move(config);
+  return true;
+}
+
+}  // namespace userperf::record

@@ -1,0 +1,149 @@
+// The recorder <-> agent protocol of `userperf record` (docs/record.md).
+//
+// The recorder (the `userperf record` process) listens on a unix SOCK_SEQPACKET socket whose path
+// it puts in USERPERF_RECORD_SOCKET, and what to record in USERPERF_RECORD_CONFIG (RecordConfig,
+// text); LD_PRELOAD loads the agent (libuserperf_agent.so) into the command and every process it
+// forks or execs. Each process image connects once and says Hello; the recorder answers Welcome
+// with an id base that makes the event ids of that image unique in the file. Every thread opens
+// the configured events on itself, maps one data ring (and an AUX area when configured) and sends
+// ThreadStart with the ring's memfd (SCM_RIGHTS): from then on the recorder holds the ring's
+// memory and drains it, whatever happens to the process. End of connection = the image is gone
+// (exit, exec, kill -9).
+//
+// Messages are fixed little structs (same machine, same ABI) starting with MessageHeader; the
+// recorder checks every size and field before use (a reader never trusts a producer).
+#pragma once
+
+#include <linux/perf_event.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace userperf::record {
+
+inline constexpr const char* kSocketEnv = "USERPERF_RECORD_SOCKET";
+inline constexpr const char* kConfigEnv = "USERPERF_RECORD_CONFIG";
+inline constexpr std::uint32_t kProtocolVersion = 1;
+inline constexpr std::size_t kMaxMessageSize = 64 * 1024;
+inline constexpr int kMaxMessageFds = 2;  // a ring memfd and an AUX memfd
+
+// One event every thread opens. attr is exactly what the perf.data file says about it; for a
+// user tracepoint attr.type is PERF_TYPE_TRACEPOINT and attr.config the id the recorder gave the
+// name (the same in every process).
+struct EventConfig {
+  perf_event_attr attr{};
+  std::string name;       // "cpu-clock", "task-clock", "provider:tracepoint", "calltrace"
+  int group_leader = -1;  // index of the leader in RecordConfig::events, -1: none / itself
+};
+
+enum class AuxSource : std::uint32_t { kNone = 0, kCalltrace = 1, kLog = 2 };
+
+struct RecordConfig {
+  std::vector<EventConfig> events;   // events[0] owns the thread's ring; others SET_OUTPUT to it
+  std::uint32_t ring_pages = 0;      // data pages per thread ring (power of two)
+  std::uint32_t aux_pages = 0;       // AUX area pages per thread (power of two), 0: none
+  AuxSource aux = AuxSource::kNone;  // the AUX leader is the event of that source's PMU
+  std::string bpf_object;            // --bpf: ELF object whose first program handles overflows
+  std::uint32_t flags = 0;           // reserved
+
+  // "key=value" lines; attrs as hex of their bytes. decode() checks everything and says why not.
+  std::string encode() const;
+  static bool decode(const std::string& text, RecordConfig& out, std::string& error);
+};
+
+enum class MessageType : std::uint32_t {
+  kHello = 1,        // agent -> recorder, first message of a connection
+  kWelcome = 2,      // recorder -> agent, the answer to Hello
+  kThreadStart = 3,  // + SCM_RIGHTS: ring memfd [, AUX memfd]
+  kThreadExit = 4,
+  kMapsChanged = 5,  // after dlopen: the recorder re-reads /proc/PID/maps
+  kComm = 6,         // a thread renamed itself
+  kTracepoint = 7,   // a recorded tracepoint registered: its format
+  kProcessExit = 8,  // orderly exit (exit(), return from main); absent after kill -9
+};
+
+struct MessageHeader {
+  std::uint32_t type = 0;
+  std::uint32_t size = 0;  // of the whole message, header included
+};
+
+struct HelloMessage {
+  MessageHeader header{static_cast<std::uint32_t>(MessageType::kHello), sizeof(HelloMessage)};
+  std::uint32_t version = kProtocolVersion;
+  std::int32_t pid = 0;
+  std::int32_t ppid = 0;
+  std::int32_t parent_tid = 0;  // the thread that forked this process; 0 when not a fork child
+  std::uint64_t time = 0;       // CLOCK_MONOTONIC ns, before any event of this image exists
+};
+
+struct WelcomeMessage {
+  MessageHeader header{static_cast<std::uint32_t>(MessageType::kWelcome), sizeof(WelcomeMessage)};
+  std::uint32_t accepted = 0;  // 0: the recorder refuses (the agent stays idle)
+  std::uint32_t reserved = 0;
+  std::uint64_t id_base = 0;  // event ids of this image start above it
+};
+
+// One event of a thread: which configured event it is and the id its records carry.
+struct EventId {
+  std::uint32_t config_index = 0;
+  std::uint32_t reserved = 0;
+  std::uint64_t id = 0;
+};
+
+inline constexpr std::uint32_t kMaxThreadEvents = 16;
+
+struct ThreadStartMessage {
+  MessageHeader header{static_cast<std::uint32_t>(MessageType::kThreadStart),
+                       sizeof(ThreadStartMessage)};
+  std::int32_t pid = 0;
+  std::int32_t tid = 0;
+  std::int32_t ptid = 0;      // the creating thread; 0 for a process's first thread
+  std::uint32_t has_aux = 0;  // 1: a second descriptor, the AUX area's memfd, follows the ring's
+  std::uint64_t time = 0;     // before the thread's events were opened
+  std::uint32_t nr_events = 0;
+  std::uint32_t reserved = 0;
+  EventId events[kMaxThreadEvents];
+};
+
+struct ThreadExitMessage {
+  MessageHeader header{static_cast<std::uint32_t>(MessageType::kThreadExit),
+                       sizeof(ThreadExitMessage)};
+  std::int32_t pid = 0;
+  std::int32_t tid = 0;
+  std::uint64_t time = 0;  // after the thread's events were closed
+};
+
+struct MapsChangedMessage {
+  MessageHeader header{static_cast<std::uint32_t>(MessageType::kMapsChanged),
+                       sizeof(MapsChangedMessage)};
+  std::int32_t pid = 0;
+  std::int32_t tid = 0;
+  std::uint64_t time = 0;  // taken before dlopen ran (constructors of the object are after it)
+};
+
+struct CommMessage {
+  MessageHeader header{static_cast<std::uint32_t>(MessageType::kComm), sizeof(CommMessage)};
+  std::int32_t pid = 0;
+  std::int32_t tid = 0;
+  std::uint64_t time = 0;
+  char comm[16] = {};  // NUL-terminated
+};
+
+// Followed by format_size bytes of text (libtraceevent's "format" file of the tracepoint).
+struct TracepointMessage {
+  MessageHeader header{static_cast<std::uint32_t>(MessageType::kTracepoint), 0};
+  std::uint32_t config_index = 0;
+  std::uint32_t format_size = 0;
+};
+
+struct ProcessExitMessage {
+  MessageHeader header{static_cast<std::uint32_t>(MessageType::kProcessExit),
+                       sizeof(ProcessExitMessage)};
+  std::int32_t pid = 0;
+  std::int32_t status = 0;  // exit() status
+  std::uint64_t time = 0;
+};
+
+}  // namespace userperf::record
