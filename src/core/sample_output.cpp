@@ -39,6 +39,15 @@ std::uint64_t callchain_limit(const Event& event) {
   return stack + 8;
 }
 
+// get_perf_callchain with exclude_callchain_user: the entries before the user context marker (a
+// dwarf-mode sample's user stack is unwound from REGS_USER + STACK_USER instead).
+std::uint64_t kernel_part(const SampleData& data) {
+  for (std::uint64_t i = 0; i < data.callchain_nr; ++i) {
+    if (data.callchain[i] == PERF_CONTEXT_USER) return i;
+  }
+  return data.callchain_nr;
+}
+
 std::uint64_t stream_id(const Event& event) {
   return event.id;
 }
@@ -55,6 +64,7 @@ bool prepare_sample(const Event& event, SampleData& data) {
     size += abi::read_format_size(event.attr.read_format, data.read_members);
   }
   if (data.callchain_nr > callchain_limit(event)) data.callchain_nr = callchain_limit(event);
+  if (event.attr.exclude_callchain_user) data.callchain_nr = kernel_part(data);
   if (type & PERF_SAMPLE_CALLCHAIN) size += sizeof(std::uint64_t) * (1 + data.callchain_nr);
   if (type & PERF_SAMPLE_RAW) {
     data.raw_bytes = data.raw != nullptr ? data.raw->prepare() : 2 * sizeof(std::uint32_t);

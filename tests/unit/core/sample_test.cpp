@@ -140,6 +140,35 @@ TEST(Sample, UserStackIsClampedUnder64KiB) {
   userperf_close(fd);
 }
 
+// get_perf_callchain: exclude_callchain_user drops the user part (from PERF_CONTEXT_USER on), as
+// perf record --call-graph dwarf asks; without it the whole chain is written.
+TEST(Sample, ExcludeCallchainUserKeepsOnlyTheKernelPart) {
+  const std::uint64_t chain[] = {PERF_CONTEXT_KERNEL, 0xffffffff81000000ull, PERF_CONTEXT_USER,
+                                 0x401000, 0x402000};
+  for (const bool exclude_user : {false, true}) {
+    perf_event_attr attr = test_attr(PERF_SAMPLE_CALLCHAIN);
+    attr.exclude_callchain_user = exclude_user;
+    const int fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
+    ASSERT_GE(fd, 0) << strerror(errno);
+    {
+      MappedRing ring(fd, 8);
+      core::SampleData data;
+      data.callchain = chain;
+      data.callchain_nr = 5;
+      fire(fd, 1, data);
+      const auto records = ring.drain();
+      ASSERT_EQ(records.size(), 1u);
+      const std::uint64_t nr = field_at<std::uint64_t>(records[0], 8);
+      ASSERT_EQ(nr, exclude_user ? 2u : 5u);
+      ASSERT_EQ(records[0].size(), 8 + 8 + 8 * nr);
+      for (std::uint64_t i = 0; i < nr; ++i) {
+        EXPECT_EQ(field_at<std::uint64_t>(records[0], 16 + 8 * i), chain[i]);
+      }
+    }
+    userperf_close(fd);
+  }
+}
+
 TEST(Sideband, RecordsCarryTheSampleIdTrailer) {
   perf_event_attr attr = test_attr(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_IDENTIFIER);
   attr.sample_id_all = 1;
