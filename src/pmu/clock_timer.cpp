@@ -1,4 +1,4 @@
-// The timer signal handler is the write path: SIGNAL-SAFE from clock_signal_handler down.
+// The clock signal handler is the write path: SIGNAL-SAFE from clock_signal_handler down.
 #include "pmu/clock_timer.hpp"
 
 #include <pthread.h>
@@ -7,6 +7,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -14,28 +15,22 @@
 #include <mutex>
 
 #include "core/sample_data.hpp"
+#include "pmu/clock_slots.hpp"
+#include "pmu/clock_ticker.hpp"
 
 namespace userperf::pmu {
 
+std::array<ClockSlot, kClockSlots> g_clock_slots;
+std::atomic<int> g_clock_slot_end{0};
+
 namespace {
 
-constexpr int kSlots = 4096;
 constexpr std::uint64_t kMinPeriodNs = 10'000;  // the kernel clamps hrtimer periods to 10 us
 constexpr int kMaxCallchain = 128;
 
-struct Slot {
-  std::atomic<core::Event*> event{nullptr};
-  std::atomic<std::uint64_t> stack_high{0};
-};
-
-std::array<Slot, kSlots> g_slots;
-std::atomic<core::Engine*> g_engine{nullptr};
-pid_t g_pid = 0;
-
-// glibc's MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED): the CPU-time clock of one thread.
-clockid_t thread_cpu_clock(pid_t tid) {
-  return static_cast<clockid_t>((~static_cast<unsigned>(tid) << 3) | 4 | 2);
-}
+std::atomic<pid_t> g_pid{0};
+// Bumped in a fork child: clocks of an older process image are inert there.
+std::atomic<std::uint64_t> g_fork_epoch{0};
 
 void fill_regs(const mcontext_t& mc, core::SampleRegs& regs) {
   const greg_t* g = mc.gregs;
@@ -83,47 +78,70 @@ std::uint64_t walk_frames(std::uint64_t ip, std::uint64_t fp, std::uint64_t sp,
   return static_cast<std::uint64_t>(n);
 }
 
+// The slot's event when the slot still holds the generation the signal was sent for, in
+// `engine`; nullptr for a signal that outlived its event. Generation, event and engine are read
+// between two reads of the generation, which a slot changes before it is emptied or reused.
+core::Event* live_event(ClockSlot& slot, const core::Engine& engine, std::uint32_t generation) {
+  const std::uint32_t before = slot.generation.load(std::memory_order_seq_cst);
+  if ((before & 1) == 0 || (before & kGenerationMask) != generation) return nullptr;
+  core::Event* event = slot.event.load(std::memory_order_seq_cst);
+  const bool same_engine = slot.engine.load(std::memory_order_seq_cst) == &engine;
+  if (!same_engine || slot.generation.load(std::memory_order_seq_cst) != before) return nullptr;
+  return event;
+}
+
+void sample(core::Engine& engine, core::Event& event, const ClockSlot& slot, std::uint64_t periods,
+            const ucontext_t& uc) {
+  core::SampleRegs regs;
+  fill_regs(uc.uc_mcontext, regs);
+  const std::uint64_t elapsed = event.sample_period.load(std::memory_order_relaxed) * periods;
+  event.count.fetch_add(elapsed, std::memory_order_relaxed);
+  std::uint64_t chain[kMaxCallchain];
+  const std::uint64_t stack_high = slot.stack_high.load(std::memory_order_relaxed);
+  core::SampleData data;
+  data.ip = regs.values[PERF_REG_X86_IP];
+  data.period = elapsed;
+  data.pid = static_cast<std::uint32_t>(g_pid.load(std::memory_order_relaxed));
+  data.tid = static_cast<std::uint32_t>(event.pid);
+  data.cpu = static_cast<std::uint32_t>(sched_getcpu());
+  data.cpumode = PERF_RECORD_MISC_USER;
+  data.regs_user = &regs;
+  data.regs_intr = &regs;
+  const std::uint64_t sp = regs.values[PERF_REG_X86_SP];
+  // No walk when the user part is excluded (dwarf mode unwinds REGS_USER + STACK_USER later).
+  if ((event.attr.sample_type & PERF_SAMPLE_CALLCHAIN) && !event.attr.exclude_callchain_user) {
+    data.callchain = chain;
+    data.callchain_nr =
+        walk_frames(data.ip, regs.values[PERF_REG_X86_BP], sp, stack_high, chain, kMaxCallchain);
+  }
+  if (stack_high > sp) {
+    data.stack_user.sp = reinterpret_cast<const void*>(sp);
+    data.stack_user.available = stack_high - sp;
+  }
+  engine.overflow(event, data);
+}
+
+// SI_TIMER: a CPU-time timer, which expires on scheduler ticks: a period shorter than a tick
+// arrives as one signal with overruns. SI_QUEUE from this process: the ticker, which counts the
+// periods itself. Either way the sample stands for every period that elapsed.
 void clock_signal_handler(int, siginfo_t* info, void* context) {
-  if (info->si_code != SI_TIMER) return;
-  const int slot = info->si_value.sival_int;
-  core::Engine* engine = g_engine.load(std::memory_order_acquire);
-  if (slot < 0 || slot >= kSlots || engine == nullptr) return;
+  std::uint64_t periods = 0;
+  const ClockSignalValue value = decode_clock_signal(info->si_value.sival_ptr);
+  if (info->si_code == SI_TIMER) {
+    periods = 1 + static_cast<std::uint64_t>(info->si_overrun > 0 ? info->si_overrun : 0);
+  } else if (info->si_code == SI_QUEUE && info->si_pid == g_pid.load(std::memory_order_relaxed)) {
+    periods = value.periods;
+  }
+  if (periods == 0) return;
+  ClockSlot& slot = g_clock_slots[static_cast<std::size_t>(value.slot)];
+  if (info->si_code == SI_QUEUE) slot.ticker_delivered.fetch_add(1, std::memory_order_release);
+  core::Engine* engine = slot.engine.load(std::memory_order_acquire);
+  if (engine == nullptr) return;
   const int saved_errno = errno;
   {
     core::OutputGuard guard(engine->grace_period());
-    core::Event* event = g_slots[slot].event.load(std::memory_order_acquire);
-    if (event != nullptr) {
-      const auto* uc = static_cast<const ucontext_t*>(context);
-      core::SampleRegs regs;
-      fill_regs(uc->uc_mcontext, regs);
-      // CPU-time timers expire on scheduler ticks: a period shorter than a tick arrives as one
-      // signal with overruns, and the sample stands for every period that elapsed.
-      const std::uint64_t period = event->sample_period.load(std::memory_order_relaxed);
-      const auto overruns = static_cast<std::uint64_t>(info->si_overrun > 0 ? info->si_overrun : 0);
-      const std::uint64_t elapsed = period * (1 + overruns);
-      event->count.fetch_add(elapsed, std::memory_order_relaxed);
-      std::uint64_t chain[kMaxCallchain];
-      const std::uint64_t stack_high = g_slots[slot].stack_high.load(std::memory_order_relaxed);
-      core::SampleData data;
-      data.ip = regs.values[PERF_REG_X86_IP];
-      data.period = elapsed;
-      data.pid = static_cast<std::uint32_t>(g_pid);
-      data.tid = static_cast<std::uint32_t>(event->pid);
-      data.cpu = static_cast<std::uint32_t>(sched_getcpu());
-      data.cpumode = PERF_RECORD_MISC_USER;
-      data.regs_user = &regs;
-      data.regs_intr = &regs;
-      const std::uint64_t sp = regs.values[PERF_REG_X86_SP];
-      if (event->attr.sample_type & PERF_SAMPLE_CALLCHAIN) {
-        data.callchain = chain;
-        data.callchain_nr = walk_frames(data.ip, regs.values[PERF_REG_X86_BP], sp, stack_high,
-                                        chain, kMaxCallchain);
-      }
-      if (stack_high > sp) {
-        data.stack_user.sp = reinterpret_cast<const void*>(sp);
-        data.stack_user.available = stack_high - sp;
-      }
-      engine->overflow(*event, data);
+    if (core::Event* event = live_event(slot, *engine, value.generation)) {
+      sample(*engine, *event, slot, periods, *static_cast<const ucontext_t*>(context));
     }
   }
   errno = saved_errno;
@@ -138,7 +156,7 @@ void install_handler() {
   sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
   sigemptyset(&sa.sa_mask);
   if (sigaction(clock_signal(), &sa, nullptr) != 0) g_install_error = errno;
-  g_pid = getpid();
+  g_pid.store(getpid(), std::memory_order_relaxed);
 }
 
 // The calling thread's stack top, when the sampled thread is the caller.
@@ -150,6 +168,35 @@ std::uint64_t own_stack_high() {
   const int rc = pthread_attr_getstack(&attr, &base, &size);
   pthread_attr_destroy(&attr);
   return rc == 0 ? reinterpret_cast<std::uint64_t>(base) + size : 0;
+}
+
+int claim_slot(core::Event& event) {
+  for (int i = 0; i < kClockSlots; ++i) {
+    core::Event* expected = nullptr;
+    if (g_clock_slots[i].event.compare_exchange_strong(expected, &event)) {
+      int end = g_clock_slot_end.load();
+      while (end <= i && !g_clock_slot_end.compare_exchange_weak(end, i + 1)) {
+      }
+      return i;
+    }
+  }
+  return -1;
+}
+
+// Makes the slot's generation even (signals in flight stop matching), then empties it.
+void release_slot(ClockSlot& slot) {
+  slot.generation.fetch_add(1, std::memory_order_seq_cst);
+  slot.engine.store(nullptr, std::memory_order_seq_cst);
+  slot.event.store(nullptr, std::memory_order_seq_cst);
+}
+
+bool current_image(const ClockTimer& timer) {
+  return timer.slot >= 0 && timer.fork_epoch == g_fork_epoch.load(std::memory_order_relaxed);
+}
+
+void stop_posix_timer(ClockTimer& timer) {
+  const itimerspec stop{};
+  timer_settime(timer.timer, 0, &stop, nullptr);
 }
 
 }  // namespace
@@ -165,31 +212,45 @@ int clock_signal() {
 int clock_timer_create(core::Engine& engine, core::Event& event, pid_t tid, ClockTimer& out) {
   std::call_once(g_install_once, install_handler);
   if (g_install_error != 0) return -g_install_error;
-  g_engine.store(&engine, std::memory_order_release);
-  int slot = -1;
-  for (int i = 0; i < kSlots && slot < 0; ++i) {
-    core::Event* expected = nullptr;
-    if (g_slots[i].event.compare_exchange_strong(expected, &event)) slot = i;
-  }
-  if (slot < 0) return -EMFILE;
+  const int index = claim_slot(event);
+  if (index < 0) return -EMFILE;
+  ClockSlot& slot = g_clock_slots[static_cast<std::size_t>(index)];
+  out.stack_high = tid == static_cast<pid_t>(syscall(SYS_gettid)) ? own_stack_high() : 0;
+  slot.engine.store(&engine, std::memory_order_seq_cst);
+  slot.tid.store(tid, std::memory_order_relaxed);
+  slot.stack_high.store(out.stack_high, std::memory_order_relaxed);
+  // Odd: live. The handler reads engine and event only after seeing this generation.
+  const std::uint32_t generation = slot.generation.fetch_add(1, std::memory_order_seq_cst) + 1;
   sigevent sev{};
   sev.sigev_notify = SIGEV_THREAD_ID;
   sev.sigev_signo = clock_signal();
-  sev.sigev_value.sival_int = slot;
+  sev.sigev_value.sival_ptr = encode_clock_signal({index, generation, 0});
   sev._sigev_un._tid = tid;
   if (timer_create(thread_cpu_clock(tid), &sev, &out.timer) != 0) {
     const int err = errno;
-    g_slots[slot].event.store(nullptr);
+    release_slot(slot);
     return -err;
   }
-  out.slot = slot;
-  out.stack_high = tid == static_cast<pid_t>(syscall(SYS_gettid)) ? own_stack_high() : 0;
-  g_slots[slot].stack_high.store(out.stack_high);
+  out.slot = index;
+  out.fork_epoch = g_fork_epoch.load(std::memory_order_relaxed);
+  out.on_ticker = false;
   return 0;
 }
 
 int clock_timer_arm(ClockTimer& timer, std::uint64_t period_ns) {
-  const std::uint64_t ns = period_ns < kMinPeriodNs ? kMinPeriodNs : period_ns;
+  if (!current_image(timer)) return -ESRCH;
+  const std::uint64_t ns = std::max(period_ns, kMinPeriodNs);
+  if (ns < kTickerMaxPeriodNs) {
+    stop_posix_timer(timer);
+    // Without /proc (or a thread for the ticker) the CPU-time timer below still samples, at most
+    // HZ times a second.
+    if (ticker_arm(timer.slot, ns) == 0) {
+      timer.on_ticker = true;
+      return 0;
+    }
+  }
+  if (timer.on_ticker) ticker_disarm(timer.slot);
+  timer.on_ticker = false;
   itimerspec spec{};
   spec.it_interval.tv_sec = static_cast<time_t>(ns / 1'000'000'000u);
   spec.it_interval.tv_nsec = static_cast<long>(ns % 1'000'000'000u);
@@ -198,15 +259,42 @@ int clock_timer_arm(ClockTimer& timer, std::uint64_t period_ns) {
 }
 
 void clock_timer_disarm(ClockTimer& timer) {
-  const itimerspec stop{};
-  timer_settime(timer.timer, 0, &stop, nullptr);
+  if (!current_image(timer)) return;
+  if (timer.on_ticker) ticker_disarm(timer.slot);
+  timer.on_ticker = false;
+  stop_posix_timer(timer);
 }
 
 void clock_timer_destroy(ClockTimer& timer) {
-  if (timer.slot < 0) return;
-  timer_delete(timer.timer);
-  g_slots[timer.slot].event.store(nullptr, std::memory_order_release);
+  if (current_image(timer)) {
+    timer_delete(timer.timer);
+    ticker_release(timer.slot);
+    ClockSlot& slot = g_clock_slots[static_cast<std::size_t>(timer.slot)];
+    core::Engine* engine = slot.engine.load(std::memory_order_relaxed);
+    release_slot(slot);
+    // A handler that loaded the event before the slot was emptied leaves before the event is
+    // freed (the engine's own grace period ran before destroy, while the slot still held it).
+    if (engine != nullptr) engine->grace_period().synchronize();
+  }
   timer.slot = -1;
+}
+
+void clock_timers_after_fork_child() {
+  ticker_after_fork_child();
+  // Every slot, not just those below g_clock_slot_end: a thread may have been claiming one when
+  // the process forked.
+  for (ClockSlot& slot : g_clock_slots) {
+    if (slot.generation.load(std::memory_order_relaxed) & 1) {
+      slot.generation.fetch_add(1, std::memory_order_relaxed);
+    }
+    slot.engine.store(nullptr, std::memory_order_relaxed);
+    slot.event.store(nullptr, std::memory_order_relaxed);
+    slot.tid.store(0, std::memory_order_relaxed);
+    slot.stack_high.store(0, std::memory_order_relaxed);
+  }
+  g_clock_slot_end.store(0, std::memory_order_relaxed);
+  g_pid.store(getpid(), std::memory_order_relaxed);
+  g_fork_epoch.fetch_add(1, std::memory_order_relaxed);
 }
 
 }  // namespace userperf::pmu

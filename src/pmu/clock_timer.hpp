@@ -1,6 +1,8 @@
-// Per-thread CPU-time timers that deliver a signal to the sampled thread; the handler turns each
-// expiry into an overflow. The handler finds its event through a slot table, so a signal that
-// arrives after the event is gone finds an empty slot instead of a dangling pointer.
+// Per-thread clocks that deliver a signal to the sampled thread; the handler turns each signal
+// into an overflow. Periods from kTickerMaxPeriodNs up use a POSIX timer over the thread's
+// CPU-time clock (SI_TIMER); shorter ones the process-wide ticker (clock_ticker.hpp, SI_QUEUE).
+// The handler finds its event through a slot table (clock_slots.hpp), so a signal that arrives
+// after the event is gone finds an empty slot instead of a dangling pointer.
 #pragma once
 
 #include <time.h>
@@ -14,17 +16,27 @@ namespace userperf::pmu {
 struct ClockTimer {
   timer_t timer{};
   int slot = -1;
+  std::uint64_t fork_epoch = 0;  // the process image (clock_timers_after_fork_child) it belongs to
+  bool on_ticker = false;
   std::uint64_t stack_high = 0;  // top of the sampled thread's stack, 0 when unknown
 };
 
-// Signal used for timer expiries (SIGRTMIN + 4 unless USERPERF_SIGNAL names another number).
+// Signal used for clock samples (SIGRTMIN + 4 unless USERPERF_SIGNAL names another number).
 int clock_signal();
 
-// Creates a stopped timer over `tid`'s CPU clock that signals `tid`. Returns 0 or -errno.
+// Creates a stopped clock over `tid`'s CPU time that signals `tid` and samples into `engine`.
+// Returns 0 or -errno.
 int clock_timer_create(core::Engine& engine, core::Event& event, pid_t tid, ClockTimer& out);
 int clock_timer_arm(ClockTimer& timer, std::uint64_t period_ns);
+// On return no further signal is sent for the timer (one already sent may still arrive).
 void clock_timer_disarm(ClockTimer& timer);
-// Deletes the timer and empties its slot. The caller then waits out a grace period.
+// Deletes the timer, empties its slot and waits until no handler uses the event.
 void clock_timer_destroy(ClockTimer& timer);
+
+// In a fork child (one thread; POSIX timers and the ticker thread are not inherited): forgets
+// every slot and the ticker so that new clocks can be created. Clocks created before the fork
+// become inert: arming, disarming and destroying them touch neither their old events nor the new
+// ones.
+void clock_timers_after_fork_child();
 
 }  // namespace userperf::pmu

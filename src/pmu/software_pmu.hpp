@@ -1,6 +1,6 @@
-// The software PMU (PERF_TYPE_SOFTWARE): cpu-clock and task-clock sample a thread on a POSIX
-// timer over its CPU-time clock, whose signal handler is the overflow path; dummy and bpf-output
-// produce no samples of their own.
+// The software PMU (PERF_TYPE_SOFTWARE): cpu-clock and task-clock sample a thread on its CPU-time
+// clock (a POSIX timer from 10 ms up, the ticker thread below; clock_timer.hpp), whose signal
+// handler is the overflow path; dummy and bpf-output produce no samples of their own.
 #pragma once
 
 #include "core/engine.hpp"

@@ -3,30 +3,17 @@
 #include <gtest/gtest.h>
 #include <sys/syscall.h>
 
-#include <chrono>
 #include <cstring>
 #include <thread>
 
-#include "support/test_events.hpp"
+#include "clock_test_support.hpp"
 
 namespace userperf {
 namespace {
 
-volatile std::uint64_t g_sink;
-
-std::uint64_t thread_cpu_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
-         static_cast<std::uint64_t>(ts.tv_nsec);
-}
-
-__attribute__((noinline)) void burn_ms(int ms) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-  while (std::chrono::steady_clock::now() < end) {
-    for (int i = 0; i < 10000; ++i) g_sink = g_sink + static_cast<std::uint64_t>(i) * 7;
-  }
-}
+using testing::burn_cpu_ns;
+using testing::kMillisecond;
+using testing::thread_cpu_ns;
 
 perf_event_attr clock_attr(std::uint64_t config) {
   perf_event_attr attr{};
@@ -52,11 +39,11 @@ TEST_P(ClockPmu, SamplesTheCallingThread) {
   {
     testing::MappedRing ring(fd, 16);
     const std::uint64_t cpu_start = thread_cpu_ns();
-    burn_ms(80);
+    burn_cpu_ns(80 * kMillisecond);
     ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
     const std::uint64_t cpu_used = thread_cpu_ns() - cpu_start;
     const auto records = ring.drain();
-    // CPU-time timers fire on ticks (4 ms here), so expect at least one sample per few ticks and
+    // A 1 ms period goes through the ticker (clock_ticker_test.cpp has the rate checks): expect
     // PERIOD fields that add up to the CPU time used.
     ASSERT_GE(records.size(), 5u);
     std::uint64_t period_sum = 0;
@@ -96,6 +83,30 @@ TEST_P(ClockPmu, SamplesTheCallingThread) {
 INSTANTIATE_TEST_SUITE_P(Clocks, ClockPmu,
                          ::testing::Values(PERF_COUNT_SW_CPU_CLOCK, PERF_COUNT_SW_TASK_CLOCK));
 
+// From 10 ms up a period stays on the thread's CPU-time POSIX timer (SI_TIMER, overruns weighted).
+TEST(ClockPmu, LongPeriodUsesTheCpuTimeTimer) {
+  perf_event_attr attr = testing::ticker_clock_attr(PERF_COUNT_SW_CPU_CLOCK, 10 * kMillisecond);
+  const int fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
+  ASSERT_GE(fd, 0) << strerror(errno);
+  {
+    testing::MappedRing ring(fd, 16);
+    const std::uint64_t cpu_start = thread_cpu_ns();
+    burn_cpu_ns(150 * kMillisecond);
+    ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+    const std::uint64_t cpu_used = thread_cpu_ns() - cpu_start;
+    const auto samples = testing::clock_samples(ring.drain());
+    EXPECT_GE(samples.size(), 3u);  // ~12 on an idle machine; fewer under load, PERIOD weighted
+    std::uint64_t period_sum = 0;
+    for (const auto& s : samples) {
+      EXPECT_EQ(s.period % (10 * kMillisecond), 0u);
+      period_sum += s.period;
+    }
+    EXPECT_GE(period_sum, cpu_used * 7 / 10);
+    EXPECT_LE(period_sum, cpu_used + 10 * kMillisecond);
+  }
+  userperf_close(fd);
+}
+
 TEST(ClockPmu, FrequencyBecomesAFixedPeriod) {
   perf_event_attr attr = clock_attr(PERF_COUNT_SW_CPU_CLOCK);
   attr.freq = 1;
@@ -119,14 +130,14 @@ TEST(ClockPmu, CloseWhileTheTimerFires) {
     const int fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
     ASSERT_GE(fd, 0);
     testing::MappedRing* ring = new testing::MappedRing(fd, 2);
-    burn_ms(3);
+    burn_cpu_ns(3 * kMillisecond);
     if (round % 2 == 0) {
       delete ring;  // unmap first: the buffer goes while the event still fires
-      burn_ms(1);
+      burn_cpu_ns(1 * kMillisecond);
       ASSERT_EQ(userperf_close(fd), 0);
     } else {
       ASSERT_EQ(userperf_close(fd), 0);  // close first: the mapping outlives the event
-      burn_ms(1);
+      burn_cpu_ns(1 * kMillisecond);
       delete ring;
     }
   }

@@ -1,0 +1,73 @@
+// The slot table the clock signal handler, the ticker thread and the control path share. A
+// signal names a slot and the slot's generation, so a signal that arrives after its event is gone
+// (or after the slot went to another event) finds a mismatch instead of a dangling pointer.
+#pragma once
+
+#include <sys/types.h>
+#include <time.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+
+#include "core/engine.hpp"
+
+namespace userperf::pmu {
+
+constexpr int kClockSlots = 4096;  // the signal value gives the slot 12 bits
+
+struct ClockSlot {
+  // Odd while the slot holds a live event; bumped when it is claimed and again when emptied.
+  std::atomic<std::uint32_t> generation{0};
+  std::atomic<core::Engine*> engine{nullptr};
+  std::atomic<core::Event*> event{nullptr};
+  std::atomic<std::uint64_t> stack_high{0};  // top of the sampled thread's stack, 0 when unknown
+  std::atomic<pid_t> tid{0};
+  // Ticker state written by the control path: /proc/self/task/TID/stat and schedstat, the period
+  // (0 while not on the ticker), the thread's CPU time and CLOCK_MONOTONIC when armed, and a
+  // counter bumped on every arm.
+  std::atomic<int> stat_fd{-1};
+  std::atomic<int> schedstat_fd{-1};
+  std::atomic<std::uint64_t> ticker_period{0};
+  std::atomic<std::uint64_t> armed_cpu_ns{0};
+  std::atomic<std::uint64_t> armed_wall_ns{0};
+  std::atomic<std::uint32_t> arm_seq{0};
+  // Ticker signals the handler received: the ticker keeps one signal in flight per slot, so a
+  // thread that blocks the signal does not fill the user's queue (RLIMIT_SIGPENDING).
+  std::atomic<std::uint32_t> ticker_delivered{0};
+};
+
+extern std::array<ClockSlot, kClockSlots> g_clock_slots;
+// One past the highest slot ever claimed: the ticker scans [0, g_clock_slot_end).
+extern std::atomic<int> g_clock_slot_end;
+
+// What a clock signal carries in si_value: 12 bits of slot, 20 of generation, 32 of periods (the
+// ticker's count of whole periods; 0 for a CPU-time timer, whose count is 1 + si_overrun).
+struct ClockSignalValue {
+  int slot = -1;
+  std::uint32_t generation = 0;
+  std::uint32_t periods = 0;
+};
+constexpr std::uint32_t kGenerationMask = (1u << 20) - 1;
+
+inline void* encode_clock_signal(const ClockSignalValue& v) {
+  const std::uint64_t bits = static_cast<std::uint64_t>(v.slot) |
+                             static_cast<std::uint64_t>(v.generation & kGenerationMask) << 12 |
+                             static_cast<std::uint64_t>(v.periods) << 32;
+  return reinterpret_cast<void*>(bits);
+}
+
+inline ClockSignalValue decode_clock_signal(const void* ptr) {
+  const auto bits = reinterpret_cast<std::uint64_t>(ptr);
+  return {static_cast<int>(bits & (kClockSlots - 1)),
+          static_cast<std::uint32_t>(bits >> 12) & kGenerationMask,
+          static_cast<std::uint32_t>(bits >> 32)};
+}
+
+// glibc's MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED): the CPU-time clock of one thread of this
+// process.
+inline clockid_t thread_cpu_clock(pid_t tid) {
+  return static_cast<clockid_t>((~static_cast<unsigned>(tid) << 3) | 4 | 2);
+}
+
+}  // namespace userperf::pmu

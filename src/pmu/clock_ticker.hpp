@@ -1,0 +1,34 @@
+// The clock ticker: one process-wide thread that samples threads at periods a CPU-time POSIX
+// timer cannot deliver. CPU-time timers expire on scheduler ticks (HZ, 250 here), so a 1 ms period
+// arrives as 250 signals/s with overruns. The ticker wakes on CLOCK_MONOTONIC, reads each armed
+// thread's CPU clock and, once a thread has used a whole period and is busy (running, not about to
+// be woken from a blocking call by our signal), queues it the clock signal (rt_tgsigqueueinfo,
+// SI_QUEUE) carrying the slot, its generation and the number of whole periods.
+#pragma once
+
+#include <cstdint>
+
+namespace userperf::pmu {
+
+// Periods below this go to the ticker. At HZ 100 (the lowest common HZ) a CPU-time timer fires
+// at most every 10 ms; from there up it delivers one signal per period or close to it, and costs
+// no wakeups of a thread of our own.
+constexpr std::uint64_t kTickerMaxPeriodNs = 10'000'000;
+
+// The ticker's shortest sleep: below 100 us its own wakeups would cost more CPU than the threads
+// it samples (one wakeup is tens of microseconds in a VM); shorter periods arrive as several
+// periods per signal.
+constexpr std::uint64_t kTickerMinSleepNs = 100'000;
+
+// Puts slot (claimed, tid set) on the ticker with `period_ns`, starting the ticker thread on first
+// use. Returns 0 or -errno (no /proc, no thread).
+int ticker_arm(int slot, std::uint64_t period_ns);
+// Takes the slot off the ticker; on return the ticker sends no further signal for it.
+void ticker_disarm(int slot);
+// ticker_disarm, then closes the slot's /proc stat file.
+void ticker_release(int slot);
+// In a fork child (one thread; the ticker was not inherited): forgets the ticker thread and every
+// slot's ticker state so that the next ticker_arm starts afresh.
+void ticker_after_fork_child();
+
+}  // namespace userperf::pmu

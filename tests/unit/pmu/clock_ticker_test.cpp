@@ -1,0 +1,171 @@
+// cpu-clock and task-clock at periods below 10 ms go through the ticker thread: about one sample
+// per period of CPU time for a busy thread, none for (and no EINTR in) a sleeping one, each
+// thread's samples its own, and a fork child that starts afresh.
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include "clock_test_support.hpp"
+#include "pmu/clock_timer.hpp"
+
+namespace userperf {
+namespace {
+
+using testing::kMillisecond;
+
+struct ClockRun {
+  std::vector<testing::ClockSample> samples;
+  std::uint64_t cpu_used = 0;
+  testing::StackRange stack;
+  pid_t tid = 0;
+};
+
+// Opens a 1 ms clock on the calling thread, runs `work`, and returns its samples.
+template <class Work>
+ClockRun sample_own_thread(std::uint64_t config, Work&& work) {
+  ClockRun run;
+  run.tid = testing::own_tid();
+  run.stack = testing::own_stack();
+  perf_event_attr attr = testing::ticker_clock_attr(config, kMillisecond);
+  const int fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
+  EXPECT_GE(fd, 0) << strerror(errno);
+  if (fd < 0) return run;
+  {
+    testing::MappedRing ring(fd, 64);
+    const std::uint64_t start = testing::thread_cpu_ns();
+    work();
+    EXPECT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+    run.cpu_used = testing::thread_cpu_ns() - start;
+    run.samples = testing::clock_samples(ring.drain());
+  }
+  userperf_close(fd);
+  return run;
+}
+
+void expect_whole_periods_on_own_stack(const ClockRun& run) {
+  std::uint64_t sum = 0;
+  for (const auto& s : run.samples) {
+    EXPECT_EQ(s.tid, static_cast<std::uint32_t>(run.tid));
+    EXPECT_EQ(s.period % kMillisecond, 0u) << "whole periods";
+    EXPECT_GT(s.period, 0u);
+    // The signal reached the event's own thread: the interrupted SP lies on its stack.
+    EXPECT_TRUE(run.stack.contains(s.sp)) << std::hex << s.sp;
+    sum += s.period;
+  }
+  EXPECT_GE(sum, run.cpu_used * 8 / 10);
+  EXPECT_LE(sum, run.cpu_used * 12 / 10);
+}
+
+class ClockTicker : public ::testing::TestWithParam<std::uint64_t> {};
+
+TEST_P(ClockTicker, BusyThreadGetsAboutOneSamplePerPeriod) {
+  const ClockRun run =
+      sample_own_thread(GetParam(), [] { testing::burn_cpu_ns(300 * kMillisecond); });
+  // A CPU-time timer fires at most HZ (250) times a second: 75 signals in 300 ms.
+  EXPECT_GE(run.samples.size(), 150u);
+  expect_whole_periods_on_own_stack(run);
+}
+
+INSTANTIATE_TEST_SUITE_P(Clocks, ClockTicker,
+                         ::testing::Values(PERF_COUNT_SW_CPU_CLOCK, PERF_COUNT_SW_TASK_CLOCK));
+
+TEST(ClockTicker, SleepingThreadIsNeverInterrupted) {
+  int interrupted = 0;
+  int unslept = 0;
+  const ClockRun run = sample_own_thread(PERF_COUNT_SW_CPU_CLOCK, [&] {
+    for (int i = 0; i < 30; ++i) {
+      timespec want{0, 5'000'000};
+      timespec left{};
+      if (nanosleep(&want, &left) != 0 && errno == EINTR) ++interrupted;
+      if (left.tv_sec != 0 || left.tv_nsec != 0) ++unslept;
+      if (poll(nullptr, 0, 5) != 0) ++interrupted;
+    }
+  });
+  EXPECT_EQ(interrupted, 0);
+  EXPECT_EQ(unslept, 0);
+  // Its CPU time (a few us per wakeup) may add up to a period, but it never runs long enough
+  // without blocking to be signalled.
+  EXPECT_EQ(run.samples.size(), 0u) << run.cpu_used << " ns of CPU";
+}
+
+TEST(ClockTicker, TwoThreadsEachGetTheirOwnSamples) {
+  ClockRun runs[2];
+  std::thread threads[2];
+  for (int i = 0; i < 2; ++i) {
+    threads[i] = std::thread([&runs, i] {
+      runs[i] = sample_own_thread(PERF_COUNT_SW_TASK_CLOCK,
+                                  [] { testing::burn_cpu_ns(200 * kMillisecond); });
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const ClockRun& run : runs) {
+    EXPECT_GE(run.samples.size(), 100u);
+    expect_whole_periods_on_own_stack(run);
+  }
+}
+
+// A thread that blocks the clock signal gets one ticker signal queued, not one per period (which
+// would fill the user's RLIMIT_SIGPENDING queue); the periods it used arrive once it unblocks.
+TEST(ClockTicker, BlockedSignalIsQueuedOnce) {
+  const ClockRun run = sample_own_thread(PERF_COUNT_SW_CPU_CLOCK, [] {
+    sigset_t clock_only;
+    sigemptyset(&clock_only);
+    sigaddset(&clock_only, pmu::clock_signal());
+    pthread_sigmask(SIG_BLOCK, &clock_only, nullptr);
+    testing::burn_cpu_ns(100 * kMillisecond);
+    pthread_sigmask(SIG_UNBLOCK, &clock_only, nullptr);
+    testing::burn_cpu_ns(5 * kMillisecond);
+  });
+  EXPECT_GE(run.samples.size(), 2u);
+  EXPECT_LE(run.samples.size(), 12u) << "one signal per period was queued while blocked";
+  expect_whole_periods_on_own_stack(run);
+}
+
+// A fork child has neither the POSIX timers nor the ticker thread: after
+// clock_timers_after_fork_child() a new clock samples, and the parent's clocks stay inert.
+TEST(ClockTicker, ForkChildStartsAfresh) {
+  perf_event_attr attr = testing::ticker_clock_attr(PERF_COUNT_SW_CPU_CLOCK, kMillisecond);
+  const int parent_fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
+  ASSERT_GE(parent_fd, 0);
+  testing::burn_cpu_ns(10 * kMillisecond);  // the ticker runs and holds a slot for this thread
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    pmu::clock_timers_after_fork_child();
+    const int fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
+    if (fd < 0) _exit(10);
+    int code = 0;
+    {
+      testing::MappedRing ring(fd, 64);
+      testing::burn_cpu_ns(50 * kMillisecond);
+      userperf_close(parent_fd);  // inert: must not empty the new clock's slot
+      testing::burn_cpu_ns(50 * kMillisecond);
+      userperf_ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+      const auto samples = testing::clock_samples(ring.drain());
+      std::uint64_t period_sum = 0;
+      for (const auto& s : samples) {
+        if (s.tid != static_cast<std::uint32_t>(testing::own_tid())) code = 11;
+        period_sum += s.period;
+      }
+      if (samples.size() < 50) code = 12;
+      if (period_sum < 80 * kMillisecond) code = 13;
+    }
+    userperf_close(fd);
+    _exit(code);
+  }
+  userperf_close(parent_fd);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "10: open failed, 11: foreign TID, 12: too few samples, "
+                                       "13: PERIOD sum short";
+}
+
+}  // namespace
+}  // namespace userperf
