@@ -1,5 +1,9 @@
 #include "perfdata/features.hpp"
 
+#include <elf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <linux/perf_event.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -33,6 +37,28 @@ std::vector<std::uint8_t> string_body(const std::string& text) {
   std::vector<std::uint8_t> out;
   put_string(out, text);
   return out;
+}
+
+// perf_record_header_build_id: header, pid, build_id[24] (20 data bytes, size, 3 reserved), then
+// the NUL-terminated file name padded to kStringAlign (perf 6.1's NAME_ALIGN is 64 too).
+constexpr std::size_t kBuildIdHeaderSize = sizeof(perf_event_header) + 4 + 24;
+constexpr std::size_t kBuildIdMax = 20;
+constexpr std::uint16_t kMiscBuildIdSize = 1 << 15;  // PERF_RECORD_MISC_BUILD_ID_SIZE
+
+void put_build_id(std::vector<std::uint8_t>& out, const BuildIdEntry& entry) {
+  const std::size_t name_len =
+      (entry.filename.size() + 1 + kStringAlign - 1) / kStringAlign * kStringAlign;
+  const std::size_t id_size = std::min(entry.id.size(), kBuildIdMax);
+  const perf_event_header header{0, static_cast<std::uint16_t>(entry.misc | kMiscBuildIdSize),
+                                 static_cast<std::uint16_t>(kBuildIdHeaderSize + name_len)};
+  const std::size_t at = out.size();
+  out.resize(at + kBuildIdHeaderSize + name_len, 0);
+  std::uint8_t* p = out.data() + at;
+  std::memcpy(p, &header, sizeof header);
+  std::memcpy(p + sizeof header, &entry.pid, sizeof entry.pid);
+  std::memcpy(p + sizeof header + 4, entry.id.data(), id_size);
+  p[sizeof header + 4 + kBuildIdMax] = static_cast<std::uint8_t>(id_size);
+  std::memcpy(p + kBuildIdHeaderSize, entry.filename.data(), entry.filename.size());
 }
 
 bool body_error(Error& error, int feature, std::uint64_t offset, const char* what) {
@@ -88,6 +114,35 @@ Features Features::of_this_host() {
   return f;
 }
 
+std::vector<std::uint8_t> read_build_id(const std::string& path) {
+  std::vector<std::uint8_t> id;
+  if (elf_version(EV_CURRENT) == EV_NONE) return id;
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return id;
+  Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
+  for (Elf_Scn* scn = elf != nullptr && elf_kind(elf) == ELF_K_ELF ? elf_nextscn(elf, nullptr)
+                                                                   : nullptr;
+       scn != nullptr && id.empty(); scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr shdr;
+    if (gelf_getshdr(scn, &shdr) == nullptr || shdr.sh_type != SHT_NOTE) continue;
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    if (data == nullptr) continue;
+    GElf_Nhdr note;
+    std::size_t name_at = 0, desc_at = 0;
+    for (std::size_t at = 0; (at = gelf_getnote(data, at, &note, &name_at, &desc_at)) > 0;) {
+      if (note.n_type == NT_GNU_BUILD_ID && note.n_namesz == 4 &&
+          std::memcmp(static_cast<const char*>(data->d_buf) + name_at, "GNU", 4) == 0) {
+        const auto* desc = static_cast<const std::uint8_t*>(data->d_buf) + desc_at;
+        id.assign(desc, desc + std::min<std::size_t>(note.n_descsz, kBuildIdMax));
+        break;
+      }
+    }
+  }
+  if (elf != nullptr) elf_end(elf);
+  close(fd);
+  return id;
+}
+
 const std::string* Features::pmu_name(std::uint32_t type) const {
   if (!pmu_mappings) return nullptr;
   for (const PmuMapping& m : *pmu_mappings) {
@@ -109,6 +164,12 @@ std::vector<FeatureBody> encode_features(const Features& f) {
   auto add_string = [&](int feature, const std::optional<std::string>& value) {
     if (value) out.push_back({feature, string_body(*value)});
   };
+  if (f.tracing_data) out.push_back({kFeatTracingData, *f.tracing_data});
+  if (f.build_ids) {
+    FeatureBody body{kFeatBuildId, {}};
+    for (const BuildIdEntry& entry : *f.build_ids) put_build_id(body.bytes, entry);
+    out.push_back(std::move(body));
+  }
   add_string(kFeatHostname, f.hostname);
   add_string(kFeatOsRelease, f.osrelease);
   add_string(kFeatVersion, f.version);
@@ -253,6 +314,36 @@ bool decode_feature(int feature, std::span<const std::uint8_t> body, std::uint64
       }
       if (!in.ok()) break;
       out.groups = std::move(groups);
+      return true;
+    }
+    case kFeatTracingData:
+      out.tracing_data = std::vector<std::uint8_t>(body.begin(), body.end());
+      return true;
+    case kFeatBuildId: {
+      std::vector<BuildIdEntry> entries;
+      while (in.ok() && in.remaining() > 0) {
+        const std::uint64_t at = in.offset();
+        perf_event_header header{};
+        BuildIdEntry entry;
+        std::uint8_t id[24] = {};
+        if (!in.read(header) || !in.read(entry.pid) || !in.read(id)) break;
+        if (header.size < kBuildIdHeaderSize || header.size - kBuildIdHeaderSize > in.remaining()) {
+          return body_error(error, feature, at, "build id entry size exceeds the body");
+        }
+        entry.misc = static_cast<std::uint16_t>(header.misc & ~kMiscBuildIdSize);
+        const std::size_t id_size = (header.misc & kMiscBuildIdSize)
+                                        ? std::min<std::size_t>(id[kBuildIdMax], kBuildIdMax)
+                                        : kBuildIdMax;
+        entry.id.assign(id, id + id_size);
+        const std::size_t name_len = header.size - kBuildIdHeaderSize;
+        const std::uint64_t name_at = in.offset() - offset;
+        in.take(name_len);
+        const char* name = reinterpret_cast<const char*>(body.data() + name_at);
+        entry.filename.assign(name, strnlen(name, name_len));
+        entries.push_back(std::move(entry));
+      }
+      if (!in.ok()) break;
+      out.build_ids = std::move(entries);
       return true;
     }
     default:

@@ -40,6 +40,15 @@ struct EventDesc {
   std::vector<std::uint64_t> ids;
 };
 
+// BUILD_ID entry (perf's perf_record_header_build_id): the GNU build id of a file that records
+// name. userperf writes pid -1 (perf's host machine) and misc PERF_RECORD_MISC_USER.
+struct BuildIdEntry {
+  std::int32_t pid = -1;
+  std::uint16_t misc = 0;
+  std::vector<std::uint8_t> id;  // 1 to 20 bytes
+  std::string filename;
+};
+
 struct Features {
   std::optional<std::string> hostname;
   std::optional<std::string> osrelease;
@@ -50,6 +59,9 @@ struct Features {
   std::optional<std::vector<PmuMapping>> pmu_mappings;
   std::optional<std::vector<GroupDesc>> groups;
   std::optional<std::vector<EventDesc>> event_desc;
+  std::optional<std::vector<BuildIdEntry>> build_ids;
+  // TRACING_DATA as an opaque body (perf's tracing data: headers, formats, kallsyms ...).
+  std::optional<std::vector<std::uint8_t>> tracing_data;
 
   // This machine and process: uname, CPU counts, /proc/self/cmdline, "userperf <version>".
   static Features of_this_host();
@@ -58,6 +70,10 @@ struct Features {
   // The group holding attr `index`, or nullptr.
   const GroupDesc* group_of(std::uint32_t index) const;
 };
+
+// The GNU build id (NT_GNU_BUILD_ID note) of the ELF file at `path`, read with libelf; empty when
+// the file is missing, not ELF or has none. At most 20 bytes (perf's limit) are kept.
+std::vector<std::uint8_t> read_build_id(const std::string& path);
 
 // Feature bits present in `features`, ascending, and each one's body.
 struct FeatureBody {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <utility>
 
 #include "perfdata/id_layout.hpp"
 
@@ -109,6 +110,15 @@ int Writer::add_attr(const perf_event_attr& attr, std::span<const std::uint64_t>
   return static_cast<int>(attrs_.size() - 1);
 }
 
+bool Writer::add_ids(int index, std::span<const std::uint64_t> ids) {
+  if (error_) return false;
+  if (finished_) return fail(EBUSY, "ids added after finish");
+  if (index < 0 || static_cast<std::size_t>(index) >= attrs_.size()) return false;
+  std::vector<std::uint64_t>& list = attrs_[static_cast<std::size_t>(index)].ids;
+  list.insert(list.end(), ids.begin(), ids.end());
+  return true;
+}
+
 bool Writer::write_bytes(const void* bytes, std::size_t size) {
   if (size == 0) return true;  // an empty ids array has no data pointer
   if (size > buffer_.size() - buffered_ && !flush()) return false;
@@ -151,8 +161,28 @@ bool Writer::begin_data() {
       return false;
     }
   }
-  for (const Attr& a : attrs_) {
+  for (Attr& a : attrs_) {
     if (!write_bytes(a.ids.data(), a.ids.size() * sizeof(std::uint64_t))) return false;
+    a.ids_before_data = a.ids.size();
+  }
+  return true;
+}
+
+bool Writer::write_late_ids() {
+  std::vector<std::pair<std::size_t, FileSection>> moved;
+  for (std::size_t i = 0; i < attrs_.size(); ++i) {
+    const Attr& a = attrs_[i];
+    if (a.ids.size() == a.ids_before_data) continue;
+    const FileSection section{file_pos_, a.ids.size() * sizeof(std::uint64_t)};
+    if (!write_bytes(a.ids.data(), section.size)) return false;
+    moved.emplace_back(i, section);
+  }
+  if (!flush()) return false;
+  for (const auto& [i, section] : moved) {
+    const std::uint64_t at = header_.attrs.offset + i * header_.attr_size + attrs_[i].bytes.size();
+    if (!write_all(fd_, &section, sizeof section, static_cast<off_t>(at), true)) {
+      return fail_errno("id section rewrite");
+    }
   }
   return true;
 }
@@ -219,7 +249,7 @@ bool Writer::finish() {
   bool ok = write_bytes(index.data(), index.size() * sizeof(FileSection));
   for (const FeatureBody& body : bodies)
     ok = ok && write_bytes(body.bytes.data(), body.bytes.size());
-  ok = ok && flush();
+  ok = ok && write_late_ids();
   if (ok && fdatasync(fd_) != 0) ok = fail_errno("fdatasync");
   header_.data.size = data_size_;
   if (ok && !write_all(fd_, &header_, sizeof header_, 0, true)) ok = fail_errno("header rewrite");

@@ -2,7 +2,15 @@
 // perf 6.1 reads: header, attrs with their id arrays, the records given, then at finish() the
 // feature index and bodies.
 //
-// Layout: header (104) | attrs (attr.size + 16 each) | ids arrays | data | feature index | bodies.
+// Layout: header (104) | attrs (attr.size + 16 each) | ids arrays | data | feature index | bodies
+// [| ids arrays of attrs that got ids after the first record].
+//
+// Ids may be added to an attr at any time before finish() (add_ids): a recorder learns them as
+// threads appear. Ids known when the first record is appended are written before the data; an attr
+// that got more ids later has its whole id array written after the feature bodies at finish(), and
+// its attr entry's id section rewritten in place (before the header). A file that never finished
+// keeps the id sections of the first record's time (empty for attrs whose ids came later): its
+// records still read, but records of ids added later map to no attr.
 //
 // Crash semantics: the header is written with data.size = 0 and no feature bits when the first
 // record is appended, and rewritten (one 104-byte pwrite, after fdatasync of everything before it)
@@ -44,6 +52,10 @@ class Writer {
   // (id_layout_conflict). Returns the attr's index, -1 on error.
   int add_attr(const perf_event_attr& attr, std::span<const std::uint64_t> ids);
 
+  // Adds ids to attr `index`, at any time before finish() (see the layout above). False (and
+  // nothing changes) when there is no attr `index`; fails the writer after finish().
+  bool add_ids(int index, std::span<const std::uint64_t> ids);
+
   // Appends one record, header included, exactly as a kernel ring holds it (a ring::Record's
   // bytes can be passed straight in: they are copied once, into the write buffer, or written
   // directly when larger than it). Checked: header.size >= 8, a multiple of 8, equal to
@@ -76,6 +88,7 @@ class Writer {
  private:
   Writer(int fd, std::string path);
   bool begin_data();
+  bool write_late_ids();  // finish(): id arrays that grew after begin_data, and their sections
   bool write_bytes(const void* bytes, std::size_t size);  // buffered, at the end of the file
   bool fail(int code, const std::string& what);
   bool fail_errno(const std::string& what);
@@ -83,7 +96,8 @@ class Writer {
   struct Attr {
     std::vector<std::uint8_t> bytes;  // attr.size bytes
     std::vector<std::uint64_t> ids;
-    std::string name;  // for EVENT_DESC; empty: unnamed
+    std::size_t ids_before_data = 0;  // ids written before the data by begin_data()
+    std::string name;                 // for EVENT_DESC; empty: unnamed
   };
 
   int fd_;

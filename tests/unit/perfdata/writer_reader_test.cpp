@@ -2,6 +2,8 @@
 // writer's checks, and what an unfinished file reads as.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstring>
 
 #include "perfdata/reader.hpp"
@@ -295,6 +297,106 @@ TEST(PerfdataWriter, SampleFileHasTheLayoutPerfReads) {
   EXPECT_EQ(h.data.offset, 104 + h.attrs.size + 2 * 8) << "ids arrays sit between attrs and data";
   EXPECT_EQ(reader->attr_index_of_id(testing::kLeaderId), 0);
   EXPECT_EQ(reader->attr_index_of_id(testing::kSiblingId), 1);
+}
+
+TEST(PerfdataWriter, IdsAddedAfterTheDataBeganAreListedWhenFinished) {
+  TempDir dir;
+  const std::string path = dir.file("late.data");
+  Error error;
+  const std::vector<std::uint8_t> record = testing::lost_samples_record({}, 7);
+  auto w = Writer::create(path, error);
+  const std::uint64_t early[] = {1};
+  ASSERT_EQ(w->add_attr(sample_attr(1, 0), early), 0);
+  ASSERT_EQ(w->add_attr(sample_attr(1, 1), {}), 1);
+  ASSERT_TRUE(w->append(record));
+  const std::uint64_t late0[] = {100, 101};
+  const std::uint64_t late1[] = {200};
+  ASSERT_TRUE(w->add_ids(0, late0));
+  ASSERT_TRUE(w->add_ids(1, late1));
+  EXPECT_FALSE(w->add_ids(2, late1)) << "no attr 2";
+  EXPECT_FALSE(w->error()) << "a wrong index does not spoil the file";
+  ASSERT_TRUE(w->set_event_name(1, "second"));
+  ASSERT_TRUE(w->append(record));
+  ASSERT_TRUE(w->finish()) << w->error().message;
+  EXPECT_FALSE(w->add_ids(0, late1));
+
+  auto reader = Reader::open(path, error);
+  ASSERT_TRUE(reader) << error.message;
+  EXPECT_EQ(reader->attrs()[0].ids, (std::vector<std::uint64_t>{1, 100, 101}));
+  EXPECT_EQ(reader->attrs()[1].ids, (std::vector<std::uint64_t>{200}));
+  EXPECT_EQ(reader->attr_index_of_id(101), 0);
+  EXPECT_EQ(reader->attr_index_of_id(200), 1);
+  ASSERT_TRUE(reader->features().event_desc.has_value());
+  EXPECT_EQ(reader->features().event_desc->at(1).ids, (std::vector<std::uint64_t>{200}));
+  int records = 0;
+  RecordCursor cursor = reader->records();
+  RecordView v;
+  while (cursor.next(v) == RecordCursor::Next::kRecord) ++records;
+  EXPECT_EQ(records, 2) << "the late id arrays sit after the data, not in it";
+}
+
+TEST(PerfdataWriter, CrashedFileKeepsTheIdsOfTheFirstRecordsTime) {
+  TempDir dir;
+  const std::string path = dir.file("crash-ids.data");
+  Error error;
+  {
+    auto w = Writer::create(path, error);
+    const std::uint64_t early[] = {1};
+    ASSERT_EQ(w->add_attr(sample_attr(1, 0), early), 0);
+    ASSERT_TRUE(w->append(testing::lost_samples_record({}, 7)));
+    const std::uint64_t late[] = {100};
+    ASSERT_TRUE(w->add_ids(0, late));
+  }
+  auto reader = Reader::open(path, error);
+  ASSERT_TRUE(reader) << error.message;
+  EXPECT_FALSE(reader->complete());
+  EXPECT_EQ(reader->attrs()[0].ids, (std::vector<std::uint64_t>{1}));
+}
+
+TEST(PerfdataRoundTrip, BuildIdsAndTracingData) {
+  TempDir dir;
+  const std::string path = dir.file("bid.data");
+  Error error;
+  auto w = Writer::create(path, error);
+  ASSERT_EQ(w->add_attr(sample_attr(1, 0), {}), 0);
+  const std::vector<std::uint8_t> id20(20, 0xab), id8(8, 0x12);
+  w->features().build_ids = std::vector<BuildIdEntry>{
+      {-1, PERF_RECORD_MISC_USER, id20, "/usr/lib/x86_64-linux-gnu/libc.so.6"},
+      {-1, PERF_RECORD_MISC_USER, id8, std::string(70, 'x')}};
+  w->features().tracing_data = std::vector<std::uint8_t>{1, 2, 3, 4, 5};
+  ASSERT_TRUE(w->finish()) << w->error().message;
+  auto reader = Reader::open(path, error);
+  ASSERT_TRUE(reader) << error.message;
+  const Features& f = reader->features();
+  ASSERT_TRUE(f.build_ids.has_value());
+  ASSERT_EQ(f.build_ids->size(), 2u);
+  EXPECT_EQ(f.build_ids->at(0).pid, -1);
+  EXPECT_EQ(f.build_ids->at(0).misc, PERF_RECORD_MISC_USER);
+  EXPECT_EQ(f.build_ids->at(0).id, id20);
+  EXPECT_EQ(f.build_ids->at(0).filename, "/usr/lib/x86_64-linux-gnu/libc.so.6");
+  EXPECT_EQ(f.build_ids->at(1).id, id8);
+  EXPECT_EQ(f.build_ids->at(1).filename, std::string(70, 'x'));
+  EXPECT_EQ(f.tracing_data, (std::vector<std::uint8_t>{1, 2, 3, 4, 5}));
+}
+
+TEST(PerfdataFeatures, ReadsTheGnuBuildIdOfAnElfFile) {
+  char self[4096] = {};
+  ASSERT_GT(readlink("/proc/self/exe", self, sizeof self - 1), 0);
+  const std::vector<std::uint8_t> id = read_build_id(self);
+  EXPECT_EQ(id.size(), 20u) << "gcc links a SHA-1 build id";
+  EXPECT_TRUE(read_build_id("/nonexistent").empty());
+  EXPECT_TRUE(read_build_id("/proc/self/status").empty()) << "not ELF";
+}
+
+TEST(PerfdataFeatures, ATruncatedBuildIdEntryIsAnError) {
+  Features f;
+  f.build_ids = std::vector<BuildIdEntry>{{-1, PERF_RECORD_MISC_USER, {1, 2, 3}, "/bin/x"}};
+  std::vector<std::uint8_t> body = encode_features(f).front().bytes;
+  body.resize(body.size() - 10);
+  Features out;
+  Error error;
+  EXPECT_FALSE(decode_feature(kFeatBuildId, body, 4096, out, error));
+  EXPECT_NE(error.message.find("BUILD_ID"), std::string::npos) << error.message;
 }
 
 }  // namespace
