@@ -5,6 +5,7 @@
 #include "pmu/software_pmu.hpp"
 #include "pmu/synthetic_pmu.hpp"
 #include "pmu/test_aux_pmu.hpp"
+#include "pmu/tracepoint_pmu.hpp"
 
 namespace userperf::pmu {
 
@@ -18,6 +19,7 @@ TestPmu& register_builtin_pmus(core::Engine& engine) {
   engine.register_pmu(*new SyntheticPmu(engine));
   engine.register_pmu(*new CalltracePmu(engine));
   engine.register_pmu(*new LogPmu(engine));
+  engine.register_pmu(*new TracepointPmu(engine), PERF_TYPE_TRACEPOINT);
   return *test;
 }
 

@@ -1,0 +1,122 @@
+// User tracepoints (include/userperf/tracepoint.h): the cost of userperf_trace when the tracepoint
+// is not recorded, against a call of an empty out-of-line function; and when it is recorded (one
+// event on the calling thread, a 1 MiB ring the benchmark consumes every 256 samples), against a
+// memcpy of the same record bytes to the advancing masked position of a 1 MiB buffer plus a
+// release store (the least a producer of those bytes can do). Two attrs: TID|RAW (the smallest
+// tracepoint sample) and IP|TID|TIME|CPU|PERIOD|RAW (what `userperf record` asks for).
+#include <benchmark/benchmark.h>
+
+#include <atomic>
+#include <cstring>
+#include <vector>
+
+#include "bench_events.hpp"
+#include "pmu/tracepoint_pmu.hpp"
+#include "userperf/tracepoint.h"
+
+USERPERF_TRACEPOINT(bench, request, (uint64_t, id), (const char*, path), (int32_t, status))
+USERPERF_TRACEPOINT(bench, off, (uint64_t, id), (const char*, path), (int32_t, status))
+
+namespace {
+
+using namespace userperf;
+
+constexpr std::size_t kDataPages = 256;  // 1 MiB
+constexpr std::uint64_t kConsumeEvery = 256;
+constexpr std::uint64_t kRequestId = 1;
+constexpr std::uint64_t kMinimal = PERF_SAMPLE_TID | PERF_SAMPLE_RAW;
+constexpr std::uint64_t kRecordAttr = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                                      PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW;
+// The RAW field of (5, "/x", -1): u32 size + 24 fixed bytes + "/x\0" + 1 pad.
+constexpr std::uint32_t kRawField = 4 + 28;
+
+__attribute__((noinline)) void empty_function(std::uint64_t id, const char* path,
+                                              std::int32_t status) {
+  asm volatile("" ::"r"(id), "r"(path), "r"(status));
+}
+
+void BM_Disabled_Tracepoint(benchmark::State& state) {
+  std::uint64_t id = 0;
+  for (auto _ : state) {
+    userperf_trace(bench, off, id, "/x", -1);
+    benchmark::DoNotOptimize(++id);
+  }
+}
+BENCHMARK(BM_Disabled_Tracepoint);
+
+void BM_Disabled_EmptyCallBaseline(benchmark::State& state) {
+  std::uint64_t id = 0;
+  for (auto _ : state) {
+    empty_function(id, "/x", -1);
+    benchmark::DoNotOptimize(++id);
+  }
+}
+BENCHMARK(BM_Disabled_EmptyCallBaseline);
+
+std::uint32_t record_size(std::uint64_t sample_type) {
+  return 8 + 8 * static_cast<std::uint32_t>(__builtin_popcountll(sample_type & ~PERF_SAMPLE_RAW)) +
+         kRawField;
+}
+
+void BM_Enabled_Tracepoint(benchmark::State& state) {
+  const auto sample_type = static_cast<std::uint64_t>(state.range(0));
+  core::EngineLimits limits = core::Engine::instance().limits();
+  limits.max_sample_rate = 1u << 30;  // no throttling at benchmark rates
+  core::Engine::instance().set_limits(limits);
+  // A strong reference: it links the library's userperf_tracepoint_* into this executable, so the
+  // descriptors' constructors found them (weak references alone do not pull an archive member).
+  if (userperf_tracepoint_check(&userperf_tp_bench_request, nullptr, 0) != 0) {
+    return state.SkipWithError("bench:request is not a valid descriptor");
+  }
+  pmu::tracepoint_define(kRequestId, "bench:request");
+  if (userperf_tp_bench_request.library_slot == 0) {
+    return state.SkipWithError("bench:request did not register");
+  }
+  perf_event_attr attr{};
+  attr.size = sizeof attr;
+  attr.type = PERF_TYPE_TRACEPOINT;
+  attr.config = kRequestId;
+  attr.sample_period = 1;
+  attr.sample_type = sample_type;
+  const int fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
+  if (fd < 0) return state.SkipWithError("cannot open the tracepoint event");
+  {
+    testing::MappedRing ring(fd, kDataPages);
+    if (!ring.ok()) return state.SkipWithError("cannot map the ring");
+    perf_event_mmap_page* control = ring.control();
+    const std::uint64_t head_before = bench::load_head(control);
+    std::uint64_t n = 0;
+    for (auto _ : state) {
+      userperf_trace(bench, request, 5, "/x", -1);
+      if (++n % kConsumeEvery == 0) bench::consume_all(control);
+    }
+    const std::uint64_t written = bench::load_head(control) - head_before;
+    if (written != n * record_size(sample_type)) {
+      state.SkipWithError("not one record of the expected size per iteration");
+    }
+    state.SetBytesProcessed(static_cast<std::int64_t>(written));
+  }
+  userperf_close(fd);
+}
+BENCHMARK(BM_Enabled_Tracepoint)->Arg(kMinimal)->Arg(kRecordAttr);
+
+void BM_Enabled_MemcpyBaseline(benchmark::State& state) {
+  const std::uint32_t size = record_size(static_cast<std::uint64_t>(state.range(0)));
+  const std::uint64_t mask = kDataPages * 4096 - 1;
+  std::vector<std::uint8_t> ring(mask + 1 + size);  // a record at the end may run past it
+  std::vector<std::uint8_t> record(size, 0x5a);
+  std::atomic<std::uint64_t> head{0};
+  std::uint64_t position = 0;
+  for (auto _ : state) {
+    std::memcpy(ring.data() + (position & mask), record.data(), size);
+    position += size;
+    head.store(position, std::memory_order_release);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(position));
+}
+BENCHMARK(BM_Enabled_MemcpyBaseline)->Arg(kMinimal)->Arg(kRecordAttr);
+
+}  // namespace
+
+BENCHMARK_MAIN();

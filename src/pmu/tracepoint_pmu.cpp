@@ -1,0 +1,580 @@
+// SIGNAL-SAFE from tracepoint_fire down; everything else runs under the registry mutex.
+#include "pmu/tracepoint_pmu.hpp"
+
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <utility>
+#include <vector>
+
+#include "core/overflow.hpp"
+#include "pmu/thread_id.hpp"
+#include "userperf/tracepoint.h"
+
+namespace userperf::pmu {
+
+namespace {
+
+constexpr std::size_t kMaxIds = 512;           // defined ids (names the recorder asked for)
+constexpr std::size_t kMaxEventsPerId = 256;   // events of one id: one per recorded thread
+constexpr std::uint64_t kMaxId = 0xffff;       // common_type is an unsigned short
+constexpr std::uint32_t kCommonSize = 8;       // common_type, flags, preempt_count, common_pid
+constexpr std::uint32_t kMaxDynamic = 0xffff;  // __data_loc: 16-bit offset and length
+
+// ---- the record layout (shared by the format text and the write path) ------------------------
+
+struct FieldLayout {
+  std::uint32_t offset = 0;
+  std::uint32_t size = 0;  // in the fixed part (4 for __data_loc)
+  bool is_signed = false;
+  bool dynamic = false;
+};
+
+struct Layout {
+  std::array<FieldLayout, USERPERF_TP_MAX_FIELDS> fields{};
+  std::uint32_t fixed_size = kCommonSize;  // common header + fields, padded to the alignment
+};
+
+// ---- the write path's view: one table of events per defined id ------------------------------
+
+struct EventTable {
+  std::atomic<std::size_t> used{0};  // slots at or above it were never used
+  std::array<std::atomic<core::Event*>, kMaxEventsPerId> events{};
+  // Written when the first descriptor is bound, before its library_slot is published (the write
+  // path loads that with acquire): every descriptor of an id has the same fields.
+  std::uint64_t id = 0;
+  Layout layout;
+};
+
+constinit std::array<EventTable, kMaxIds> g_tables;
+// Fire paths read tables inside it; destroy() and unregister wait for them before letting go.
+constinit core::GracePeriod g_grace;
+constinit std::mutex g_sync_mutex;  // synchronize() callers serialise
+
+void synchronize() {
+  std::lock_guard lock(g_sync_mutex);
+  g_grace.synchronize();
+}
+
+constinit std::atomic<pid_t> g_pid{0};
+void forget_pid_in_child() {
+  g_pid.store(0, std::memory_order_relaxed);
+}
+[[maybe_unused]] const int g_atfork = pthread_atfork(nullptr, nullptr, forget_pid_in_child);
+
+pid_t current_pid() {
+  pid_t pid = g_pid.load(std::memory_order_relaxed);
+  if (pid == 0) {
+    pid = getpid();
+    g_pid.store(pid, std::memory_order_relaxed);
+  }
+  return pid;
+}
+
+// ---- the bookkeeping: names, ids, descriptors (registry mutex) -------------------------------
+
+struct Definition {
+  std::uint64_t id = 0;
+  std::string name;  // "provider:name"
+  std::uint32_t table = 0;
+  std::size_t nr_events = 0;
+  bool format_sent = false;
+  std::vector<userperf_tracepoint*> descriptors;  // registered under this name
+};
+
+struct Registry {
+  std::mutex mutex;
+  std::vector<Definition> definitions;        // index == table
+  std::vector<userperf_tracepoint*> unbound;  // registered, name not defined (yet)
+  TracepointFormatCallback callback = nullptr;
+};
+
+// Leaked: descriptors of objects unloaded at exit unregister after static destructors ran.
+Registry& registry() {
+  static Registry* r = new Registry;
+  return *r;
+}
+
+std::string full_name(const userperf_tracepoint& tp) {
+  return std::string(tp.provider) + ":" + tp.name;
+}
+
+bool same_fields(const userperf_tracepoint& a, const userperf_tracepoint& b) {
+  if (a.nr_fields != b.nr_fields) return false;
+  for (std::uint32_t i = 0; i < a.nr_fields; ++i) {
+    if (a.fields[i].kind != b.fields[i].kind ||
+        std::strcmp(a.fields[i].name, b.fields[i].name) != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+Definition* find_definition(Registry& r, const std::string& name) {
+  for (Definition& d : r.definitions) {
+    if (d.name == name) return &d;
+  }
+  return nullptr;
+}
+
+void set_enabled(const Definition& d) {
+  const int enabled = d.nr_events != 0 ? 1 : 0;
+  for (userperf_tracepoint* tp : d.descriptors) {
+    __atomic_store_n(&tp->enabled, enabled, __ATOMIC_RELEASE);
+  }
+}
+
+Layout layout_of(const userperf_tracepoint& tp);
+
+// Binds a registered descriptor to its definition. Returns the format to report, if due.
+std::string bind(Definition& d, userperf_tracepoint& tp) {
+  if (!d.format_sent) g_tables[d.table].layout = layout_of(tp);
+  d.descriptors.push_back(&tp);
+  __atomic_store_n(&tp.library_slot, d.table + 1, __ATOMIC_RELEASE);
+  set_enabled(d);
+  if (d.format_sent) return {};
+  d.format_sent = true;
+  return tracepoint_format(tp, d.id);
+}
+
+void report(TracepointFormatCallback callback, std::uint64_t id, const std::string& format) {
+  if (callback != nullptr && !format.empty()) callback(id, format.data(), format.size());
+}
+
+bool is_identifier(const char* s, std::string& why, const char* what) {
+  if (s == nullptr || s[0] == '\0') {
+    why = std::string(what) + " is empty";
+    return false;
+  }
+  const std::size_t len = std::strlen(s);
+  if (len > USERPERF_TP_MAX_NAME) {
+    why = std::string(what) + " \"" + std::string(s, 16) + "...\" is " + std::to_string(len) +
+          " characters long, at most " + std::to_string(USERPERF_TP_MAX_NAME);
+    return false;
+  }
+  for (std::size_t i = 0; i < len; ++i) {
+    const char c = s[i];
+    const bool ok = c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                    (i > 0 && c >= '0' && c <= '9');
+    if (!ok) {
+      why = std::string(what) + " \"" + s + "\" is not a C identifier";
+      return false;
+    }
+  }
+  return true;
+}
+
+FieldLayout field_layout(std::uint32_t kind) {
+  switch (kind) {
+    case USERPERF_TP_STRING:
+    case USERPERF_TP_BYTES:
+      return {0, 4, false, true};
+    default: {
+      const bool is_signed = kind >= USERPERF_TP_S8;
+      const std::uint32_t log2 = (kind - (is_signed ? USERPERF_TP_S8 : USERPERF_TP_U8));
+      return {0, 1u << log2, is_signed, false};
+    }
+  }
+}
+
+// The fields in declaration order, each aligned to its size (the kernel's struct layout).
+Layout layout_of(const userperf_tracepoint& tp) {
+  Layout layout;
+  std::uint32_t offset = kCommonSize;
+  std::uint32_t align = 4;  // common_pid
+  for (std::uint32_t i = 0; i < tp.nr_fields; ++i) {
+    FieldLayout f = field_layout(tp.fields[i].kind);
+    offset = (offset + f.size - 1) / f.size * f.size;
+    f.offset = offset;
+    offset += f.size;
+    if (f.size > align) align = f.size;
+    layout.fields[i] = f;
+  }
+  layout.fixed_size = (offset + align - 1) / align * align;
+  return layout;
+}
+
+const char* type_name(std::uint32_t kind) {
+  static constexpr const char* kNames[] = {"",   "u8",  "u16", "u32", "u64",
+                                           "s8", "s16", "s32", "s64"};
+  return kind <= USERPERF_TP_S64 ? kNames[kind] : "";
+}
+
+// printf conversions libtraceevent applies to a field read as an unsigned number: the length
+// modifiers make it narrow the value (and sign-extend for signed fields) first.
+const char* conversion(std::uint32_t kind) {
+  static constexpr const char* kConversions[] = {"",     "%hhu", "%hu", "%u",  "%llu",
+                                                 "%hhd", "%hd",  "%d",  "%lld"};
+  return kind <= USERPERF_TP_S64 ? kConversions[kind] : "%s";
+}
+
+// ---- building the record from fragments -------------------------------------------------------
+
+struct CommonHeader {
+  std::uint16_t type;
+  std::uint8_t flags;
+  std::uint8_t preempt_count;
+  std::int32_t pid;
+};
+static_assert(sizeof(CommonHeader) == kCommonSize);
+
+constexpr std::uint8_t kZeros[8] = {};
+constexpr char kNullString[] = "(null)";
+
+// One fragment per piece: the header, each argument (in place), alignment padding, each
+// __data_loc word, and the dynamic data (by pointer; a string's NUL is a fragment of its own, so
+// a string that changes while it is copied still ends in one).
+constexpr std::size_t kMaxFragments = 2 + 2 * USERPERF_TP_MAX_FIELDS + 2 * USERPERF_TP_MAX_FIELDS;
+
+// Left uninitialised: a fire whose thread has no event must not pay for clearing 2 KiB.
+union FragmentSlot {
+  FragmentSlot() {}
+  core::RawFragment fragment;
+};
+
+struct RecordParts {
+  CommonHeader common;
+  std::array<std::uint32_t, USERPERF_TP_MAX_FIELDS> locs;
+  std::array<FragmentSlot, kMaxFragments> frags;
+  std::size_t nr = 0;
+  core::RawRecord raw;
+
+  void add(const void* data, std::size_t size) {
+    if (size == 0) return;
+    new (&frags[nr].fragment) core::RawFragment{data, static_cast<std::uint32_t>(size)};
+    ++nr;
+  }
+  void finish() {
+    for (std::size_t i = 0; i + 1 < nr; ++i) frags[i].fragment.next = &frags[i + 1].fragment;
+    raw.frag = frags[0].fragment;
+  }
+};
+
+struct DynamicPiece {
+  const void* data;
+  std::size_t size;
+  bool nul;  // a NUL byte follows (strings)
+};
+
+// False when the record cannot be encoded (a __data_loc beyond 16 bits).
+bool build_record(const userperf_tracepoint& tp, const void* const* args, const Layout& layout,
+                  std::uint64_t id, pid_t tid, RecordParts& parts) {
+  parts.common = {static_cast<std::uint16_t>(id), 0, 0, tid};
+  parts.add(&parts.common, sizeof parts.common);
+  std::array<DynamicPiece, USERPERF_TP_MAX_FIELDS> dynamic;  // set for the dynamic fields only
+  std::uint32_t offset = kCommonSize;
+  std::uint32_t dynamic_offset = layout.fixed_size;
+  for (std::uint32_t i = 0; i < tp.nr_fields; ++i) {
+    const FieldLayout& f = layout.fields[i];
+    parts.add(kZeros, f.offset - offset);
+    offset = f.offset + f.size;
+    if (!f.dynamic) {
+      parts.add(args[i], f.size);
+      continue;
+    }
+    DynamicPiece& piece = dynamic[i];
+    if (tp.fields[i].kind == USERPERF_TP_STRING) {
+      const char* s = *static_cast<const char* const*>(args[i]);
+      if (s == nullptr) s = kNullString;
+      piece = {s, std::strlen(s), true};
+    } else {
+      const auto& bytes = *static_cast<const userperf_bytes*>(args[i]);
+      piece = {bytes.data, bytes.data != nullptr ? bytes.len : 0, false};
+    }
+    const std::size_t len = piece.size + (piece.nul ? 1 : 0);
+    if (len > kMaxDynamic || dynamic_offset > kMaxDynamic) return false;
+    parts.locs[i] = static_cast<std::uint32_t>(len << 16) | dynamic_offset;
+    dynamic_offset += static_cast<std::uint32_t>(len);
+    parts.add(&parts.locs[i], sizeof parts.locs[i]);
+  }
+  parts.add(kZeros, layout.fixed_size - offset);
+  for (std::uint32_t i = 0; i < tp.nr_fields; ++i) {
+    if (!layout.fields[i].dynamic) continue;
+    parts.add(dynamic[i].data, dynamic[i].size);
+    if (dynamic[i].nul) parts.add(kZeros, 1);
+  }
+  parts.finish();
+  return true;
+}
+
+std::uint32_t table_of(const core::Event& event) {
+  return static_cast<std::uint32_t>(event.pmu_private);  // table + 1, 0: none
+}
+
+}  // namespace
+
+// ---- format text ------------------------------------------------------------------------------
+
+std::string tracepoint_format(const userperf_tracepoint& tp, std::uint64_t id) {
+  const Layout layout = layout_of(tp);
+  std::string out = std::string("name: ") + tp.name + "\nID: " + std::to_string(id) + "\nformat:\n";
+  auto field = [&out](const std::string& decl, std::uint32_t offset, std::uint32_t size,
+                      bool is_signed) {
+    out += "\tfield:" + decl + ";\toffset:" + std::to_string(offset) +
+           ";\tsize:" + std::to_string(size) + ";\tsigned:" + (is_signed ? "1" : "0") + ";\n";
+  };
+  field("unsigned short common_type", 0, 2, false);
+  field("unsigned char common_flags", 2, 1, false);
+  field("unsigned char common_preempt_count", 3, 1, false);
+  field("int common_pid", 4, 4, true);
+  out += "\n";
+  std::string fmt;
+  std::string print_args;
+  for (std::uint32_t i = 0; i < tp.nr_fields; ++i) {
+    const std::uint32_t kind = tp.fields[i].kind;
+    const std::string name = tp.fields[i].name;
+    const FieldLayout& f = layout.fields[i];
+    if (i > 0) fmt += " ";
+    fmt += name + "=";
+    if (kind == USERPERF_TP_STRING) {
+      field("__data_loc char[] " + name, f.offset, f.size, true);
+      fmt += "%s";
+      print_args += ", __get_str(" + name + ")";
+    } else if (kind == USERPERF_TP_BYTES) {
+      field("__data_loc u8[] " + name, f.offset, f.size, false);
+      fmt += "%s";
+      print_args +=
+          ", __print_hex(__get_dynamic_array(" + name + "), __get_dynamic_array_len(" + name + "))";
+    } else {
+      field(std::string(type_name(kind)) + " " + name, f.offset, f.size, f.is_signed);
+      fmt += conversion(kind);
+      print_args += ", REC->" + name;
+    }
+  }
+  out += "\nprint fmt: \"" + fmt + "\"" + print_args + "\n";
+  return out;
+}
+
+// ---- registry ---------------------------------------------------------------------------------
+
+int tracepoint_check(const userperf_tracepoint& tp, std::string& why) {
+  if (tp.abi_version != USERPERF_TP_ABI_VERSION) {
+    why = "descriptor ABI version " + std::to_string(tp.abi_version) + ", this library knows " +
+          std::to_string(USERPERF_TP_ABI_VERSION);
+    return -EINVAL;
+  }
+  if (!is_identifier(tp.provider, why, "provider") || !is_identifier(tp.name, why, "name")) {
+    return -EINVAL;
+  }
+  const std::string name = full_name(tp);
+  if (tp.nr_fields > USERPERF_TP_MAX_FIELDS) {
+    why = name + ": " + std::to_string(tp.nr_fields) + " fields, at most " +
+          std::to_string(USERPERF_TP_MAX_FIELDS);
+    return -EINVAL;
+  }
+  if (tp.nr_fields > 0 && tp.fields == nullptr) {
+    why = name + ": no field array";
+    return -EINVAL;
+  }
+  for (std::uint32_t i = 0; i < tp.nr_fields; ++i) {
+    if (!is_identifier(tp.fields[i].name, why, "field name")) {
+      why = name + ": " + why;
+      return -EINVAL;
+    }
+    if (tp.fields[i].kind < USERPERF_TP_U8 || tp.fields[i].kind > USERPERF_TP_BYTES) {
+      why = name + ": field " + tp.fields[i].name + " has unknown kind " +
+            std::to_string(tp.fields[i].kind);
+      return -EINVAL;
+    }
+    for (std::uint32_t j = 0; j < i; ++j) {
+      if (std::strcmp(tp.fields[i].name, tp.fields[j].name) == 0) {
+        why = name + ": field " + tp.fields[i].name + " appears twice";
+        return -EINVAL;
+      }
+    }
+  }
+  return 0;
+}
+
+int tracepoint_register(userperf_tracepoint& tp) {
+  std::string why;
+  if (const int err = tracepoint_check(tp, why); err != 0) {
+    std::fprintf(stderr, "userperf: tracepoint refused: %s\n", why.c_str());
+    return err;
+  }
+  Registry& r = registry();
+  std::unique_lock lock(r.mutex);
+  const std::string name = full_name(tp);
+  // Every descriptor of a name (one per translation unit that defines it) must agree.
+  auto conflicts = [&](const userperf_tracepoint* other) {
+    return other != &tp && full_name(*other) == name && !same_fields(*other, tp);
+  };
+  Definition* d = find_definition(r, name);
+  const auto& peers = d != nullptr ? d->descriptors : r.unbound;
+  if (std::find(peers.begin(), peers.end(), &tp) != peers.end()) return 0;  // registered already
+  bool conflict = false;
+  for (const userperf_tracepoint* other : peers) {
+    conflict = conflict || conflicts(other);
+  }
+  if (conflict) {
+    lock.unlock();
+    std::fprintf(stderr, "userperf: tracepoint refused: %s registered with other fields\n",
+                 name.c_str());
+    return -EEXIST;
+  }
+  if (d == nullptr) {
+    r.unbound.push_back(&tp);
+    return 0;
+  }
+  const std::string format = bind(*d, tp);
+  const std::uint64_t id = d->id;
+  const TracepointFormatCallback callback = r.callback;
+  lock.unlock();
+  report(callback, id, format);
+  return 0;
+}
+
+void tracepoint_unregister(userperf_tracepoint& tp) {
+  Registry& r = registry();
+  {
+    std::lock_guard lock(r.mutex);
+    std::erase(r.unbound, &tp);
+    for (Definition& d : r.definitions) std::erase(d.descriptors, &tp);
+    __atomic_store_n(&tp.enabled, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&tp.library_slot, 0u, __ATOMIC_RELEASE);
+  }
+  synchronize();  // a fire that loaded the slot before has left
+}
+
+void tracepoint_define(std::uint64_t id, const std::string& name) {
+  if (id > kMaxId) return;
+  Registry& r = registry();
+  std::unique_lock lock(r.mutex);
+  for (const Definition& d : r.definitions) {
+    if (d.id == id || d.name == name) return;  // defined already (or a conflict: the first wins)
+  }
+  if (r.definitions.size() >= kMaxIds) return;
+  Definition& d = r.definitions.emplace_back();
+  d.id = id;
+  d.name = name;
+  d.table = static_cast<std::uint32_t>(r.definitions.size() - 1);
+  g_tables[d.table].id = id;
+  std::string format;
+  for (userperf_tracepoint* tp : r.unbound) {
+    if (full_name(*tp) != name) continue;
+    std::string f = bind(d, *tp);
+    if (!f.empty()) format = std::move(f);
+  }
+  std::erase_if(r.unbound, [&](userperf_tracepoint* tp) { return full_name(*tp) == name; });
+  const TracepointFormatCallback callback = r.callback;
+  lock.unlock();
+  report(callback, id, format);
+}
+
+void tracepoint_set_format_callback(TracepointFormatCallback callback) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  r.callback = callback;
+}
+
+// ---- write path -------------------------------------------------------------------------------
+
+void tracepoint_fire(const userperf_tracepoint& tp, const void* const* args, std::uint64_t ip) {
+  core::OutputGuard guard(g_grace);
+  const std::uint32_t slot = __atomic_load_n(&tp.library_slot, __ATOMIC_ACQUIRE);
+  if (slot == 0 || slot > kMaxIds) return;
+  EventTable& table = g_tables[slot - 1];
+  const pid_t tid = current_tid();
+  RecordParts parts;
+  bool built = false;
+  const std::size_t used = table.used.load(std::memory_order_acquire);
+  for (std::size_t i = 0; i < used; ++i) {
+    core::Event* event = table.events[i].load(std::memory_order_acquire);
+    if (event == nullptr || event->pid != tid) continue;
+    if (event->state.load(std::memory_order_acquire) != core::EventState::kActive) continue;
+    if (!built) {
+      if (!build_record(tp, args, table.layout, table.id, tid, parts)) return;
+      built = true;
+    }
+    core::Engine& engine = static_cast<TracepointPmu*>(event->pmu)->engine();
+    core::count_and_overflow(*event, 1, [&](std::uint64_t period) {
+      core::SampleData data;
+      data.ip = ip;
+      data.period = period;
+      data.pid = static_cast<std::uint32_t>(current_pid());
+      data.tid = static_cast<std::uint32_t>(tid);
+      if (event->attr.sample_type & PERF_SAMPLE_CPU) {
+        data.cpu = static_cast<std::uint32_t>(sched_getcpu());
+      }
+      data.raw = &parts.raw;
+      engine.overflow(*event, data);
+    });
+  }
+}
+
+// ---- the PMU ----------------------------------------------------------------------------------
+
+int TracepointPmu::event_init(core::Event& event) {
+  // perf_tp_event_init: no branch sampling; perf_trace_init: an unknown id is EINVAL.
+  if (event.attr.sample_type & PERF_SAMPLE_BRANCH_STACK) return -EOPNOTSUPP;
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  for (const Definition& d : r.definitions) {
+    if (d.id == event.attr.config) return 0;
+  }
+  return -EINVAL;
+}
+
+int TracepointPmu::event_bind(core::Event& event) {
+  // Fired on the thread that fires; a CPU-wide event would need every thread's.
+  if (event.pid == -1) return -EOPNOTSUPP;
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  Definition* d = nullptr;
+  for (Definition& candidate : r.definitions) {
+    if (candidate.id == event.attr.config) d = &candidate;
+  }
+  if (d == nullptr) return -EINVAL;
+  EventTable& table = g_tables[d->table];
+  for (std::size_t i = 0; i < kMaxEventsPerId; ++i) {
+    core::Event* expected = nullptr;
+    if (!table.events[i].compare_exchange_strong(expected, &event)) continue;
+    if (i >= table.used.load(std::memory_order_relaxed)) {
+      table.used.store(i + 1, std::memory_order_release);
+    }
+    event.pmu_private = d->table + 1;
+    ++d->nr_events;
+    set_enabled(*d);
+    return 0;
+  }
+  return -EMFILE;
+}
+
+int TracepointPmu::add(core::Event& event) {
+  (void)event;  // the write path checks the event's state
+  return 0;
+}
+
+void TracepointPmu::del(core::Event& event) {
+  (void)event;
+}
+
+void TracepointPmu::destroy(core::Event& event) {
+  const std::uint32_t slot = table_of(event);
+  if (slot == 0) return;
+  Registry& r = registry();
+  {
+    std::lock_guard lock(r.mutex);
+    EventTable& table = g_tables[slot - 1];
+    for (auto& entry : table.events) {
+      core::Event* expected = &event;
+      if (entry.compare_exchange_strong(expected, nullptr)) break;
+    }
+    Definition& d = r.definitions[slot - 1];
+    --d.nr_events;
+    set_enabled(d);
+  }
+  synchronize();  // no fire path holds the event any more
+  event.pmu_private = 0;
+}
+
+}  // namespace userperf::pmu
