@@ -1,0 +1,64 @@
+// What a profiled process had mapped where, rebuilt from MMAP/MMAP2 records, and which threads
+// belong to which process under which command name (COMM, FORK, EXIT), in record time order.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+namespace userperf::report {
+
+struct Mapping {
+  std::uint64_t start = 0, end = 0;  // [start, end)
+  std::uint64_t pgoff = 0;           // file offset of start
+  std::string path;
+};
+
+// One process image's mappings. A new mapping replaces whatever it overlaps, as mmap(2) does.
+class AddressSpace {
+ public:
+  void map(const Mapping& mapping);
+  // fork: the child's space starts as the parent's.
+  void copy_mappings(const AddressSpace& parent) {
+    by_start_ = parent.by_start_;
+    ++generation_;
+  }
+  // The mapping holding `address`, or nullptr.
+  const Mapping* find(std::uint64_t address) const;
+  // Changes with every map(): caches keyed on an address space (unwinders) compare it.
+  std::uint64_t generation() const { return generation_; }
+  std::uint64_t id() const { return id_; }
+
+  explicit AddressSpace(std::uint64_t id) : id_(id) {}
+
+ private:
+  std::map<std::uint64_t, Mapping> by_start_;
+  std::uint64_t generation_ = 0;
+  std::uint64_t id_;
+};
+
+class ProcessTable {
+ public:
+  void on_mmap(std::uint32_t pid, const Mapping& mapping);
+  // exec: the process gets an empty address space.
+  void on_comm(std::uint32_t pid, std::uint32_t tid, const std::string& comm, bool exec);
+  // A new process (pid != ppid) starts with a copy of its parent's mappings; a new thread shares
+  // its process's. Either starts with its parent thread's command name.
+  void on_fork(std::uint32_t pid, std::uint32_t ppid, std::uint32_t tid, std::uint32_t ptid);
+
+  // The address space of `pid` (an empty one is created for a pid never seen).
+  AddressSpace& space(std::uint32_t pid);
+  // The command of thread `tid` of `pid`: its COMM, else its process's, else ":<tid>" (perf's
+  // name for a thread it knows nothing of).
+  std::string command(std::uint32_t pid, std::uint32_t tid) const;
+
+ private:
+  std::shared_ptr<AddressSpace> fresh_space();
+  std::unordered_map<std::uint32_t, std::shared_ptr<AddressSpace>> spaces_;  // pid -> space
+  std::unordered_map<std::uint32_t, std::string> comms_;                     // tid -> command
+  std::uint64_t next_space_id_ = 1;
+};
+
+}  // namespace userperf::report

@@ -1,0 +1,86 @@
+#include "report/elf_file.hpp"
+
+#include <cxxabi.h>
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace userperf::report {
+
+namespace {
+
+char* debuginfo_path = nullptr;
+
+// find_debuginfo: the build-id and .gnu_debuglink lookups under /usr/lib/debug.
+const Dwfl_Callbacks kCallbacks = {
+    .find_elf = nullptr,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = &debuginfo_path,
+};
+
+}  // namespace
+
+std::string demangle(const char* name) {
+  int status = 0;
+  char* out = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  std::string result = status == 0 && out != nullptr ? out : name;
+  std::free(out);
+  return result;
+}
+
+std::unique_ptr<ElfFile> ElfFile::open(const std::string& path) {
+  std::unique_ptr<ElfFile> file(new ElfFile);
+  file->dwfl_ = dwfl_begin(&kCallbacks);
+  if (file->dwfl_ == nullptr) return file;
+  // Base 0: an ET_DYN file's addresses are its link-time ones (bias 0); ET_EXEC ignores it.
+  Dwfl_Module* module = dwfl_report_elf(file->dwfl_, path.c_str(), path.c_str(), -1, 0, false);
+  dwfl_report_end(file->dwfl_, nullptr, nullptr);
+  if (module == nullptr) return file;
+  Dwarf_Addr bias = 0;
+  Elf* elf = dwfl_module_getelf(module, &bias);
+  if (elf == nullptr) return file;
+  std::size_t phnum = 0;
+  if (elf_getphdrnum(elf, &phnum) != 0) return file;
+  for (std::size_t i = 0; i < phnum; ++i) {
+    GElf_Phdr phdr;
+    if (gelf_getphdr(elf, static_cast<int>(i), &phdr) != nullptr && phdr.p_type == PT_LOAD) {
+      file->segments_.push_back({phdr.p_offset, phdr.p_vaddr, phdr.p_filesz});
+    }
+  }
+  file->bias_ = bias;
+  file->module_ = module;
+  return file;
+}
+
+ElfFile::~ElfFile() {
+  if (dwfl_ != nullptr) dwfl_end(dwfl_);
+}
+
+bool ElfFile::vaddr_of_offset(std::uint64_t offset, std::uint64_t& vaddr) const {
+  for (const Segment& s : segments_) {
+    if (offset >= s.offset && offset - s.offset < s.filesz) {
+      vaddr = offset - s.offset + s.vaddr;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string ElfFile::function_at(std::uint64_t vaddr) const {
+  if (module_ == nullptr) return {};
+  GElf_Off offset = 0;
+  GElf_Sym sym;
+  const char* name =
+      dwfl_module_addrinfo(module_, vaddr + bias_, &offset, &sym, nullptr, nullptr, nullptr);
+  if (name == nullptr || *name == '\0') return {};
+  const int type = GELF_ST_TYPE(sym.st_info);
+  if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE) return {};
+  // "__libc_start_main@@GLIBC_2.34": the version is not part of the function's name.
+  const std::string plain(name, std::strcspn(name, "@"));
+  return demangle(plain.c_str());
+}
+
+}  // namespace userperf::report

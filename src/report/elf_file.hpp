@@ -1,0 +1,47 @@
+// One ELF file's function symbols and load segments, through libdw's dwfl: .symtab, else the
+// separate debug file found by build id (/usr/lib/debug/.build-id/..., as perf finds libc6-dbg's),
+// else .gnu_debugdata, else .dynsym. Addresses are link-time virtual addresses.
+//
+// Supersedes perfdata::ElfImage (libelf: the file's own .symtab or .dynsym only, so stripped
+// system libraries show [unknown] where perf names local functions).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+struct Dwfl;
+struct Dwfl_Module;
+
+namespace userperf::report {
+
+class ElfFile {
+ public:
+  // Always returns a file; loaded() is false when `path` is missing or not ELF.
+  static std::unique_ptr<ElfFile> open(const std::string& path);
+  ~ElfFile();
+  ElfFile(const ElfFile&) = delete;
+  ElfFile& operator=(const ElfFile&) = delete;
+
+  bool loaded() const { return module_ != nullptr; }
+  // The link-time address of file offset `offset`; false when no PT_LOAD segment maps it.
+  bool vaddr_of_offset(std::uint64_t offset, std::uint64_t& vaddr) const;
+  // The demangled name of the function symbol covering `vaddr`; empty when none does.
+  std::string function_at(std::uint64_t vaddr) const;
+
+ private:
+  ElfFile() = default;
+  struct Segment {
+    std::uint64_t offset = 0, vaddr = 0, filesz = 0;
+  };
+  Dwfl* dwfl_ = nullptr;
+  Dwfl_Module* module_ = nullptr;
+  std::uint64_t bias_ = 0;  // dwfl address - link-time address
+  std::vector<Segment> segments_;
+};
+
+// C++ and Rust-style (Itanium ABI) names demangled; others as they are.
+std::string demangle(const char* name);
+
+}  // namespace userperf::report

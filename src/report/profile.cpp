@@ -1,0 +1,303 @@
+#include "report/profile.hpp"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "abi/sample_parser.hpp"
+#include "report/address_space.hpp"
+#include "report/dwarf_unwinder.hpp"
+#include "report/process_records.hpp"
+#include "report/symbol_resolver.hpp"
+#include "report/user_regs.hpp"
+
+namespace userperf::report {
+
+namespace {
+
+bool fail(perfdata::Error& error, std::uint64_t offset, const std::string& what) {
+  char where[64];
+  std::snprintf(where, sizeof where, "record at offset %#" PRIx64 ": ", offset);
+  error = {EINVAL, where + what};
+  return false;
+}
+
+// A record to replay, with the time it sorts by.
+struct TimedRecord {
+  std::uint64_t time = 0;
+  perfdata::RecordView record;
+  int attr = -1;
+};
+
+bool wanted(std::uint32_t type) {
+  switch (type) {
+    case PERF_RECORD_SAMPLE:
+    case PERF_RECORD_MMAP:
+    case PERF_RECORD_MMAP2:
+    case PERF_RECORD_COMM:
+    case PERF_RECORD_FORK:
+    case PERF_RECORD_LOST:
+    case PERF_RECORD_LOST_SAMPLES:
+      return true;
+    default:
+      return false;
+  }
+}
+
+class ProfileBuilder {
+ public:
+  ProfileBuilder(const perfdata::Reader& reader, const ProfileOptions& options, Profile& out)
+      : reader_(reader), options_(options), out_(out) {}
+
+  bool run(perfdata::Error& error) {
+    out_ = Profile{};
+    for (std::size_t i = 0; i < reader_.attrs().size(); ++i) {
+      out_.events.push_back({name_of(i), 0, 0, {}});
+    }
+    rows_.assign(reader_.attrs().size(), {});
+    std::vector<TimedRecord> records;
+    if (!collect(records, error)) return false;
+    std::stable_sort(records.begin(), records.end(),
+                     [](const TimedRecord& a, const TimedRecord& b) { return a.time < b.time; });
+    for (const TimedRecord& record : records) {
+      if (!replay(record, error)) return false;
+    }
+    return true;
+  }
+
+ private:
+  std::string name_of(std::size_t attr) const {
+    const auto& descs = reader_.features().event_desc;
+    if (descs) {
+      for (const perfdata::EventDesc& desc : *descs) {
+        for (std::uint64_t id : desc.ids) {
+          if (reader_.attr_index_of_id(id) == static_cast<int>(attr)) return desc.name;
+        }
+      }
+      if (descs->size() == reader_.attrs().size()) return (*descs)[attr].name;
+    }
+    return event_name(reader_.attrs()[attr].attr);
+  }
+
+  // Every record the report needs, with its time (samples: TIME; others: their sample_id
+  // trailer's TIME, else the time of the record before them, so they keep their place).
+  bool collect(std::vector<TimedRecord>& out, perfdata::Error& error) {
+    perfdata::RecordCursor cursor = reader_.records();
+    perfdata::RecordView record;
+    std::uint64_t last_time = 0;
+    for (;;) {
+      const auto next = cursor.next(record);
+      if (next == perfdata::RecordCursor::Next::kEnd) return true;
+      if (next == perfdata::RecordCursor::Next::kError) {
+        error = cursor.error();
+        return false;
+      }
+      const std::uint32_t type = record.header.type;
+      if (!wanted(type)) continue;
+      const int attr = reader_.attr_index(record);
+      std::uint64_t time = last_time;
+      if (type == PERF_RECORD_SAMPLE) {
+        if (attr < 0) return fail(error, record.offset, "sample of no event in the file");
+        const perf_event_attr& a = reader_.attrs()[attr].attr;
+        abi::ParsedSample sample;
+        const abi::ParseStatus status =
+            abi::parse_sample(record.bytes, abi::SampleFormat::from_attr(a), sample);
+        if (!status.ok()) return bad_sample(error, record, status);
+        if (a.sample_type & PERF_SAMPLE_TIME) time = sample.time;
+      } else if (attr >= 0 && reader_.attrs()[attr].attr.sample_id_all) {
+        const perf_event_attr& a = reader_.attrs()[attr].attr;
+        abi::ParsedSampleId id;
+        if (abi::parse_sample_id(record.bytes, a.sample_type, id).ok() &&
+            (a.sample_type & PERF_SAMPLE_TIME)) {
+          time = id.time;
+        }
+      }
+      last_time = time;
+      out.push_back({time, record, attr});
+    }
+  }
+
+  static bool bad_sample(perfdata::Error& error, const perfdata::RecordView& record,
+                         const abi::ParseStatus& status) {
+    return fail(error, record.offset,
+                std::string("malformed sample: ") + abi::to_string(status.error) +
+                    " at record byte " + std::to_string(status.offset));
+  }
+
+  bool replay(const TimedRecord& timed, perfdata::Error& error) {
+    const perfdata::RecordView& record = timed.record;
+    switch (record.header.type) {
+      case PERF_RECORD_MMAP:
+      case PERF_RECORD_MMAP2: {
+        MmapRecord mmap;
+        if (!decode_mmap(record, mmap)) return fail(error, record.offset, "truncated MMAP");
+        if (mmap.start + mmap.len < mmap.start) return true;  // wraps: nothing can hit it
+        processes_.on_mmap(mmap.pid, {mmap.start, mmap.start + mmap.len, mmap.pgoff, mmap.path});
+        return true;
+      }
+      case PERF_RECORD_COMM: {
+        CommRecord comm;
+        if (!decode_comm(record, comm)) return fail(error, record.offset, "truncated COMM");
+        processes_.on_comm(comm.pid, comm.tid, comm.comm, comm.exec);
+        return true;
+      }
+      case PERF_RECORD_FORK: {
+        TaskRecord task;
+        if (!decode_task(record, task)) return fail(error, record.offset, "truncated FORK");
+        processes_.on_fork(task.pid, task.ppid, task.tid, task.ptid);
+        return true;
+      }
+      case PERF_RECORD_LOST:
+      case PERF_RECORD_LOST_SAMPLES: {
+        // LOST: {id, lost}; LOST_SAMPLES: {lost}.
+        const std::size_t at =
+            sizeof(perf_event_header) + (record.header.type == PERF_RECORD_LOST ? 8 : 0);
+        std::uint64_t lost = 0;
+        if (record.bytes.size() < at + sizeof lost) {
+          return fail(error, record.offset, "truncated LOST record");
+        }
+        std::memcpy(&lost, record.bytes.data() + at, sizeof lost);
+        out_.lost_samples += lost;
+        return true;
+      }
+      case PERF_RECORD_SAMPLE:
+        return sample(timed, error);
+      default:
+        return true;
+    }
+  }
+
+  bool sample(const TimedRecord& timed, perfdata::Error& error) {
+    const perfdata::RecordView& record = timed.record;
+    const perf_event_attr& attr = reader_.attrs()[timed.attr].attr;
+    abi::ParsedSample s;
+    const abi::ParseStatus status =
+        abi::parse_sample(record.bytes, abi::SampleFormat::from_attr(attr), s);
+    if (!status.ok()) return bad_sample(error, record, status);
+
+    chain_.clear();
+    resolve_chain(record, attr, s);
+    std::uint64_t period = 1;
+    if (attr.sample_type & PERF_SAMPLE_PERIOD) {
+      period = s.period;
+    } else if (!attr.freq && attr.sample_period != 0) {
+      period = attr.sample_period;
+    }
+
+    EventProfile& event = out_.events[timed.attr];
+    ++event.samples;
+    event.total_period += period;
+    const std::string command = processes_.command(s.pid, s.tid);
+    seen_.clear();
+    for (std::size_t i = 0; i < chain_.size(); ++i) {
+      const std::size_t row = row_of(timed.attr, command, chain_[i]);
+      if (i == 0) event.rows[row].self += period;
+      if (seen_.insert(row).second) event.rows[row].children += period;
+    }
+    if (options_.on_sample) options_.on_sample({timed.attr, command, period, chain_});
+    return true;
+  }
+
+  // chain_ = the sample's locations, leaf first.
+  void resolve_chain(const perfdata::RecordView& record, const perf_event_attr& attr,
+                     const abi::ParsedSample& s) {
+    AddressSpace& space = processes_.space(s.pid);
+    UserRegs regs;
+    const bool dwarf = (attr.sample_type & PERF_SAMPLE_REGS_USER) &&
+                       (attr.sample_type & PERF_SAMPLE_STACK_USER) && regs.load(s.regs_user) &&
+                       s.stack_size > 0;
+    const std::uint16_t cpumode = record.header.misc & PERF_RECORD_MISC_CPUMODE_MASK;
+    bool kernel = cpumode == PERF_RECORD_MISC_KERNEL;
+    bool first_of_context = true;
+    for (std::uint64_t entry : s.callchain) {
+      if (entry >= static_cast<std::uint64_t>(PERF_CONTEXT_MAX)) {
+        kernel = entry == static_cast<std::uint64_t>(PERF_CONTEXT_KERNEL);
+        first_of_context = true;
+        continue;
+      }
+      if (chain_.size() >= options_.max_frames) return;
+      if (!kernel && dwarf) continue;  // the unwound frames replace these
+      const std::uint64_t address = first_of_context ? entry : entry - 1;
+      first_of_context = false;
+      chain_.push_back(kernel ? symbols_.kernel(address) : symbols_.user(space, address));
+    }
+    if (dwarf) {
+      const std::uint64_t valid = s.stack_dyn_size != 0
+                                      ? std::min<std::uint64_t>(s.stack_dyn_size, s.stack.size)
+                                      : s.stack.size;
+      const auto stack = record.bytes.subspan(s.stack.offset, valid);
+      const std::size_t room = options_.max_frames - std::min(options_.max_frames, chain_.size());
+      for (const UnwoundFrame& frame : unwinder_.unwind(s.pid, space, regs, stack, room)) {
+        chain_.push_back(symbols_.user(space, frame.activation ? frame.pc : frame.pc - 1));
+      }
+      ++out_.dwarf_samples;
+    }
+    if (chain_.empty()) {
+      chain_.push_back(cpumode == PERF_RECORD_MISC_KERNEL ? symbols_.kernel(s.ip)
+                                                          : symbols_.user(space, s.ip));
+    }
+  }
+
+  std::size_t row_of(int attr, const std::string& command, const Location& location) {
+    std::string key = command;
+    key += '\0';
+    key += location.dso;
+    key += '\0';
+    key += location.symbol;
+    auto [it, fresh] = rows_[attr].try_emplace(std::move(key), out_.events[attr].rows.size());
+    if (fresh) {
+      out_.events[attr].rows.push_back(
+          {command, location.dso, location.symbol, location.kernel, 0, 0});
+    }
+    return it->second;
+  }
+
+  const perfdata::Reader& reader_;
+  const ProfileOptions& options_;
+  Profile& out_;
+  ProcessTable processes_;
+  SymbolResolver symbols_;
+  DwarfUnwinder unwinder_;
+  std::vector<std::unordered_map<std::string, std::size_t>> rows_;  // per attr: key -> row
+  std::vector<Location> chain_;
+  std::unordered_set<std::size_t> seen_;
+};
+
+}  // namespace
+
+std::string event_name(const perf_event_attr& attr) {
+  static const char* const kSoftware[] = {
+      "cpu-clock",        "task-clock",   "page-faults",  "context-switches",
+      "cpu-migrations",   "minor-faults", "major-faults", "alignment-faults",
+      "emulation-faults", "dummy",        "bpf-output"};
+  static const char* const kHardware[] = {"cycles",
+                                          "instructions",
+                                          "cache-references",
+                                          "cache-misses",
+                                          "branches",
+                                          "branch-misses",
+                                          "bus-cycles",
+                                          "stalled-cycles-frontend",
+                                          "stalled-cycles-backend",
+                                          "ref-cycles"};
+  if (attr.type == PERF_TYPE_SOFTWARE && attr.config < std::size(kSoftware)) {
+    return kSoftware[attr.config];
+  }
+  if (attr.type == PERF_TYPE_HARDWARE && attr.config < std::size(kHardware)) {
+    return kHardware[attr.config];
+  }
+  char name[64];
+  std::snprintf(name, sizeof name, "%u/%#llx/", attr.type,
+                static_cast<unsigned long long>(attr.config));
+  return name;
+}
+
+bool build_profile(const perfdata::Reader& reader, const ProfileOptions& options, Profile& out,
+                   perfdata::Error& error) {
+  return ProfileBuilder(reader, options, out).run(error);
+}
+
+}  // namespace userperf::report

@@ -1,0 +1,266 @@
+// build_profile and print_report on files made here with perfdata::Writer: records out of time
+// order, symbols of this test executable, unknown addresses, lost counts, malformed samples.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "perfdata/reader.hpp"
+#include "perfdata/writer.hpp"
+#include "report/address_space.hpp"
+#include "report/profile.hpp"
+#include "report/report_printer.hpp"
+
+extern "C" {
+// The leaf remembers where it returns to: a return address inside report_test_caller.
+void* report_test_return_address = nullptr;
+__attribute__((noinline)) int report_test_leaf(int x) {
+  report_test_return_address = __builtin_return_address(0);
+  return x * 3 + 1;
+}
+__attribute__((noinline)) int report_test_caller(int x) {
+  const int y = report_test_leaf(x);
+  __asm__ volatile("" ::: "memory");  // no tail call
+  return y + 2;
+}
+}
+
+namespace userperf::report {
+namespace {
+
+constexpr std::uint32_t kPid = 4242;
+constexpr std::uint64_t kSampleType = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                                      PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
+
+class RecordBytes {
+ public:
+  explicit RecordBytes(std::uint32_t type, std::uint16_t misc = 0) {
+    perf_event_header header{type, misc, 0};
+    put(header);
+  }
+  template <class T>
+  RecordBytes& put(const T& value) {
+    const std::size_t at = bytes_.size();
+    bytes_.resize(at + sizeof value);
+    std::memcpy(bytes_.data() + at, &value, sizeof value);
+    return *this;
+  }
+  RecordBytes& text(const std::string& s) {  // NUL-terminated, padded to 8
+    for (char c : s) bytes_.push_back(static_cast<std::uint8_t>(c));
+    do {
+      bytes_.push_back(0);
+    } while (bytes_.size() % 8 != 0);
+    return *this;
+  }
+  RecordBytes& trailer(std::uint64_t time) {  // sample_id_all: TID, TIME
+    return put(kPid).put(kPid).put(time);
+  }
+  std::vector<std::uint8_t> done() {
+    const auto size = static_cast<std::uint16_t>(bytes_.size());
+    std::memcpy(bytes_.data() + 6, &size, sizeof size);
+    return bytes_;
+  }
+
+ private:
+  std::vector<std::uint8_t> bytes_;
+};
+
+struct ExeMapping {
+  std::uint64_t start = 0, end = 0, pgoff = 0;
+  std::string path;
+};
+
+// The /proc/self/maps line mapping `address`.
+ExeMapping mapping_of(const void* address) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  const auto target = reinterpret_cast<std::uint64_t>(address);
+  while (std::getline(maps, line)) {
+    ExeMapping m;
+    char perms[8];
+    char path[512] = "";
+    if (std::sscanf(line.c_str(), "%lx-%lx %7s %lx %*s %*s %511s", &m.start, &m.end, perms,
+                    &m.pgoff, path) >= 4 &&
+        target >= m.start && target < m.end) {
+      m.path = path;
+      return m;
+    }
+  }
+  return {};
+}
+
+std::vector<std::uint8_t> mmap2(const ExeMapping& m, std::uint64_t time) {
+  RecordBytes r(PERF_RECORD_MMAP2);
+  r.put(kPid).put(kPid).put(m.start).put(m.end - m.start).put(m.pgoff);
+  r.put(std::uint32_t{0}).put(std::uint32_t{0}).put(std::uint64_t{0}).put(std::uint64_t{0});
+  r.put(std::uint32_t{5}).put(std::uint32_t{2});  // PROT_READ|PROT_EXEC, MAP_PRIVATE
+  return r.text(m.path).trailer(time).done();
+}
+
+std::vector<std::uint8_t> sample(std::uint64_t time, std::uint64_t period,
+                                 const std::vector<std::uint64_t>& chain) {
+  RecordBytes r(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+  r.put(chain.empty() ? std::uint64_t{0x10} : chain[1]).put(kPid).put(kPid).put(time).put(period);
+  r.put(std::uint64_t{chain.size()});
+  for (std::uint64_t entry : chain) r.put(entry);
+  return r.done();
+}
+
+class ProfileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    report_test_caller(1);  // sets report_test_return_address
+    path_ = std::filesystem::temp_directory_path() /
+            ("userperf-report-" + std::to_string(getpid()) + ".data");
+    perfdata::Error error;
+    writer_ = perfdata::Writer::create(path_, error);
+    ASSERT_TRUE(writer_) << error.message;
+    perf_event_attr attr{};
+    attr.size = sizeof attr;
+    attr.type = PERF_TYPE_SOFTWARE;
+    attr.config = PERF_COUNT_SW_CPU_CLOCK;
+    attr.sample_type = kSampleType;
+    attr.sample_id_all = 1;
+    ASSERT_EQ(writer_->add_attr(attr, {}), 0);
+  }
+  void TearDown() override { std::filesystem::remove(path_); }
+
+  void append(const std::vector<std::uint8_t>& record) {
+    ASSERT_TRUE(writer_->append(record)) << writer_->error().message;
+  }
+
+  bool profile(Profile& out, perfdata::Error& error) {
+    EXPECT_TRUE(writer_->finish()) << writer_->error().message;
+    auto reader = perfdata::Reader::open(path_, error);
+    return reader && build_profile(*reader, {}, out, error);
+  }
+
+  std::string path_;
+  std::unique_ptr<perfdata::Writer> writer_;
+};
+
+const ProfileRow* row(const EventProfile& event, const std::string& symbol) {
+  for (const ProfileRow& r : event.rows) {
+    if (r.symbol == symbol) return &r;
+  }
+  return nullptr;
+}
+
+TEST(AddressSpaceTest, NewMappingCutsTheOnesItOverlaps) {
+  AddressSpace space(1);
+  space.map({0x1000, 0x5000, 0, "/a"});
+  space.map({0x2000, 0x3000, 0x9000, "/b"});
+  ASSERT_NE(space.find(0x1800), nullptr);
+  EXPECT_EQ(space.find(0x1800)->path, "/a");
+  EXPECT_EQ(space.find(0x2800)->path, "/b");
+  const Mapping* tail = space.find(0x3800);
+  ASSERT_NE(tail, nullptr);
+  EXPECT_EQ(tail->path, "/a");
+  EXPECT_EQ(tail->start, 0x3000u);
+  EXPECT_EQ(tail->pgoff, 0x2000u);  // the file offset of the address where the tail starts
+  EXPECT_EQ(space.find(0x5000), nullptr);
+  EXPECT_EQ(space.find(0xfff), nullptr);
+}
+
+TEST(ProcessTableTest, ExecEmptiesTheSpaceAndForkCopiesIt) {
+  ProcessTable table;
+  table.on_mmap(1, {0x1000, 0x2000, 0, "/old"});
+  table.on_fork(2, 1, 2, 1);
+  table.on_comm(1, 1, "new", true);
+  EXPECT_EQ(table.space(1).find(0x1800), nullptr);
+  ASSERT_NE(table.space(2).find(0x1800), nullptr);
+  EXPECT_EQ(table.command(1, 1), "new");
+  EXPECT_EQ(table.command(7, 7), ":7");
+}
+
+TEST_F(ProfileTest, SamplesResolveAgainstMappingsRecordedLaterInTheFileButEarlierInTime) {
+  const ExeMapping exe = mapping_of(reinterpret_cast<void*>(&report_test_leaf));
+  ASSERT_FALSE(exe.path.empty());
+  const auto leaf = reinterpret_cast<std::uint64_t>(&report_test_leaf) + 1;
+  const auto ret = reinterpret_cast<std::uint64_t>(report_test_return_address);
+  const std::uint64_t user = PERF_CONTEXT_USER;
+  append(sample(20, 300, {user, leaf, ret}));  // before its MMAP2 in the file
+  append(RecordBytes(PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC)
+             .put(kPid)
+             .put(kPid)
+             .text("synthetic")
+             .trailer(5)
+             .done());
+  append(mmap2(exe, 10));
+  append(sample(30, 100, {user, 0x10}));  // no mapping there
+  append(
+      RecordBytes(PERF_RECORD_LOST).put(std::uint64_t{0}).put(std::uint64_t{7}).trailer(40).done());
+
+  Profile profile;
+  perfdata::Error error;
+  ASSERT_TRUE(this->profile(profile, error)) << error.message;
+  ASSERT_EQ(profile.events.size(), 1u);
+  const EventProfile& event = profile.events[0];
+  EXPECT_EQ(event.name, "cpu-clock");
+  EXPECT_EQ(event.samples, 2u);
+  EXPECT_EQ(event.total_period, 400u);
+  EXPECT_EQ(profile.lost_samples, 7u);
+
+  const ProfileRow* leaf_row = row(event, "report_test_leaf");
+  const ProfileRow* caller_row = row(event, "report_test_caller");
+  const ProfileRow* unknown_row = row(event, "[unknown]");
+  ASSERT_NE(leaf_row, nullptr);
+  ASSERT_NE(caller_row, nullptr);
+  ASSERT_NE(unknown_row, nullptr);
+  EXPECT_EQ(leaf_row->command, "synthetic");
+  EXPECT_EQ(leaf_row->dso, std::filesystem::path(exe.path).filename().string());
+  EXPECT_EQ(leaf_row->self, 300u);
+  EXPECT_EQ(leaf_row->children, 300u);
+  EXPECT_EQ(caller_row->self, 0u);
+  EXPECT_EQ(caller_row->children, 300u);
+  EXPECT_EQ(unknown_row->dso, "[unknown]");
+  EXPECT_EQ(unknown_row->self, 100u);
+
+  char* text = nullptr;
+  std::size_t size = 0;
+  std::FILE* out = open_memstream(&text, &size);
+  print_report(profile, ReportOptions{}, out);
+  std::fclose(out);
+  const std::string report(text, size);
+  std::free(text);
+  EXPECT_NE(report.find("# Total Lost Samples: 7\n"), std::string::npos) << report;
+  EXPECT_NE(report.find("# Samples: 2  of event 'cpu-clock'\n"), std::string::npos) << report;
+  EXPECT_NE(report.find("# Event count (approx.): 400\n"), std::string::npos) << report;
+  EXPECT_NE(report.find("   75.00%     0.00%  synthetic"), std::string::npos) << report;
+  EXPECT_NE(report.find("[.] report_test_caller\n"), std::string::npos) << report;
+}
+
+TEST_F(ProfileTest, MalformedSampleIsAnErrorNamingItsOffset) {
+  auto bytes = sample(20, 1, {PERF_CONTEXT_USER, 0x10});
+  const std::uint64_t huge = 1u << 20;  // callchain nr far past the record
+  std::memcpy(bytes.data() + 8 + 32, &huge, sizeof huge);
+  append(bytes);
+  Profile profile;
+  perfdata::Error error;
+  EXPECT_FALSE(this->profile(profile, error));
+  EXPECT_EQ(error.code, EINVAL);
+  EXPECT_NE(error.message.find("offset"), std::string::npos) << error.message;
+}
+
+TEST_F(ProfileTest, FileWithoutSamplesSaysSo) {
+  append(mmap2({0x1000, 0x2000, 0, "/nonexistent"}, 1));
+  Profile profile;
+  perfdata::Error error;
+  ASSERT_TRUE(this->profile(profile, error)) << error.message;
+  char* text = nullptr;
+  std::size_t size = 0;
+  std::FILE* out = open_memstream(&text, &size);
+  print_report(profile, ReportOptions{}, out);
+  std::fclose(out);
+  EXPECT_EQ(std::string(text, size), "# No samples.\n");
+  std::free(text);
+}
+
+}  // namespace
+}  // namespace userperf::report
