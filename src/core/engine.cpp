@@ -90,6 +90,11 @@ EngineLimits Engine::limits() {
   return limits_;
 }
 
+void Engine::set_id_base(std::uint64_t base) {
+  std::lock_guard lock(mutex_);
+  next_id_ = base + 1;
+}
+
 Event* Engine::lookup(int fd) {
   const auto it = events_.find(fd);
   return it == events_.end() ? nullptr : it->second.get();

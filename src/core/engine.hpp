@@ -109,6 +109,9 @@ class Engine {
 
   void set_limits(const EngineLimits& limits);
   EngineLimits limits();
+  // Ids of events opened from now on are above `base` (a recorder gives each process image its
+  // own range, so ids stay unique in one perf.data file).
+  void set_id_base(std::uint64_t base);
 
  private:
   Event* lookup(int fd);  // engine lock held

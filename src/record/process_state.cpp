@@ -2,7 +2,6 @@
 
 #include <dirent.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 
 #include <cinttypes>
 #include <cstdio>
@@ -38,8 +37,8 @@ class RecordBuilder {
     put(s.c_str(), s.size() + 1);
     bytes_.resize(abi::align8(bytes_.size()), 0);
   }
-  // The sample_id trailer in perf_event__synthesize's shape: pid/tid, time 0, id, cpu 0.
-  void put_sample_id(const perf_event_attr& attr, std::uint64_t id, std::uint32_t pid,
+  // The sample_id trailer in perf_event__synthesize's shape: pid/tid, time, id, cpu 0.
+  void put_sample_id(const perf_event_attr& attr, const SyntheticStamp& stamp, std::uint32_t pid,
                      std::uint32_t tid) {
     if (!attr.sample_id_all) return;
     const std::uint64_t type = attr.sample_type;
@@ -47,11 +46,11 @@ class RecordBuilder {
       put(pid);
       put(tid);
     }
-    if (type & PERF_SAMPLE_TIME) put(std::uint64_t{0});
-    if (type & PERF_SAMPLE_ID) put(id);
-    if (type & PERF_SAMPLE_STREAM_ID) put(id);
+    if (type & PERF_SAMPLE_TIME) put(stamp.time);
+    if (type & PERF_SAMPLE_ID) put(stamp.id);
+    if (type & PERF_SAMPLE_STREAM_ID) put(stamp.id);
     if (type & PERF_SAMPLE_CPU) put(std::uint64_t{0});
-    if (type & PERF_SAMPLE_IDENTIFIER) put(id);
+    if (type & PERF_SAMPLE_IDENTIFIER) put(stamp.id);
   }
   std::vector<std::uint8_t>& finish() {
     const auto size = static_cast<std::uint16_t>(bytes_.size());
@@ -70,26 +69,99 @@ std::string read_line(const std::string& path) {
   return line;
 }
 
-bool write_comm(pid_t pid, pid_t tid, const perf_event_attr& attr, std::uint64_t id,
+}  // namespace
+
+std::string read_comm(pid_t pid, pid_t tid) {
+  return read_line("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm");
+}
+
+bool write_comm(pid_t pid, pid_t tid, const std::string& comm, std::uint16_t misc,
+                const perf_event_attr& attr, const SyntheticStamp& stamp,
                 perfdata::Writer& writer) {
-  const std::string comm =
-      read_line("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm");
-  RecordBuilder r(PERF_RECORD_COMM, 0);
+  RecordBuilder r(PERF_RECORD_COMM, misc);
   r.put(static_cast<std::uint32_t>(pid));
   r.put(static_cast<std::uint32_t>(tid));
   r.put_string(comm.substr(0, 15));
-  r.put_sample_id(attr, id, static_cast<std::uint32_t>(pid), static_cast<std::uint32_t>(tid));
+  r.put_sample_id(attr, stamp, static_cast<std::uint32_t>(pid), static_cast<std::uint32_t>(tid));
   return writer.append(r.finish());
 }
 
-}  // namespace
+bool write_task(std::uint32_t type, pid_t pid, pid_t ppid, pid_t tid, pid_t ptid,
+                const perf_event_attr& attr, const SyntheticStamp& stamp,
+                perfdata::Writer& writer) {
+  RecordBuilder r(type, 0);
+  r.put(static_cast<std::uint32_t>(pid));
+  r.put(static_cast<std::uint32_t>(ppid));
+  r.put(static_cast<std::uint32_t>(tid));
+  r.put(static_cast<std::uint32_t>(ptid));
+  r.put(stamp.time);
+  r.put_sample_id(attr, stamp, static_cast<std::uint32_t>(pid), static_cast<std::uint32_t>(tid));
+  return writer.append(r.finish());
+}
 
-bool synthesize_process(pid_t pid, const perf_event_attr& attr, std::uint64_t id,
+bool write_mmap2(pid_t pid, const FileMapping& m, const perf_event_attr& attr,
+                 const SyntheticStamp& stamp, perfdata::Writer& writer) {
+  // A mapping without PROT_EXEC is a data mapping to perf (perf record -d's MISC_MMAP_DATA).
+  const std::uint16_t misc =
+      PERF_RECORD_MISC_USER | ((m.prot & 4) ? 0 : PERF_RECORD_MISC_MMAP_DATA);
+  RecordBuilder r(PERF_RECORD_MMAP2, misc);
+  r.put(static_cast<std::uint32_t>(pid));
+  r.put(static_cast<std::uint32_t>(pid));
+  r.put(m.start);
+  r.put(m.length);
+  r.put(m.pgoff);
+  r.put(m.major);
+  r.put(m.minor);
+  r.put(m.inode);
+  r.put(std::uint64_t{0});  // ino_generation
+  r.put(m.prot);
+  r.put(m.flags);
+  r.put_string(m.path);
+  r.put_sample_id(attr, stamp, static_cast<std::uint32_t>(pid), static_cast<std::uint32_t>(pid));
+  return writer.append(r.finish());
+}
+
+bool read_file_mappings(pid_t pid, std::vector<FileMapping>& out) {
+  // start-end perms offset maj:min inode path
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  if (!maps) return false;
+  out.clear();
+  std::string line;
+  while (std::getline(maps, line)) {
+    FileMapping m;
+    std::uint64_t end = 0;
+    char perms[5] = {};
+    int path_at = 0;
+    if (std::sscanf(line.c_str(), "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %x:%x %" SCNu64 " %n",
+                    &m.start, &end, perms, &m.pgoff, &m.major, &m.minor, &m.inode, &path_at) < 7) {
+      continue;
+    }
+    // Code, and the read-only parts of the same files: a DWARF unwinder (perf's, for
+    // --call-graph dwarf) reads .eh_frame_hdr through the mapping that holds it, which is not
+    // the executable one. Writable and unreadable mappings are left out.
+    const bool exec = perms[2] == 'x';
+    if ((!exec && (perms[0] != 'r' || perms[1] == 'w')) || path_at <= 0 ||
+        static_cast<std::size_t>(path_at) >= line.size()) {
+      continue;
+    }
+    m.path = line.substr(static_cast<std::size_t>(path_at));
+    // Files, and [vdso] (perf reads its own copy of the kernel's); not [stack] or anonymous code.
+    if (m.path.empty() || (m.path[0] != '/' && m.path != "[vdso]")) continue;
+    m.length = end - m.start;
+    if (perms[0] == 'r') m.prot |= 1;   // PROT_READ
+    if (perms[1] == 'w') m.prot |= 2;   // PROT_WRITE
+    if (exec) m.prot |= 4;              // PROT_EXEC
+    m.flags = perms[3] == 's' ? 1 : 2;  // MAP_SHARED : MAP_PRIVATE
+    out.push_back(std::move(m));
+  }
+  return true;
+}
+
+bool synthesize_process(pid_t pid, const perf_event_attr& attr, const SyntheticStamp& stamp,
                         perfdata::Writer& writer, SynthesisResult* result) {
   SynthesisResult counts;
-  const std::string proc = "/proc/" + std::to_string(pid);
   // COMM for every thread.
-  DIR* tasks = opendir((proc + "/task").c_str());
+  DIR* tasks = opendir(("/proc/" + std::to_string(pid) + "/task").c_str());
   if (tasks == nullptr) return false;
   std::vector<pid_t> tids;
   while (const dirent* d = readdir(tasks)) {
@@ -97,50 +169,15 @@ bool synthesize_process(pid_t pid, const perf_event_attr& attr, std::uint64_t id
   }
   closedir(tasks);
   for (const pid_t tid : tids) {
-    if (!write_comm(pid, tid, attr, id, writer)) return false;
+    if (!write_comm(pid, tid, read_comm(pid, tid), 0, attr, stamp, writer)) return false;
     ++counts.comms;
   }
-  // MMAP2 for executable file mappings: start-end perms offset maj:min inode path.
-  std::ifstream maps(proc + "/maps");
-  if (!maps) return false;
-  std::string line;
-  while (std::getline(maps, line)) {
-    std::uint64_t start = 0, end = 0, pgoff = 0, ino = 0;
-    unsigned maj = 0, min = 0;
-    char perms[5] = {};
-    int path_at = 0;
-    if (std::sscanf(line.c_str(), "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %x:%x %" SCNu64 " %n",
-                    &start, &end, perms, &pgoff, &maj, &min, &ino, &path_at) < 7) {
-      continue;
-    }
-    if (perms[2] != 'x' || path_at <= 0 || static_cast<std::size_t>(path_at) >= line.size()) {
-      continue;
-    }
-    const std::string path = line.substr(static_cast<std::size_t>(path_at));
-    if (path.empty() || path[0] != '/') continue;  // [vdso], [stack], anonymous: nothing to read
-    std::uint32_t prot = 0;
-    if (perms[0] == 'r') prot |= 1;                       // PROT_READ
-    if (perms[1] == 'w') prot |= 2;                       // PROT_WRITE
-    prot |= 4;                                            // PROT_EXEC
-    const std::uint32_t flags = perms[3] == 's' ? 1 : 2;  // MAP_SHARED : MAP_PRIVATE
-    RecordBuilder r(PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
-    r.put(static_cast<std::uint32_t>(pid));
-    r.put(static_cast<std::uint32_t>(pid));
-    r.put(start);
-    r.put(end - start);
-    r.put(pgoff);
-    r.put(static_cast<std::uint32_t>(maj));
-    r.put(static_cast<std::uint32_t>(min));
-    r.put(ino);
-    r.put(std::uint64_t{0});  // ino_generation
-    r.put(prot);
-    r.put(flags);
-    r.put_string(path);
-    r.put_sample_id(attr, id, static_cast<std::uint32_t>(pid), static_cast<std::uint32_t>(pid));
-    if (!writer.append(r.finish())) return false;
+  if (!read_file_mappings(pid, counts.mappings)) return false;
+  for (const FileMapping& m : counts.mappings) {
+    if (!write_mmap2(pid, m, attr, stamp, writer)) return false;
     ++counts.mmaps;
   }
-  if (result != nullptr) *result = counts;
+  if (result != nullptr) *result = std::move(counts);
   return true;
 }
 

@@ -1,0 +1,109 @@
+// The libc and libdl functions the agent wraps (exported by agent.map; the real ones come from
+// dlsym(RTLD_NEXT)): pthread_create (new threads set up their events before the user's routine),
+// dlopen/dlmopen (MapsChanged), pthread_setname_np (Comm).
+#include <dlfcn.h>
+#include <pthread.h>
+
+#include <cerrno>
+#include <new>
+
+#include "record/agent/session.hpp"
+#include "record/agent/thread_events.hpp"
+
+// The clock PMU's ticker thread and other threads userperf makes for itself are not recorded.
+#if __has_include("pmu/internal_thread.hpp")
+#include "pmu/internal_thread.hpp"
+#define USERPERF_AGENT_INTERNAL_THREADS 1
+#endif
+
+namespace userperf::record::agent {
+namespace {
+
+template <class Function>
+Function real(const char* name) {
+  return reinterpret_cast<Function>(dlsym(RTLD_NEXT, name));
+}
+
+bool creating_internal_thread() {
+#ifdef USERPERF_AGENT_INTERNAL_THREADS
+  return pmu::creating_internal_thread();
+#else
+  return false;
+#endif
+}
+
+struct ThreadStart {
+  void* (*routine)(void*);
+  void* arg;
+  pid_t ptid;
+};
+
+void* start_recorded_thread(void* p) {
+  const ThreadStart start = *static_cast<ThreadStart*>(p);
+  delete static_cast<ThreadStart*>(p);
+  if (Session* session = current_session()) start_thread(*session, start.ptid);
+  return start.routine(start.arg);
+}
+
+void maps_changed(std::uint64_t time) {
+  Session* session = current_session();
+  if (session == nullptr) return;
+  MapsChangedMessage message;
+  message.pid = session->pid;
+  message.tid = current_thread_id();
+  message.time = time;
+  send(*session, &message, sizeof message);
+}
+
+}  // namespace
+}  // namespace userperf::record::agent
+
+using namespace userperf::record::agent;
+
+extern "C" {
+
+__attribute__((visibility("default"))) int pthread_create(pthread_t* thread,
+                                                          const pthread_attr_t* attr,
+                                                          void* (*routine)(void*), void* arg) {
+  using Create = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+  static const auto real_create = real<Create>("pthread_create");
+  if (real_create == nullptr) return EAGAIN;
+  if (current_session() == nullptr || creating_internal_thread()) {
+    return real_create(thread, attr, routine, arg);
+  }
+  auto* start = new (std::nothrow) ThreadStart{routine, arg, current_thread_id()};
+  if (start == nullptr) return real_create(thread, attr, routine, arg);
+  const int rc = real_create(thread, attr, start_recorded_thread, start);
+  if (rc != 0) delete start;
+  return rc;
+}
+
+__attribute__((visibility("default"))) void* dlopen(const char* file, int mode) {
+  using Open = void* (*)(const char*, int);
+  static const auto real_open = real<Open>("dlopen");
+  const std::uint64_t time = monotonic_ns();
+  void* handle = real_open(file, mode);
+  if (handle != nullptr) maps_changed(time);
+  return handle;
+}
+
+__attribute__((visibility("default"))) void* dlmopen(Lmid_t namespace_id, const char* file,
+                                                     int mode) {
+  using Open = void* (*)(Lmid_t, const char*, int);
+  static const auto real_open = real<Open>("dlmopen");
+  const std::uint64_t time = monotonic_ns();
+  void* handle = real_open(namespace_id, file, mode);
+  if (handle != nullptr) maps_changed(time);
+  return handle;
+}
+
+__attribute__((visibility("default"))) int pthread_setname_np(pthread_t thread, const char* name) {
+  using SetName = int (*)(pthread_t, const char*);
+  static const auto real_set_name = real<SetName>("pthread_setname_np");
+  const int rc = real_set_name(thread, name);
+  // Only recorded threads: userperf's own (the clock ticker) name themselves too.
+  if (rc == 0 && current_session() != nullptr) announce_comm(recorded_thread_id(thread), name);
+  return rc;
+}
+
+}  // extern "C"

@@ -1,0 +1,239 @@
+#include "record/agent/session.hpp"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/engine.hpp"
+#include "record/agent/thread_events.hpp"
+#include "record/agent/tracepoints.hpp"
+#include "record/transport.hpp"
+#include "userperf/userperf.h"
+
+namespace userperf::record::agent {
+namespace {
+
+constexpr int kWelcomeTimeoutMs = 5000;
+constexpr time_t kSendTimeoutSeconds = 2;
+
+std::atomic<Session*> g_session{nullptr};
+thread_local int t_engine_callbacks = 0;
+
+int connect_to(const std::string& path) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (path.empty() || path.size() >= sizeof address.sun_path) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  const timeval send_timeout{kSendTimeoutSeconds, 0};
+  if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof send_timeout) != 0 ||
+      connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+    const int err = errno;
+    close(fd);
+    errno = err;
+    return -1;
+  }
+  return fd;
+}
+
+// Hello, then the Welcome (or nothing within the timeout). True when accepted.
+bool greet(int fd, pid_t pid, pid_t parent_tid, std::uint64_t time, std::uint64_t& id_base) {
+  HelloMessage hello;
+  hello.pid = pid;
+  hello.ppid = getppid();
+  hello.parent_tid = parent_tid;
+  hello.time = time;
+  if (send_message(fd, &hello, sizeof hello) != 0) return false;
+  pollfd p{fd, POLLIN, 0};
+  int ready;
+  while ((ready = poll(&p, 1, kWelcomeTimeoutMs)) < 0 && errno == EINTR) {
+  }
+  if (ready <= 0) return false;
+  WelcomeMessage welcome;
+  int fds[kMaxMessageFds];
+  int nfds = 0;
+  const ssize_t n = receive_message(fd, &welcome, sizeof welcome, fds, kMaxMessageFds, &nfds);
+  for (int i = 0; i < nfds; ++i) close(fds[i]);
+  if (n != static_cast<ssize_t>(sizeof welcome) ||
+      welcome.header.type != static_cast<std::uint32_t>(MessageType::kWelcome) ||
+      welcome.header.size != sizeof welcome || welcome.accepted == 0) {
+    return false;
+  }
+  id_base = welcome.id_base;
+  return true;
+}
+
+// What a config needs beyond decode(): events a thread can open in index order.
+bool check_config(Session& session) {
+  const auto& events = session.config.events;
+  if (events.empty() || events.size() > kMaxThreadEvents) {
+    say("the config names no events or too many; not recording");
+    return false;
+  }
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    if (events[i].group_leader >= static_cast<int>(i)) {
+      say("event %s has a group leader after it; not recording", events[i].name.c_str());
+      return false;
+    }
+  }
+  session.ring_owner = 0;
+  if (session.config.aux != AuxSource::kNone) {
+    const char* pmu = session.config.aux == AuxSource::kCalltrace ? "calltrace" : "log";
+    const int type = userperf_pmu_type(pmu);
+    session.ring_owner = -1;
+    for (std::size_t i = 0; i < events.size() && session.ring_owner < 0; ++i) {
+      if (type >= 0 && events[i].attr.type == static_cast<std::uint32_t>(type)) {
+        session.ring_owner = static_cast<int>(i);
+      }
+    }
+    if (session.ring_owner < 0) {
+      say("no %s event for the AUX area; not recording", pmu);
+      return false;
+    }
+  }
+  return true;
+}
+
+void load_bpf(Session& session) {
+  if (session.config.bpf_object.empty()) return;
+  char log[512] = {};
+  session.bpf_prog =
+      userperf_bpf_prog_load(session.config.bpf_object.c_str(), nullptr, log, sizeof log);
+  if (session.bpf_prog < 0) {
+    const int err = errno;
+    say("--bpf %s: %s; recording without it", session.config.bpf_object.c_str(),
+        std::strerror(err));
+  }
+}
+
+Session* start_session(const std::string& socket_path, const RecordConfig& config,
+                       pid_t parent_tid) {
+  const std::uint64_t time = monotonic_ns();
+  auto* session = new Session();
+  session->socket_path = socket_path;
+  session->config = config;
+  session->pid = getpid();
+  std::uint64_t id_base = 0;
+  session->socket = connect_to(socket_path);
+  if (session->socket < 0) {
+    say("cannot connect to the recorder: %s; not recording", std::strerror(errno));
+  } else if (!greet(session->socket, session->pid, parent_tid, time, id_base)) {
+    say("the recorder did not welcome this process; not recording");
+  } else if (check_config(*session)) {
+    core::Engine::instance().set_id_base(id_base);
+    session->active.store(true);
+    define_tracepoints(*session);
+    load_bpf(*session);
+    g_session.store(session, std::memory_order_release);
+    return session;
+  }
+  // Leaked on failure too: a Session is never freed (threads may still look at it).
+  if (session->socket >= 0) close(session->socket);
+  session->socket = -1;
+  return nullptr;
+}
+
+}  // namespace
+
+void say(const char* format, ...) {
+  char line[256];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(line, sizeof line, format, args);
+  va_end(args);
+  std::fprintf(stderr, "userperf agent: %s\n", line);
+}
+
+Session* current_session() {
+  Session* session = g_session.load(std::memory_order_acquire);
+  return session != nullptr && session->active.load() ? session : nullptr;
+}
+
+Session* start_session_from_env() {
+  const char* socket_path = std::getenv(kSocketEnv);
+  const char* text = std::getenv(kConfigEnv);
+  if (socket_path == nullptr && text == nullptr) return nullptr;
+  RecordConfig config;
+  std::string error;
+  if (socket_path == nullptr || text == nullptr) {
+    say("USERPERF_RECORD_SOCKET and USERPERF_RECORD_CONFIG go together; not recording");
+    return nullptr;
+  }
+  if (!RecordConfig::decode(text, config, error)) {
+    say("bad USERPERF_RECORD_CONFIG: %s; not recording", error.c_str());
+    return nullptr;
+  }
+  return start_session(socket_path, config, 0);
+}
+
+Session* leave_parent_session_in_child() {
+  Session* parent = current_session();
+  Session* inherited = g_session.exchange(nullptr);
+  // The parent's conversation: the child's copy of the socket goes, the parent's stays.
+  if (inherited != nullptr && inherited->socket >= 0) close(inherited->socket);
+  return parent;
+}
+
+Session* start_child_session(const Session& parent, pid_t parent_tid) {
+  return start_session(parent.socket_path, parent.config, parent_tid);
+}
+
+bool send(Session& session, const void* message, std::size_t size, const int* fds, int nfds) {
+  if (!session.active.load()) return false;
+  if (send_message(session.socket, message, size, fds, nfds) == 0) return true;
+  session.active.store(false);
+  if (t_engine_callbacks == 0) go_idle(session);
+  return false;
+}
+
+void go_idle(Session& session) {
+  session.active.store(false);
+  if (session.stopped.exchange(true)) return;
+  // shutdown, not close: another thread may be sending on this descriptor right now.
+  shutdown(session.socket, SHUT_RDWR);
+  close_all_threads();
+}
+
+ScopedEngineCallback::ScopedEngineCallback() {
+  ++t_engine_callbacks;
+}
+
+ScopedEngineCallback::~ScopedEngineCallback() {
+  --t_engine_callbacks;
+}
+
+std::uint64_t monotonic_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+pid_t current_thread_id() {
+  return gettid();
+}
+
+void announce_comm(pid_t tid, const char* name) {
+  Session* session = current_session();
+  if (session == nullptr || tid <= 0 || name == nullptr) return;
+  CommMessage message;
+  message.pid = session->pid;
+  message.tid = tid;
+  message.time = monotonic_ns();
+  std::strncpy(message.comm, name, sizeof message.comm - 1);
+  send(*session, &message, sizeof message);
+}
+
+}  // namespace userperf::record::agent

@@ -1,0 +1,238 @@
+#include "record/agent/thread_events.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "userperf/userperf.h"
+
+namespace userperf::record::agent {
+namespace {
+
+struct ThreadEvents {
+  pid_t tid = 0;
+  pthread_t thread{};
+  int nr = 0;
+  int fds[kMaxThreadEvents] = {};
+  std::uint64_t ids[kMaxThreadEvents] = {};
+  void* ring = MAP_FAILED;
+  std::size_t ring_length = 0;
+  void* aux = MAP_FAILED;
+  std::size_t aux_length = 0;
+  bool closed = false;  // under g_mutex once registered
+};
+
+pthread_key_t g_key;
+std::mutex g_mutex;  // recorded_threads() and every registered ThreadEvents::closed
+// The recorded threads. Never destroyed: threads may still end while exit() runs static
+// destructors; and built on first use, as the constructor may run before this file's initializers.
+std::vector<ThreadEvents*>& recorded_threads() {
+  static auto* threads = new std::vector<ThreadEvents*>();
+  return *threads;
+}
+std::atomic<bool> g_setup_failure_said{false};
+
+void close_events(ThreadEvents& t) {
+  if (t.aux != MAP_FAILED) userperf_munmap(t.aux, t.aux_length);
+  if (t.ring != MAP_FAILED) userperf_munmap(t.ring, t.ring_length);
+  t.aux = t.ring = MAP_FAILED;
+  // Members before their leaders.
+  for (int i = t.nr - 1; i >= 0; --i) userperf_close(t.fds[i]);
+  t.nr = 0;
+  t.closed = true;
+}
+
+bool fail_setup(ThreadEvents& t, const char* what, const char* name) {
+  const int err = errno;
+  if (!g_setup_failure_said.exchange(true)) {
+    say("thread %d: %s %s: %s; the thread is not recorded", t.tid, what, name, std::strerror(err));
+  }
+  close_events(t);
+  return false;
+}
+
+bool is_sampling(const perf_event_attr& attr) {
+  return attr.sample_period != 0;  // sample_freq shares the field
+}
+
+// Opens the configured events on the calling thread, maps its ring (and AUX area), points the
+// others at it and attaches the --bpf program. Events are left disabled.
+bool open_events(const Session& session, ThreadEvents& t) {
+  const RecordConfig& config = session.config;
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  for (std::size_t i = 0; i < config.events.size(); ++i) {
+    const EventConfig& event = config.events[i];
+    perf_event_attr attr = event.attr;
+    attr.disabled = 1;  // enabled once the ring is in place
+    const int group_fd = event.group_leader >= 0 ? t.fds[event.group_leader] : -1;
+    const int fd = userperf_perf_event_open(&attr, t.tid, -1, group_fd, 0);
+    if (fd < 0) return fail_setup(t, "cannot open", event.name.c_str());
+    t.fds[t.nr++] = fd;
+    if (userperf_ioctl(fd, PERF_EVENT_IOC_ID, reinterpret_cast<unsigned long>(&t.ids[i])) != 0) {
+      return fail_setup(t, "no id for", event.name.c_str());
+    }
+  }
+  const int owner = t.fds[session.ring_owner];
+  const char* owner_name = config.events[session.ring_owner].name.c_str();
+  t.ring_length = (1 + std::size_t{config.ring_pages}) * page;
+  t.ring = userperf_mmap(nullptr, t.ring_length, PROT_READ | PROT_WRITE, MAP_SHARED, owner, 0);
+  if (t.ring == MAP_FAILED) return fail_setup(t, "cannot map the ring of", owner_name);
+  if (config.aux_pages > 0) {
+    auto* control = static_cast<perf_event_mmap_page*>(t.ring);
+    control->aux_offset = t.ring_length;
+    control->aux_size = std::size_t{config.aux_pages} * page;
+    t.aux_length = control->aux_size;
+    // Read-only: overwrite mode, a flight recorder that samples (PERF_SAMPLE_AUX) copy from.
+    t.aux = userperf_mmap(nullptr, t.aux_length, PROT_READ, MAP_SHARED, owner,
+                          static_cast<off_t>(control->aux_offset));
+    if (t.aux == MAP_FAILED) return fail_setup(t, "cannot map the AUX area of", owner_name);
+  }
+  for (int i = 0; i < t.nr; ++i) {
+    if (i != session.ring_owner && userperf_ioctl(t.fds[i], PERF_EVENT_IOC_SET_OUTPUT,
+                                                  static_cast<unsigned long>(owner)) != 0) {
+      return fail_setup(t, "cannot redirect the output of", config.events[i].name.c_str());
+    }
+    if (session.bpf_prog >= 0 && is_sampling(config.events[i].attr) &&
+        userperf_ioctl(t.fds[i], PERF_EVENT_IOC_SET_BPF,
+                       static_cast<unsigned long>(session.bpf_prog)) != 0) {
+      return fail_setup(t, "cannot attach the --bpf program to", config.events[i].name.c_str());
+    }
+  }
+  return true;
+}
+
+bool announce_start(Session& session, const ThreadEvents& t, pid_t ptid, std::uint64_t time) {
+  ThreadStartMessage message;
+  message.pid = session.pid;
+  message.tid = t.tid;
+  message.ptid = ptid;
+  message.time = time;
+  message.nr_events = static_cast<std::uint32_t>(session.config.events.size());
+  for (std::uint32_t i = 0; i < message.nr_events; ++i) {
+    message.events[i].config_index = i;
+    message.events[i].id = t.ids[i];
+  }
+  const int owner = t.fds[session.ring_owner];
+  int fds[kMaxMessageFds] = {userperf_event_ring_fd(owner), -1};
+  int nfds = 1;
+  if (t.aux != MAP_FAILED) {
+    fds[nfds++] = userperf_event_aux_fd(owner);
+    message.has_aux = 1;
+  }
+  return send(session, &message, sizeof message, fds, nfds);
+}
+
+void register_thread(ThreadEvents* t) {
+  std::lock_guard lock(g_mutex);
+  recorded_threads().push_back(t);
+}
+
+// Unregisters t and closes its events unless going idle already did.
+void unregister_thread(ThreadEvents* t) {
+  std::lock_guard lock(g_mutex);
+  std::erase(recorded_threads(), t);
+  if (!t->closed) close_events(*t);
+}
+
+void finish_thread(ThreadEvents* t) {
+  unregister_thread(t);
+  if (Session* session = current_session()) {
+    ThreadExitMessage message;
+    message.pid = session->pid;
+    message.tid = t->tid;
+    message.time = monotonic_ns();
+    send(*session, &message, sizeof message);
+  }
+  delete t;
+}
+
+void end_thread(void* value) {
+  finish_thread(static_cast<ThreadEvents*>(value));
+}
+
+}  // namespace
+
+void init_thread_key() {
+  pthread_key_create(&g_key, end_thread);
+}
+
+void start_thread(Session& session, pid_t ptid) {
+  const std::uint64_t time = monotonic_ns();
+  auto* t = new ThreadEvents();
+  t->tid = current_thread_id();
+  t->thread = pthread_self();
+  bool opened;
+  {
+    ScopedEngineCallback in_engine;  // a tracepoint's format may be sent from inside open
+    opened = open_events(session, *t);
+  }
+  if (!opened) {
+    delete t;
+    if (!session.active.load()) go_idle(session);
+    return;
+  }
+  register_thread(t);
+  // Registered before this check: go_idle either sees the thread or ran before the check.
+  if (!session.active.load() || !announce_start(session, *t, ptid, time)) {
+    unregister_thread(t);
+    delete t;
+    go_idle(session);
+    return;
+  }
+  pthread_setspecific(g_key, t);
+  {
+    std::lock_guard lock(g_mutex);
+    for (int i = 0; i < t->nr && !t->closed; ++i) {
+      userperf_ioctl(t->fds[i], PERF_EVENT_IOC_ENABLE, 0);
+    }
+  }
+}
+
+void end_current_thread() {
+  auto* t = static_cast<ThreadEvents*>(pthread_getspecific(g_key));
+  if (t == nullptr) return;
+  pthread_setspecific(g_key, nullptr);
+  finish_thread(t);
+}
+
+void close_all_threads() {
+  std::lock_guard lock(g_mutex);
+  for (ThreadEvents* t : recorded_threads()) {
+    if (!t->closed) close_events(*t);
+  }
+}
+
+pid_t recorded_thread_id(pthread_t thread) {
+  std::lock_guard lock(g_mutex);
+  for (const ThreadEvents* t : recorded_threads()) {
+    if (pthread_equal(t->thread, thread)) return t->tid;
+  }
+  return 0;
+}
+
+void lock_threads_for_fork() {
+  g_mutex.lock();
+}
+
+void unlock_threads_after_fork() {
+  g_mutex.unlock();
+}
+
+void forget_threads_in_child() {
+  std::lock_guard lock(g_mutex);
+  for (ThreadEvents* t : recorded_threads()) {
+    // The parent's engine is abandoned in the child: unmap with munmap(2), not through it.
+    if (t->aux != MAP_FAILED) munmap(t->aux, t->aux_length);
+    if (t->ring != MAP_FAILED) munmap(t->ring, t->ring_length);
+    delete t;
+  }
+  recorded_threads().clear();
+  pthread_setspecific(g_key, nullptr);
+}
+
+}  // namespace userperf::record::agent

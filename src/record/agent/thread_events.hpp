@@ -1,0 +1,35 @@
+// Each recorded thread's events: opened on the thread itself, one ring per thread (events
+// SET_OUTPUT to the ring owner), an AUX area when configured, announced with ThreadStart (the
+// ring's memfd travels to the recorder) and closed at thread end (ThreadExit).
+#pragma once
+
+#include <pthread.h>
+#include <sys/types.h>
+
+#include "record/agent/session.hpp"
+
+namespace userperf::record::agent {
+
+// Creates the pthread key whose destructor ends a thread's recording. Once per process.
+void init_thread_key();
+
+// Sets up the calling thread (ptid: the creating thread, 0 for a process's first thread).
+// Failures leave the thread unrecorded (one stderr line per process).
+void start_thread(Session& session, pid_t ptid);
+
+// Closes the calling thread's events and sends ThreadExit (exit() of the process).
+void end_current_thread();
+
+// Closes every thread's events (the session went idle); their ThreadExit is not sent.
+void close_all_threads();
+
+// The kernel id of a recorded thread, 0 when unknown.
+pid_t recorded_thread_id(pthread_t thread);
+
+// fork: the registry's lock is held across fork (prepare/parent/child), and in the child the
+// parent's threads are forgotten: their rings unmapped, their events left to the old engine.
+void lock_threads_for_fork();
+void unlock_threads_after_fork();
+void forget_threads_in_child();
+
+}  // namespace userperf::record::agent

@@ -1,0 +1,65 @@
+#include "record/agent/tracepoints.hpp"
+
+#include <cstring>
+#include <vector>
+
+// The tracepoint PMU comes with its own change; until then an agent records no tracepoints.
+#if __has_include("pmu/tracepoint_pmu.hpp")
+#include "pmu/tracepoint_pmu.hpp"
+#define USERPERF_AGENT_TRACEPOINTS 1
+#endif
+
+namespace userperf::record::agent {
+namespace {
+
+bool is_tracepoint(const EventConfig& event) {
+  return event.attr.type == PERF_TYPE_TRACEPOINT;
+}
+
+#ifdef USERPERF_AGENT_TRACEPOINTS
+// Called by the tracepoint PMU, possibly with its lock held: sends, never goes idle itself.
+void send_format(std::uint64_t id, const char* format, std::size_t size) {
+  Session* session = current_session();
+  if (session == nullptr || format == nullptr) return;
+  const auto& events = session->config.events;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    if (!is_tracepoint(events[i]) || events[i].attr.config != id) continue;
+    const std::size_t total = sizeof(TracepointMessage) + size;
+    if (total > kMaxMessageSize) {
+      say("the format of %s is too long to send", events[i].name.c_str());
+      return;
+    }
+    std::vector<char> bytes(total);
+    TracepointMessage message;
+    message.header.size = static_cast<std::uint32_t>(total);
+    message.config_index = static_cast<std::uint32_t>(i);
+    message.format_size = static_cast<std::uint32_t>(size);
+    std::memcpy(bytes.data(), &message, sizeof message);
+    std::memcpy(bytes.data() + sizeof message, format, size);
+    ScopedEngineCallback in_engine;
+    send(*session, bytes.data(), bytes.size());
+    return;
+  }
+}
+#endif
+
+}  // namespace
+
+void define_tracepoints(Session& session) {
+  bool any = false;
+  for (const EventConfig& event : session.config.events) {
+    if (!is_tracepoint(event)) continue;
+    any = true;
+#ifdef USERPERF_AGENT_TRACEPOINTS
+    pmu::tracepoint_define(event.attr.config, event.name);
+#endif
+  }
+  if (!any) return;
+#ifdef USERPERF_AGENT_TRACEPOINTS
+  pmu::tracepoint_set_format_callback(send_format);
+#else
+  say("this agent was built without tracepoint support; tracepoint events will not open");
+#endif
+}
+
+}  // namespace userperf::record::agent

@@ -1,0 +1,475 @@
+#include "record/recorder/recorder.hpp"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "record/recorder/event_config.hpp"
+#include "record/transport.hpp"
+
+#if __has_include("perfdata/tracing_data.hpp")
+#include "perfdata/tracing_data.hpp"
+#define USERPERF_HAVE_TRACING_DATA 1
+#endif
+
+namespace userperf::record {
+
+namespace {
+
+constexpr int kDrainIntervalMs = 15;
+constexpr std::uint64_t kProgressIntervalNs = 1'000'000'000;
+constexpr std::uint64_t kIdRange = std::uint64_t{1} << 32;
+
+std::uint64_t monotonic_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000 +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+void close_fds(int* fds, int nfds) {
+  for (int i = 0; i < nfds; ++i) {
+    if (fds[i] >= 0) close(fds[i]);
+  }
+}
+
+template <class T>
+bool read_message(const std::uint8_t* bytes, std::size_t size, T& out) {
+  if (size != sizeof(T)) return false;
+  std::memcpy(&out, bytes, sizeof out);
+  return true;
+}
+
+}  // namespace
+
+struct Recorder::Connection {
+  int fd = -1;
+  std::uint64_t number = 0;
+  std::uint64_t id_base = 0;
+  pid_t pid = 0;  // 0 until Hello
+  bool welcomed = false;
+  bool main_exit_written = false;
+  std::map<pid_t, std::unique_ptr<ThreadRing>> rings;  // by tid
+  std::set<std::string> reported;                      // problems said once
+};
+
+Recorder::Recorder(int listen_fd, RecordConfig config, perfdata::Writer& writer, std::FILE* log)
+    : listen_fd_(listen_fd),
+      config_(std::move(config)),
+      writer_(writer),
+      log_(log),
+      buffer_(kMaxMessageSize) {}
+
+Recorder::~Recorder() {
+  for (auto& c : connections_) {
+    if (c->fd >= 0) close(c->fd);
+  }
+}
+
+void Recorder::report(const std::string& what) {
+  if (log_ != nullptr) std::fprintf(log_, "userperf record: %s\n", what.c_str());
+}
+
+void Recorder::report_once(Connection& c, const std::string& what) {
+  if (c.reported.insert(what).second) report(what);
+}
+
+bool Recorder::begin() {
+  if (config_.events.empty()) return false;
+  std::vector<perfdata::PmuMapping> pmus;
+  for (std::size_t i = 0; i < config_.events.size(); ++i) {
+    const EventConfig& e = config_.events[i];
+    const std::uint64_t synthetic[] = {kSyntheticId};
+    const int index = writer_.add_attr(e.attr, i == 0 ? std::span<const std::uint64_t>(synthetic)
+                                                      : std::span<const std::uint64_t>());
+    if (index < 0) return false;
+    writer_.set_event_name(index, e.name);
+    bool known = false;
+    for (const perfdata::PmuMapping& m : pmus) known = known || m.type == e.attr.type;
+    if (!known) pmus.push_back({e.attr.type, pmu_name_of(e)});
+  }
+  perfdata::Features& features = writer_.features();
+  features = perfdata::Features::of_this_host();
+  features.pmu_mappings = std::move(pmus);
+  return true;
+}
+
+void Recorder::accept_all() {
+  for (;;) {
+    const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK)
+        report(std::string("accept: ") + strerror(errno));
+      return;
+    }
+    auto c = std::make_unique<Connection>();
+    c->fd = fd;
+    c->number = ++connections_seen_;
+    c->id_base = c->number * kIdRange;
+    connections_.push_back(std::move(c));
+  }
+}
+
+bool Recorder::receive_all(Connection& c) {
+  for (;;) {
+    int fds[kMaxMessageFds];
+    int nfds = 0;
+    const ssize_t n =
+        receive_message(c.fd, buffer_.data(), buffer_.size(), fds, kMaxMessageFds, &nfds);
+    if (n == -EAGAIN || n == -EWOULDBLOCK) return true;
+    if (n == 0) return false;
+    if (n < 0) {
+      report_once(c,
+                  "connection " + std::to_string(c.number) + ": " + strerror(static_cast<int>(-n)));
+      return n == -EMSGSIZE;  // a message too large is dropped; the connection goes on
+    }
+    const bool ok = handle(c, buffer_.data(), static_cast<std::size_t>(n), fds, nfds);
+    if (failed_) return false;
+    if (!ok) return false;
+  }
+}
+
+bool Recorder::handle(Connection& c, const std::uint8_t* bytes, std::size_t size, int* fds,
+                      int nfds) {
+  MessageHeader header;
+  if (size < sizeof header) {
+    close_fds(fds, nfds);
+    report_once(c, "a message of " + std::to_string(size) + " bytes has no header");
+    return false;
+  }
+  std::memcpy(&header, bytes, sizeof header);
+  const auto type = static_cast<MessageType>(header.type);
+  const std::string from = "process " + std::to_string(c.pid) + ": ";
+  if (header.size != size) {
+    close_fds(fds, nfds);
+    report_once(c, from + "message type " + std::to_string(header.type) + " says " +
+                       std::to_string(header.size) + " bytes, has " + std::to_string(size));
+    return false;
+  }
+  if (type != MessageType::kThreadStart) {
+    close_fds(fds, nfds);
+    nfds = 0;
+  }
+  if (!c.welcomed && type != MessageType::kHello) {
+    close_fds(fds, nfds);
+    report_once(c, "connection " + std::to_string(c.number) + " spoke before Hello");
+    return false;
+  }
+  switch (type) {
+    case MessageType::kHello: {
+      HelloMessage m;
+      if (c.welcomed || !read_message(bytes, size, m)) break;
+      return on_hello(c, m);
+    }
+    case MessageType::kThreadStart: {
+      ThreadStartMessage m;
+      if (!read_message(bytes, size, m)) {
+        close_fds(fds, nfds);
+        break;
+      }
+      return on_thread_start(c, m, fds, nfds);
+    }
+    case MessageType::kThreadExit: {
+      ThreadExitMessage m;
+      if (!read_message(bytes, size, m)) break;
+      return on_thread_exit(c, m);
+    }
+    case MessageType::kMapsChanged: {
+      MapsChangedMessage m;
+      if (!read_message(bytes, size, m) || m.pid != c.pid) break;
+      return on_maps_changed(c, m);
+    }
+    case MessageType::kComm: {
+      CommMessage m;
+      if (!read_message(bytes, size, m) || m.pid != c.pid) break;
+      const std::string comm(m.comm, strnlen(m.comm, sizeof m.comm));
+      failed_ = !write_comm(m.pid, m.tid, comm, 0, synthetic_attr(), stamp(m.time), writer_);
+      return !failed_;
+    }
+    case MessageType::kTracepoint: {
+      TracepointMessage m;
+      if (size < sizeof m) break;
+      std::memcpy(&m, bytes, sizeof m);
+      if (m.format_size != size - sizeof m || m.config_index >= config_.events.size() ||
+          config_.events[m.config_index].attr.type != PERF_TYPE_TRACEPOINT) {
+        break;
+      }
+      tracepoint_formats_[m.config_index].assign(reinterpret_cast<const char*>(bytes + sizeof m),
+                                                 m.format_size);
+      return true;
+    }
+    case MessageType::kProcessExit: {
+      ProcessExitMessage m;
+      if (!read_message(bytes, size, m) || m.pid != c.pid) break;
+      if (!drain(c)) return false;
+      if (!c.main_exit_written) {
+        c.main_exit_written = true;
+        const pid_t ppid = processes_[c.pid].ppid;
+        failed_ = !write_task(PERF_RECORD_EXIT, c.pid, ppid, c.pid, ppid, synthetic_attr(),
+                              stamp(m.time), writer_);
+      }
+      return !failed_;
+    }
+    default:
+      report_once(c, from + "unknown message type " + std::to_string(header.type) + " ignored");
+      return true;
+  }
+  report_once(c, from + "malformed message type " + std::to_string(header.type) + " ignored");
+  return true;
+}
+
+bool Recorder::on_hello(Connection& c, const HelloMessage& m) {
+  WelcomeMessage welcome;
+  welcome.id_base = c.id_base;
+  welcome.accepted = m.version == kProtocolVersion && m.pid > 0 ? 1 : 0;
+  if (welcome.accepted == 0) {
+    report_once(c, "connection " + std::to_string(c.number) + ": protocol version " +
+                       std::to_string(m.version) + " refused");
+  }
+  if (send_message(c.fd, &welcome, sizeof welcome) != 0 || welcome.accepted == 0) return false;
+  c.welcomed = true;
+  c.pid = m.pid;
+  auto [it, fresh] = processes_.try_emplace(m.pid);
+  Process& p = it->second;
+  const SyntheticStamp s = stamp(m.time);
+  if (!fresh) {
+    // A pid seen before: the process exec'd. Its old image's connection ends on its own.
+    p.image = &c;
+    const std::string comm = read_comm(m.pid, m.pid);
+    if (!write_comm(m.pid, m.pid, comm, PERF_RECORD_MISC_COMM_EXEC, synthetic_attr(), s, writer_)) {
+      return !(failed_ = true);
+    }
+    p.mappings.clear();
+    return write_new_mappings(m.pid, m.time, true);
+  }
+  ++stats_.processes;
+  p.ppid = m.ppid;
+  p.image = &c;
+  if (m.parent_tid != 0 && !write_task(PERF_RECORD_FORK, m.pid, m.ppid, m.pid, m.parent_tid,
+                                       synthetic_attr(), s, writer_)) {
+    return !(failed_ = true);
+  }
+  SynthesisResult result;
+  if (!synthesize_process(m.pid, synthetic_attr(), s, writer_, &result)) {
+    if (writer_.error()) return !(failed_ = true);
+    report_once(c, "process " + std::to_string(m.pid) + " vanished before its state was read");
+    return true;
+  }
+  for (const FileMapping& mapping : result.mappings) files_.insert(mapping.path);
+  p.mappings = std::move(result.mappings);
+  return true;
+}
+
+bool Recorder::write_new_mappings(pid_t pid, std::uint64_t time, bool all) {
+  Process& p = processes_[pid];
+  std::vector<FileMapping> now;
+  if (!read_file_mappings(pid, now)) return true;  // gone: nothing left to name
+  for (const FileMapping& m : now) {
+    bool known = false;
+    if (!all) {
+      for (const FileMapping& old : p.mappings) known = known || old == m;
+    }
+    if (known) continue;
+    if (!write_mmap2(pid, m, synthetic_attr(), stamp(time), writer_)) return !(failed_ = true);
+    files_.insert(m.path);
+  }
+  p.mappings = std::move(now);
+  return true;
+}
+
+bool Recorder::on_thread_start(Connection& c, const ThreadStartMessage& m, int* fds, int nfds) {
+  const std::string who =
+      "thread " + std::to_string(m.tid) + " of process " + std::to_string(c.pid);
+  // Only the ring is read: AUX data reaches the file inside PERF_SAMPLE_AUX samples.
+  const int ring_fd = nfds > 0 ? fds[0] : -1;
+  for (int i = 1; i < nfds; ++i) close(fds[i]);
+  auto refuse = [&](const std::string& why) {
+    if (ring_fd >= 0) close(ring_fd);
+    report_once(c, who + ": ThreadStart refused: " + why);
+    return true;
+  };
+  if (m.pid != c.pid || m.tid <= 0) return refuse("not this process's thread");
+  if (ring_fd < 0 || nfds != 1 + static_cast<int>(m.has_aux != 0)) {
+    return refuse("expected " + std::to_string(1 + (m.has_aux != 0)) + " descriptors, got " +
+                  std::to_string(nfds));
+  }
+  if (m.nr_events == 0 || m.nr_events > kMaxThreadEvents) return refuse("bad event count");
+  if (c.rings.count(m.tid) != 0) return refuse("the thread already has a ring");
+  for (std::uint32_t i = 0; i < m.nr_events; ++i) {
+    const EventId& e = m.events[i];
+    if (e.config_index >= config_.events.size()) return refuse("bad config index");
+    if (e.id <= c.id_base || e.id >= c.id_base + kIdRange || ids_.count(e.id) != 0) {
+      return refuse("id " + std::to_string(e.id) + " is outside its range or already used");
+    }
+  }
+  std::string error;
+  std::unique_ptr<ThreadRing> ring = ThreadRing::map(ring_fd, m.pid, m.tid, error);
+  close(ring_fd);
+  if (!ring) {
+    report_once(c, who + ": " + error);
+    return true;
+  }
+  for (std::uint32_t i = 0; i < m.nr_events; ++i) {
+    ids_.insert(m.events[i].id);
+    writer_.add_ids(static_cast<int>(m.events[i].config_index), {&m.events[i].id, 1});
+  }
+  c.rings.emplace(m.tid, std::move(ring));
+  ++stats_.threads;
+  if (m.tid != m.pid) {
+    const SyntheticStamp s = stamp(m.time);
+    std::string comm = read_comm(m.pid, m.tid);
+    if (comm.empty()) comm = read_comm(m.pid, m.pid);
+    if (!write_task(PERF_RECORD_FORK, m.pid, m.pid, m.tid, m.ptid != 0 ? m.ptid : m.pid,
+                    synthetic_attr(), s, writer_) ||
+        !write_comm(m.pid, m.tid, comm, 0, synthetic_attr(), s, writer_)) {
+      return !(failed_ = true);
+    }
+  }
+  return true;
+}
+
+bool Recorder::on_thread_exit(Connection& c, const ThreadExitMessage& m) {
+  if (m.pid != c.pid) return true;
+  auto it = c.rings.find(m.tid);
+  if (it != c.rings.end()) {
+    DrainCounts counts;
+    std::string error;
+    const bool ok = it->second->drain(writer_, counts, error);
+    stats_.records += counts.records;
+    stats_.samples += counts.samples;
+    stats_.lost += counts.lost;
+    if (!ok && error.empty()) return !(failed_ = true);
+    if (!error.empty()) report_once(c, error);
+    c.rings.erase(it);
+  }
+  if (m.tid == m.pid) c.main_exit_written = true;
+  // The kernel's EXIT names the parent process as both ppid and ptid, for threads too.
+  const pid_t ppid = processes_[m.pid].ppid;
+  if (!write_task(PERF_RECORD_EXIT, m.pid, ppid, m.tid, ppid, synthetic_attr(), stamp(m.time),
+                  writer_)) {
+    return !(failed_ = true);
+  }
+  return true;
+}
+
+bool Recorder::on_maps_changed(Connection& c, const MapsChangedMessage& m) {
+  (void)c;
+  return write_new_mappings(m.pid, m.time, false);
+}
+
+bool Recorder::drain(Connection& c) {
+  for (auto& [tid, ring] : c.rings) {
+    DrainCounts counts;
+    std::string error;
+    const bool ok = ring->drain(writer_, counts, error);
+    stats_.records += counts.records;
+    stats_.samples += counts.samples;
+    stats_.lost += counts.lost;
+    if (!ok && error.empty()) return !(failed_ = true);
+    if (!error.empty()) report_once(c, error);
+  }
+  return true;
+}
+
+bool Recorder::drain_all() {
+  for (auto& c : connections_) {
+    if (!drain(*c)) return false;
+  }
+  return true;
+}
+
+void Recorder::close_connection(Connection& c) {
+  // The image is gone (exit, exec, kill -9): what its threads committed is still in the rings.
+  drain(c);
+  c.rings.clear();
+  close(c.fd);
+  c.fd = -1;
+  if (auto it = processes_.find(c.pid); it != processes_.end() && it->second.image == &c) {
+    it->second.image = nullptr;
+  }
+}
+
+bool Recorder::run(pid_t child, int* wait_status, const volatile sig_atomic_t* pending_signal,
+                   const std::function<void(const RecorderStats&)>& progress) {
+  bool signal_forwarded = false;
+  std::uint64_t last_drain = monotonic_ns();
+  std::uint64_t last_progress = last_drain;
+  for (;;) {
+    if (pending_signal != nullptr && *pending_signal != 0 && !signal_forwarded) {
+      kill(child, *pending_signal);
+      signal_forwarded = true;
+    }
+    std::vector<pollfd> fds;
+    fds.push_back({listen_fd_, POLLIN, 0});
+    for (const auto& c : connections_) fds.push_back({c->fd, POLLIN, 0});
+    const int n = poll(fds.data(), fds.size(), kDrainIntervalMs);
+    if (n < 0 && errno != EINTR) {
+      report(std::string("poll: ") + strerror(errno));
+      return false;
+    }
+    if (n > 0) {
+      if (fds[0].revents != 0) accept_all();
+      for (std::size_t i = 1; i < fds.size(); ++i) {
+        Connection& c = *connections_[i - 1];
+        if (fds[i].revents == 0) continue;
+        if (!receive_all(c)) {
+          if (failed_) return false;
+          close_connection(c);
+        }
+      }
+      std::erase_if(connections_, [](const auto& c) { return c->fd < 0; });
+    }
+    const std::uint64_t now = monotonic_ns();
+    if (now - last_drain >= kDrainIntervalMs * 1'000'000ULL) {
+      if (!drain_all()) return false;
+      last_drain = now;
+    }
+    if (progress && now - last_progress >= kProgressIntervalNs) {
+      progress(stats_);
+      last_progress = now;
+    }
+    const pid_t done = waitpid(child, wait_status, WNOHANG);
+    if (done == child) break;
+    if (done < 0 && errno != EINTR) {
+      report(std::string("waitpid: ") + strerror(errno));
+      return false;
+    }
+  }
+  // The command is gone: what its processes said and committed is read before finishing.
+  accept_all();
+  for (auto& c : connections_) {
+    if (!receive_all(*c) && failed_) return false;
+  }
+  return drain_all();
+}
+
+bool Recorder::finish() {
+  if (failed_ || !drain_all()) return false;
+  for (auto& c : connections_) close_connection(*c);
+  connections_.clear();
+  perfdata::Features& features = writer_.features();
+  std::vector<perfdata::BuildIdEntry> build_ids;
+  for (const std::string& path : files_) {
+    std::vector<std::uint8_t> id = perfdata::read_build_id(path);
+    if (!id.empty()) build_ids.push_back({-1, PERF_RECORD_MISC_USER, std::move(id), path});
+  }
+  if (!build_ids.empty()) features.build_ids = std::move(build_ids);
+#ifdef USERPERF_HAVE_TRACING_DATA
+  std::vector<perfdata::TracepointFormat> formats;
+  for (const auto& [index, format] : tracepoint_formats_) {
+    const EventConfig& e = config_.events[index];
+    const std::size_t colon = e.name.find(':');
+    formats.push_back({e.name.substr(0, colon), e.name.substr(colon + 1), e.attr.config, format});
+  }
+  if (!formats.empty()) features.tracing_data = perfdata::encode_tracing_data(formats);
+#endif
+  return writer_.finish();
+}
+
+}  // namespace userperf::record

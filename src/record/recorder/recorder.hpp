@@ -1,0 +1,103 @@
+// The recorder of `userperf record`: one thread that polls the agents' socket, answers Hello with
+// an id range, maps each thread's ring, synthesizes the records the kernel would have written
+// (COMM, FORK, EXIT, MMAP2) and drains every ring into a perf.data Writer until the command ends.
+//
+// No FINISHED_ROUND is written: records of different rings and of the messages interleave in time,
+// and a round promises that nothing older follows it. Without rounds perf sorts the whole file by
+// time before it delivers records, which is what a file with several unordered streams needs.
+#pragma once
+
+#include <signal.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "perfdata/writer.hpp"
+#include "record/process_state.hpp"
+#include "record/protocol.hpp"
+#include "record/recorder/thread_ring.hpp"
+
+namespace userperf::record {
+
+struct RecorderStats {
+  std::uint64_t samples = 0;
+  std::uint64_t lost = 0;
+  std::uint64_t records = 0;  // ring records written
+  std::uint32_t processes = 0;
+  std::uint32_t threads = 0;
+};
+
+class Recorder {
+ public:
+  // The id the recorder's own records (COMM, MMAP2 ...) carry: listed under attr 0, never given to
+  // an agent (id bases start at 1 << 32).
+  static constexpr std::uint64_t kSyntheticId = 1;
+
+  // listen_fd: the listening socket (non-blocking); log: where problems are reported.
+  Recorder(int listen_fd, RecordConfig config, perfdata::Writer& writer, std::FILE* log);
+  ~Recorder();
+  Recorder(const Recorder&) = delete;
+  Recorder& operator=(const Recorder&) = delete;
+
+  // Adds the attrs (config order), their names and PMU mappings, and this host's features.
+  bool begin();
+
+  // Runs until `child` exits; *wait_status is its waitpid status. `pending_signal` (may be null):
+  // set by a SIGINT/SIGTERM handler; the signal is forwarded to the child once. `progress` (may be
+  // empty) is called about once a second. False when the writer failed (its error says why).
+  bool run(pid_t child, int* wait_status, const volatile sig_atomic_t* pending_signal = nullptr,
+           const std::function<void(const RecorderStats&)>& progress = {});
+
+  // Drains what is left, adds BUILD_ID (and TRACING_DATA with tracepoints) and finishes the file.
+  bool finish();
+
+  const RecorderStats& stats() const { return stats_; }
+
+ private:
+  struct Connection;
+  struct Process {
+    pid_t ppid = 0;
+    Connection* image = nullptr;        // the connection of its current image
+    std::vector<FileMapping> mappings;  // MMAP2s written for the current image
+  };
+
+  void accept_all();
+  // Reads every queued message of `c`; false when the connection ended or broke.
+  bool receive_all(Connection& c);
+  bool handle(Connection& c, const std::uint8_t* message, std::size_t size, int* fds, int nfds);
+  bool on_hello(Connection& c, const HelloMessage& m);
+  bool on_thread_start(Connection& c, const ThreadStartMessage& m, int* fds, int nfds);
+  bool on_thread_exit(Connection& c, const ThreadExitMessage& m);
+  bool on_maps_changed(Connection& c, const MapsChangedMessage& m);
+  bool write_new_mappings(pid_t pid, std::uint64_t time, bool all);
+  void close_connection(Connection& c);
+  bool drain_all();
+  bool drain(Connection& c);
+  void report(const std::string& what);
+  void report_once(Connection& c, const std::string& what);
+  SyntheticStamp stamp(std::uint64_t time) const { return {time, kSyntheticId}; }
+  const perf_event_attr& synthetic_attr() const { return config_.events.front().attr; }
+
+  int listen_fd_;
+  RecordConfig config_;
+  perfdata::Writer& writer_;
+  std::FILE* log_;
+  std::vector<std::unique_ptr<Connection>> connections_;
+  std::uint64_t connections_seen_ = 0;
+  std::map<pid_t, Process> processes_;
+  std::set<std::uint64_t> ids_;
+  std::set<std::string> files_;  // every file an MMAP2 named, for BUILD_ID
+  std::map<std::uint32_t, std::string> tracepoint_formats_;  // config index -> format
+  std::vector<std::uint8_t> buffer_;                         // one received message
+  RecorderStats stats_;
+  bool failed_ = false;  // the writer failed
+};
+
+}  // namespace userperf::record

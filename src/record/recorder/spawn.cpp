@@ -1,0 +1,153 @@
+#include "record/recorder/spawn.hpp"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "record/protocol.hpp"
+
+extern char** environ;
+
+namespace userperf::record {
+
+bool find_agent(std::string& path, std::string& error) {
+  if (const char* env = std::getenv("USERPERF_AGENT"); env != nullptr && *env != '\0') {
+    path = env;
+  } else {
+    char self[PATH_MAX] = {};
+    const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) {
+      error = std::string("cannot read /proc/self/exe: ") + std::strerror(errno);
+      return false;
+    }
+    std::string dir(self, static_cast<std::size_t>(n));
+    dir = dir.substr(0, dir.rfind('/'));
+    path = dir + "/../lib/libuserperf_agent.so";
+  }
+  if (access(path.c_str(), R_OK) != 0) {
+    error = "the agent library " + path + " is missing (" + std::strerror(errno) +
+            "); build the userperf_agent target or set USERPERF_AGENT";
+    return false;
+  }
+  // The agent must be found from any directory the command changes to.
+  if (char* real = realpath(path.c_str(), nullptr)) {
+    path = real;
+    std::free(real);
+  }
+  return true;
+}
+
+std::unique_ptr<SocketDir> SocketDir::create(std::string& error) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string templ =
+      std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/userperf-record-XXXXXX";
+  if (mkdtemp(templ.data()) == nullptr) {
+    error =
+        "cannot create a directory for the agents' socket (" + templ + "): " + std::strerror(errno);
+    return nullptr;
+  }
+  const std::string path = templ + "/socket";
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof addr.sun_path) {
+    rmdir(templ.c_str());
+    error = "socket path too long: " + path;
+    return nullptr;
+  }
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0 || bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0 ||
+      listen(fd, 128) != 0) {
+    error = "cannot listen on " + path + ": " + std::strerror(errno);
+    if (fd >= 0) close(fd);
+    unlink(path.c_str());
+    rmdir(templ.c_str());
+    return nullptr;
+  }
+  return std::unique_ptr<SocketDir>(new SocketDir(templ, path, fd));
+}
+
+SocketDir::~SocketDir() {
+  close(fd_);
+  unlink(socket_path_.c_str());
+  rmdir(dir_.c_str());
+}
+
+std::vector<std::string> command_environment(const SpawnRequest& request) {
+  std::vector<std::string> env;
+  std::string preload = request.agent;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    const std::string key = entry.substr(0, entry.find('='));
+    if (key == "LD_PRELOAD") {
+      const std::string rest = entry.substr(key.size() + 1);
+      if (!rest.empty()) preload += ":" + rest;
+    } else if (key != kSocketEnv && key != kConfigEnv) {
+      env.push_back(entry);
+    }
+  }
+  env.push_back("LD_PRELOAD=" + preload);
+  env.push_back(std::string(kSocketEnv) + "=" + request.socket_path);
+  env.push_back(std::string(kConfigEnv) + "=" + request.config);
+  return env;
+}
+
+pid_t spawn_command(const SpawnRequest& request, std::string& error, int* exec_errno) {
+  *exec_errno = 0;
+  if (request.argv.empty()) {
+    error = "no command to run";
+    return -1;
+  }
+  // Everything the child needs is built before fork: it only calls async-signal-safe functions.
+  const std::vector<std::string> env = command_environment(request);
+  std::vector<char*> argv, envp;
+  for (const std::string& a : request.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    error = std::string("pipe: ") + std::strerror(errno);
+    return -1;
+  }
+  const pid_t pid = fork();
+  if (pid < 0) {
+    error = std::string("fork: ") + std::strerror(errno);
+    close(pipe_fds[0]);
+    close(pipe_fds[1]);
+    return -1;
+  }
+  if (pid == 0) {
+    close(pipe_fds[0]);
+    execvpe(argv[0], argv.data(), envp.data());
+    const int code = errno;
+    [[maybe_unused]] const ssize_t n = write(pipe_fds[1], &code, sizeof code);
+    _exit(127);
+  }
+  close(pipe_fds[1]);
+  int code = 0;
+  ssize_t n;
+  do {
+    n = read(pipe_fds[0], &code, sizeof code);
+  } while (n < 0 && errno == EINTR);
+  close(pipe_fds[0]);
+  if (n == static_cast<ssize_t>(sizeof code)) {
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    *exec_errno = code;
+    error = "cannot run '" + request.argv[0] + "': " + std::strerror(code);
+    return -1;
+  }
+  return pid;  // n == 0: the exec closed the pipe
+}
+
+}  // namespace userperf::record

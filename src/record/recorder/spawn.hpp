@@ -1,0 +1,52 @@
+// Starting the recorded command: the agent library to preload, the private socket the agents
+// connect to, and fork+exec with the environment that tells the agent where and what to record.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace userperf::record {
+
+// The agent library: $USERPERF_AGENT, else <dir of /proc/self/exe>/../lib/libuserperf_agent.so
+// (build/bin/userperf and build/lib/libuserperf_agent.so). False with `error` when it is missing.
+bool find_agent(std::string& path, std::string& error);
+
+// A private directory (mkdtemp, mode 0700) holding the listening SOCK_SEQPACKET socket; both are
+// removed by the destructor. The socket is non-blocking and close-on-exec.
+class SocketDir {
+ public:
+  static std::unique_ptr<SocketDir> create(std::string& error);
+  ~SocketDir();
+  SocketDir(const SocketDir&) = delete;
+  SocketDir& operator=(const SocketDir&) = delete;
+
+  int listen_fd() const { return fd_; }
+  const std::string& socket_path() const { return socket_path_; }
+
+ private:
+  SocketDir(std::string dir, std::string socket_path, int fd)
+      : dir_(std::move(dir)), socket_path_(std::move(socket_path)), fd_(fd) {}
+  std::string dir_;
+  std::string socket_path_;
+  int fd_;
+};
+
+struct SpawnRequest {
+  std::vector<std::string> argv;  // argv[0] is looked up in PATH
+  std::string agent;              // prepended to LD_PRELOAD
+  std::string socket_path;        // USERPERF_RECORD_SOCKET
+  std::string config;             // USERPERF_RECORD_CONFIG (RecordConfig::encode)
+};
+
+// The environment of the command: this process's, with the three variables set.
+std::vector<std::string> command_environment(const SpawnRequest& request);
+
+// fork + exec. The child stays in this process group (^C reaches it as it reaches perf's). The pid,
+// or -1 with `error` ("cannot run 'x': No such file or directory") and *exec_errno set when the
+// exec failed in the child (reported through a close-on-exec pipe; the child is reaped).
+pid_t spawn_command(const SpawnRequest& request, std::string& error, int* exec_errno);
+
+}  // namespace userperf::record
