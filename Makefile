@@ -18,8 +18,11 @@ build: deps
 test: deps
 	@bash scripts/run-tests.sh
 
+# The demo: record examples/hotspots.c (a plain program, 50/30/20 CPU in three functions) with
+# callchains, unprivileged-style (no perf_event_open), then show the profile.
 run: build
-	@$(BUILD)/bin/userperf demo
+	@$(BUILD)/bin/userperf record -g -o $(BUILD)/hotspots.data -- $(BUILD)/bin/hotspots 2
+	@$(BUILD)/bin/userperf report -i $(BUILD)/hotspots.data --stdio
 
 bench: build
 	@bash bench/run.sh

@@ -8,8 +8,8 @@ packages=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   clang-format
   libcli11-dev
-  libbpf-dev libelf-dev zlib1g-dev clang llvm
-  linux-perf
+  libbpf-dev libelf-dev libdw-dev zlib1g-dev clang llvm
+  linux-perf libgoogle-perftools4
 )
 missing=()
 for p in "${packages[@]}"; do

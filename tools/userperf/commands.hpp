@@ -16,6 +16,14 @@ void add_trace_demo_command(CLI::App& app, int& exit_code);
 // AUX samples with their PMU's trace decoder; exit 1 with the offset on a malformed file.
 void add_script_command(CLI::App& app, int& exit_code);
 
+// `userperf record [options] -- COMMAND`: runs the command with the agent preloaded and writes its
+// threads' samples to perf.data; exits with the command's status (128 + signal when killed).
+void add_record_command(CLI::App& app, int& exit_code);
+
+// `userperf report [-i FILE] [--stdio]`: the file's samples as top-symbol tables (children and
+// self shares, per event); exit 1 with the offset on a malformed file.
+void add_report_command(CLI::App& app, int& exit_code);
+
 // `userperf bpf ...`: the eBPF runtime's tools.
 void add_bpf_command(CLI::App& app, int& exit_code);
 // `userperf bpf conformance [DIR]`: runs the bpf_conformance suite's .data files on the

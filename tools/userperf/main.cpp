@@ -11,6 +11,8 @@ int main(int argc, char** argv) {
   userperf::cli::add_bpf_command(app, exit_code);
   userperf::cli::add_script_command(app, exit_code);
   userperf::cli::add_trace_demo_command(app, exit_code);
+  userperf::cli::add_record_command(app, exit_code);
+  userperf::cli::add_report_command(app, exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

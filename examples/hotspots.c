@@ -1,0 +1,60 @@
+/* The demo `make run` records with `userperf record -g`: a program that knows nothing of userperf
+ * (it links no userperf library) with three functions that burn 50%, 30% and 20% of its CPU time.
+ * Each round calls them with 5, 3 and 2 units of the same arithmetic loop, so the shares hold on
+ * any machine; a profile that attributes them differently is wrong.
+ *
+ * Usage: hotspots [SECONDS]   (default 1; runs whole rounds until the time is used) */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+/* One unit of work: a dependent multiply-add chain the compiler cannot fold or vectorize. Inlined,
+ * so that each caller's own code burns its share (the profile's self column names it). */
+static inline __attribute__((always_inline)) uint64_t burn_units(uint64_t seed, int units) {
+  uint64_t x = seed;
+  for (int u = 0; u < units; ++u) {
+    for (int i = 0; i < 200000; ++i) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      __asm__ volatile("" : "+r"(x));
+    }
+  }
+  return x;
+}
+
+__attribute__((noinline)) uint64_t hot_parse(uint64_t seed) {
+  return burn_units(seed, 5);
+}
+__attribute__((noinline)) uint64_t warm_transform(uint64_t seed) {
+  return burn_units(seed, 3);
+}
+__attribute__((noinline)) uint64_t cool_checksum(uint64_t seed) {
+  return burn_units(seed, 2);
+}
+
+static double now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+__attribute__((noinline)) uint64_t run_rounds(double seconds, int* rounds) {
+  const double end = now_seconds() + seconds;
+  uint64_t acc = 1;
+  *rounds = 0;
+  do {
+    acc = hot_parse(acc);
+    acc = warm_transform(acc);
+    acc = cool_checksum(acc);
+    ++*rounds;
+  } while (now_seconds() < end);
+  return acc;
+}
+
+int main(int argc, char** argv) {
+  const double seconds = argc > 1 ? atof(argv[1]) : 1.0;
+  int rounds = 0;
+  const uint64_t acc = run_rounds(seconds > 0 ? seconds : 1.0, &rounds);
+  printf("hotspots: %d rounds (checksum %016llx)\n", rounds, (unsigned long long)acc);
+  return 0;
+}

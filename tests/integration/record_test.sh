@@ -1,0 +1,229 @@
+#!/usr/bin/env bash
+# `userperf record` end to end, one scenario per run (each is its own ctest entry).
+# Usage: record_test.sh SCENARIO BIN_DIR PLUGIN_SO
+#   BIN_DIR holds userperf, hotspots, workload_hotspots_nofp, workload_family, workload_dlopen_host
+#   (the build's bin/; the agent is found by userperf itself in BIN_DIR/../lib).
+# Every file a scenario writes must be read by perf report and perf script (Debian linux-perf)
+# with exit 0 and nothing on stderr.
+set -uo pipefail
+scenario=$1
+bin=$(cd "$2" && pwd) || exit 1
+plugin=${3:-}
+userperf=$bin/userperf
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail() {
+  echo "FAIL [$scenario]: $*" >&2
+  exit 1
+}
+
+# perf must read FILE without complaint.
+perf_reads() {
+  local file=$1
+  perf report -i "$file" --stdio >"$dir/report.txt" 2>"$dir/report.err" ||
+    fail "perf report exited $? on $file: $(head -5 "$dir/report.err")"
+  [[ -s $dir/report.err ]] && fail "perf report wrote to stderr on $file: $(head -5 "$dir/report.err")"
+  perf script -i "$file" >"$dir/script.txt" 2>"$dir/script.err" ||
+    fail "perf script exited $? on $file: $(head -5 "$dir/script.err")"
+  [[ -s $dir/script.err ]] && fail "perf script wrote to stderr on $file: $(head -5 "$dir/script.err")"
+  return 0
+}
+
+# Self shares (percent) of the demo's three functions in FILE, as perf report computes them:
+# prints "hot warm cool".
+perf_shares() {
+  perf report -i "$1" --stdio --no-children --sort sym -g none -q 2>/dev/null |
+    awk '{ pct[$NF] = $1 + 0 } END { printf "%.1f %.1f %.1f\n", pct["hot_parse"], pct["warm_transform"], pct["cool_checksum"] }'
+}
+
+# Fails unless shares "hot warm cool" are within 5 points of 50/30/20.
+check_shares() {
+  local label=$1 hot warm cool
+  read -r hot warm cool <<<"$2"
+  echo "$label shares: hot_parse $hot% warm_transform $warm% cool_checksum $cool% (expected 50/30/20)"
+  awk -v h="$hot" -v w="$warm" -v c="$cool" 'BEGIN {
+    d1 = h - 50; d2 = w - 30; d3 = c - 20
+    exit !(d1 <= 5 && d1 >= -5 && d2 <= 5 && d2 >= -5 && d3 <= 5 && d3 >= -5) }' ||
+    fail "$label shares $hot/$warm/$cool are not within 5 points of 50/30/20"
+}
+
+# Samples in perf script output whose stack has frame $1 followed (as its caller) by $2, over all
+# samples whose stack has $1: prints "matched total".
+caller_ratio() {
+  awk -v callee="$1" -v caller="$2" '
+    function flush() { if (seen) { total++; if (ok) matched++ } seen = 0; ok = 0; prev = "" }
+    /^[^ \t]/ { flush(); next }
+    /^$/ { flush(); next }
+    { sym = $2; sub(/\+0x[0-9a-f]+$/, "", sym)
+      if (prev == callee && sym == caller) ok = 1
+      if (sym == callee) seen = 1
+      prev = sym }
+    END { flush(); printf "%d %d\n", matched, total }' "$dir/script.txt"
+}
+
+samples_of() { grep -c "$1" "$dir/script.txt"; }
+
+# The call paths (user frames, leaf first) of at least 3% of FILE's samples, one per line, sorted.
+call_paths() {
+  perf script -i "$1" -F ip,sym,dso 2>/dev/null | awk '
+    function flush() { if (path != "") { n[path]++; total++ } path = "" }
+    /^$/ { flush(); next }
+    /kernel.kallsyms|unknown/ { next }
+    { sym = $2; sub(/\+0x[0-9a-f]+$/, "", sym); path = path (path == "" ? "" : " <- ") sym }
+    END { flush(); for (p in n) if (n[p] * 100 >= total * 3) print p }' | sort
+}
+
+case $scenario in
+  shares)
+    # 50/30/20 within 5 points, in perf's view and in userperf report's; the same as kernel perf
+    # record on the same program where the kernel lets us.
+    "$userperf" record -q -g -o "$dir/u.data" -- "$bin/hotspots" 2 >/dev/null || fail "record exited $?"
+    perf_reads "$dir/u.data"
+    check_shares "userperf record (perf report)" "$(perf_shares "$dir/u.data")"
+    "$userperf" report -i "$dir/u.data" --stdio >"$dir/ureport.txt" 2>&1 || fail "userperf report exited $?"
+    for f in hot_parse warm_transform cool_checksum; do
+      grep -q "$f" "$dir/ureport.txt" || fail "userperf report does not name $f"
+    done
+    if perf record -q -e cpu-clock -F 1000 -g -o "$dir/k.data" -- "$bin/hotspots" 2 >/dev/null 2>"$dir/k.err"; then
+      check_shares "kernel perf record" "$(perf_shares "$dir/k.data")"
+    else
+      echo "SKIP kernel comparison: perf record refused: $(head -2 "$dir/k.err")"
+    fi
+    ;;
+  fp | dwarf)
+    if [[ $scenario == fp ]]; then
+      "$userperf" record -q -g -o "$dir/c.data" -- "$bin/hotspots" 1 >/dev/null || fail "record exited $?"
+    else
+      "$userperf" record -q --call-graph dwarf -o "$dir/c.data" -- "$bin/workload_hotspots_nofp" 1 >/dev/null ||
+        fail "record exited $?"
+    fi
+    perf_reads "$dir/c.data"
+    pairs=("hot_parse run_rounds" "warm_transform run_rounds" "run_rounds main")
+    if [[ $scenario == fp ]]; then
+      # gcc 12 gives leaf functions no frame even with -mno-omit-leaf-frame-pointer, so a
+      # frame-pointer walk sampled in hot_parse goes from it to main: the kernel's walk does the
+      # same. The paths must be the kernel's, where the kernel lets us record.
+      pairs=()
+      call_paths "$dir/c.data" >"$dir/paths.u"
+      for f in hot_parse warm_transform cool_checksum; do
+        grep -q "^$f <- main <- __libc_start_call_main$" "$dir/paths.u" || fail "no path $f <- main: $(cat "$dir/paths.u")"
+      done
+      if perf record -q -e cpu-clock -F 1000 -g -o "$dir/k.data" -- "$bin/hotspots" 1 >/dev/null 2>"$dir/k.err"; then
+        call_paths "$dir/k.data" >"$dir/paths.k"
+        echo "fp: call paths of >= 3% of samples, userperf:"; sed 's/^/  /' "$dir/paths.u"
+        [[ -s $dir/paths.u ]] || fail "no call paths"
+        diff "$dir/paths.k" "$dir/paths.u" >/dev/null ||
+          fail "call paths differ from kernel perf record -g's: $(diff "$dir/paths.k" "$dir/paths.u" | tr '\n' ' ')"
+      else
+        echo "SKIP kernel comparison: perf record refused: $(head -2 "$dir/k.err")"
+      fi
+    fi
+    for pair in ${pairs[@]+"${pairs[@]}"}; do
+      read -r matched total <<<"$(caller_ratio $pair)"
+      echo "$scenario: $pair: $matched of $total samples"
+      ((total >= 20)) || fail "only $total samples in ${pair%% *}"
+      ((matched * 10 >= total * 9)) || fail "${pair%% *} called from ${pair##* } in only $matched of $total samples"
+    done
+    ;;
+  family)
+    "$userperf" record -q -g -o "$dir/f.data" -- "$bin/workload_family" 7 >/dev/null
+    rc=$?
+    ((rc == 7)) || fail "record returned $rc, the command's status is 7"
+    perf_reads "$dir/f.data"
+    perf script -i "$dir/f.data" -F pid,tid,ip,sym >"$dir/script.txt" 2>/dev/null
+    for f in main_epsilon thread_alpha thread_beta child_gamma exec_delta; do
+      n=$(samples_of "$f")
+      echo "family: $f in $n samples"
+      ((n >= 100)) || fail "$f in only $n samples (0.3 s of CPU at 1 kHz)"
+    done
+    # Thread and process identities: one tid per thread function, the child's pid for both images.
+    awk '/^ *[0-9]+\/[0-9]+/ { split($1, id, "/"); pid = id[1]; tid = id[2]; next }
+         / (main_epsilon|thread_alpha|thread_beta|child_gamma|exec_delta)(\+|$)/ {
+           s = $2; sub(/\+.*/, "", s); print s, pid, tid }' "$dir/script.txt" | sort -u >"$dir/ids.txt"
+    main_pid=$(awk '$1 == "main_epsilon" { print $2; exit }' "$dir/ids.txt")
+    child_pid=$(awk '$1 == "child_gamma" { print $2; exit }' "$dir/ids.txt")
+    [[ -n $main_pid && -n $child_pid && $main_pid != "$child_pid" ]] || fail "fork child not a process of its own: $(cat "$dir/ids.txt")"
+    awk -v p="$main_pid" '$1 ~ /thread_/ && ($2 != p || $3 == p) { exit 1 }' "$dir/ids.txt" ||
+      fail "thread samples not in the main process with their own tids: $(cat "$dir/ids.txt")"
+    awk -v p="$child_pid" '$1 == "exec_delta" && $2 != p { exit 1 }' "$dir/ids.txt" ||
+      fail "exec'd image's samples not under the child's pid: $(cat "$dir/ids.txt")"
+    [[ $(awk '$1 ~ /thread_/ { print $3 }' "$dir/ids.txt" | sort -u | wc -l) -eq 2 ]] ||
+      fail "thread_alpha and thread_beta do not have one tid each: $(cat "$dir/ids.txt")"
+    ;;
+  dlopen)
+    "$userperf" record -q -g -o "$dir/d.data" -- "$bin/workload_dlopen_host" "$plugin" >/dev/null || fail "record exited $?"
+    perf_reads "$dir/d.data"
+    n=$(grep -c 'plugin_work' "$dir/script.txt")
+    echo "dlopen: plugin_work in $n samples"
+    ((n >= 100)) || fail "plugin_work (in a dlopen'ed object) named in only $n samples"
+    ;;
+  kill9)
+    # kill -9 of the command: every committed record is in the file, which perf reads.
+    "$userperf" record -q -o "$dir/k.data" -- "$bin/hotspots" 30 >/dev/null &
+    recorder=$!
+    sleep 1.5
+    workload=$(pgrep -P "$recorder" -x hotspots)
+    [[ -n $workload ]] || fail "no hotspots child of the recorder"
+    kill -9 "$workload"
+    wait "$recorder"
+    rc=$?
+    ((rc == 137)) || fail "record returned $rc for a command killed by SIGKILL (expected 137)"
+    perf_reads "$dir/k.data"
+    n=$(grep -c 'cpu-clock' "$dir/script.txt")
+    echo "kill9: $n samples after 1.5 s"
+    ((n >= 500)) || fail "only $n samples in 1.5 s of a killed command"
+    ;;
+  crash)
+    "$userperf" record -q -o "$dir/c.data" -- "$bin/workload_family" crash >/dev/null 2>&1
+    rc=$?
+    ((rc == 139)) || fail "record returned $rc for a command that died of SIGSEGV (expected 139)"
+    perf_reads "$dir/c.data"
+    n=$(grep -c 'main_epsilon' "$dir/script.txt")
+    ((n >= 100)) || fail "only $n samples of the crashed command's main_epsilon"
+    ;;
+  recorder-death)
+    # The recorder dies; the command runs on and finishes its work unharmed.
+    "$userperf" record -q -o "$dir/r.data" -- sh -c "'$bin/hotspots' 1.5 >'$dir/out'; echo \$? >'$dir/status'" &
+    recorder=$!
+    sleep 0.5
+    kill -9 "$recorder"
+    for _ in $(seq 100); do [[ -s $dir/status ]] && break; sleep 0.1; done
+    [[ $(cat "$dir/status" 2>/dev/null) == 0 ]] || fail "command after the recorder died: status '$(cat "$dir/status" 2>/dev/null)'"
+    grep -q 'rounds' "$dir/out" || fail "command output lost: $(cat "$dir/out")"
+    ;;
+  unprivileged)
+    # As nobody, with no capability: the tools and the program copied where nobody can read them.
+    command -v setpriv >/dev/null || { echo "SKIP: no setpriv"; exit 0; }
+    [[ $(id -u) -eq 0 ]] || { echo "SKIP: needs root to switch to nobody"; exit 0; }
+    mkdir -p "$dir/bin" "$dir/lib" "$dir/out"
+    cp "$userperf" "$bin/hotspots" "$dir/bin/" && cp "$bin/../lib/libuserperf_agent.so" "$dir/lib/" || fail "copy"
+    chmod 755 "$dir" "$dir/bin" "$dir/lib" && chown nobody "$dir/out"
+    echo "kernel.perf_event_paranoid = $(cat /proc/sys/kernel/perf_event_paranoid)"
+    setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all \
+      "$dir/bin/userperf" record -q -g -o "$dir/out/n.data" -- "$dir/bin/hotspots" 1 >/dev/null ||
+      fail "record as nobody exited $?"
+    chown root "$dir/out/n.data"  # perf refuses files owned by another user
+    perf_reads "$dir/out/n.data"
+    check_shares "as nobody" "$(perf_shares "$dir/out/n.data")"
+    ;;
+  bad-input)
+    cd "$dir" || fail "cd"
+    expect_error() {  # expect_error PATTERN ARGS...: non-zero exit, PATTERN on stderr, no perf.data
+      local pattern=$1
+      shift
+      "$userperf" record "$@" >/dev/null 2>"$dir/err"
+      local rc=$?
+      ((rc != 0)) || fail "record $* exited 0"
+      grep -qi -- "$pattern" "$dir/err" || fail "record $*: stderr lacks '$pattern': $(cat "$dir/err")"
+      [[ ! -e $dir/perf.data ]] || fail "record $* left perf.data behind"
+      echo "bad-input: record $* -> exit $rc: $(head -1 "$dir/err")"
+    }
+    expect_error "no-such-event" -e no-such-event -- "$bin/hotspots" 0.1
+    expect_error "bogus" --bogus -- "$bin/hotspots" 0.1
+    expect_error "command" --
+    expect_error "does-not-exist" -- ./does-not-exist
+    expect_error "denied\|directory\|cannot" -o /proc/no/such/dir/perf.data -- "$bin/hotspots" 0.1
+    ;;
+  *) fail "unknown scenario $scenario" ;;
+esac
+echo "PASS [$scenario]"

@@ -1,0 +1,222 @@
+// `userperf record [options] -- COMMAND [ARGS]`: runs the command with the agent preloaded and
+// writes what every thread of it sampled to a perf.data file (src/record/recorder).
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "perfdata/writer.hpp"
+#include "record/recorder/event_config.hpp"
+#include "record/recorder/recorder.hpp"
+#include "record/recorder/spawn.hpp"
+#include "userperf/userperf.h"
+
+namespace userperf::cli {
+namespace {
+
+struct RecordOptions {
+  std::vector<std::string> events;
+  std::uint64_t frequency = 0;
+  std::uint64_t period = 0;
+  bool call_graph_fp = false;
+  std::string call_graph;
+  std::string aux;
+  std::uint32_t aux_sample = 0;
+  std::string bpf;
+  std::string mmap_pages;
+  std::string output = "perf.data";
+  bool quiet = false;
+};
+
+volatile sig_atomic_t g_pending_signal = 0;
+
+void on_stop_signal(int signal) {
+  g_pending_signal = signal;
+}
+
+int fail(const std::string& what) {
+  std::fprintf(stderr, "userperf record: %s\n", what.c_str());
+  return 255;
+}
+
+// The exit status the way a shell reports it.
+int exit_status_of(int wait_status) {
+  if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
+  if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
+  return 255;
+}
+
+bool build_request(const RecordOptions& o, record::RecordRequest& request, std::string& error) {
+  request.events = o.events;
+  request.frequency = o.frequency;
+  request.period = o.period;
+  if (o.call_graph_fp) request.call_graph = record::CallGraph::kFramePointer;
+  if (!o.call_graph.empty() && !record::parse_call_graph(o.call_graph, request, error)) {
+    return false;
+  }
+  if (o.aux == "calltrace") request.aux = record::AuxSource::kCalltrace;
+  if (o.aux == "log") request.aux = record::AuxSource::kLog;
+  if (o.aux_sample != 0 && request.aux == record::AuxSource::kNone) {
+    error = "--aux-sample needs --aux";
+    return false;
+  }
+  request.aux_sample_size = o.aux_sample;
+  request.bpf_object = o.bpf;
+  return o.mmap_pages.empty() || record::parse_mmap_pages(o.mmap_pages, request, error);
+}
+
+// The output's directory must be writable and the output no directory: checked before the command
+// starts, since the file itself is created only once it runs.
+bool output_writable(const std::string& path, std::string& error) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    error = path + " is a directory";
+    return false;
+  }
+  const std::size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "."
+                          : slash == 0               ? "/"
+                                                     : path.substr(0, slash);
+  if (access(dir.c_str(), W_OK | X_OK) != 0) {
+    error = "cannot write " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  return true;
+}
+
+// perf's check_backup: a non-empty output of an earlier run becomes FILE.old.
+void keep_old_output(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0 && st.st_size > 0) {
+    const std::string old = path + ".old";
+    unlink(old.c_str());
+    rename(path.c_str(), old.c_str());
+  }
+}
+
+void stop_child(pid_t child) {
+  kill(child, SIGKILL);
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+}
+
+int run_record(const RecordOptions& options, const std::vector<std::string>& command) {
+  if (command.empty()) return fail("no command given (userperf record [options] -- COMMAND)");
+  record::RecordRequest request;
+  std::string error;
+  if (!build_request(options, request, error)) return fail(error);
+  const int aux_type =
+      request.aux == record::AuxSource::kNone
+          ? -1
+          : userperf_pmu_type(request.aux == record::AuxSource::kCalltrace ? "calltrace" : "log");
+  record::RecordConfig config;
+  if (!record::build_record_config(request, aux_type, config, error)) return fail(error);
+  record::SpawnRequest spawn;
+  spawn.argv = command;
+  spawn.config = config.encode();
+  if (!record::find_agent(spawn.agent, error) || !output_writable(options.output, error)) {
+    return fail(error);
+  }
+  auto socket_dir = record::SocketDir::create(error);
+  if (!socket_dir) return fail(error);
+  spawn.socket_path = socket_dir->socket_path();
+
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+
+  int exec_errno = 0;
+  const pid_t child = record::spawn_command(spawn, error, &exec_errno);
+  if (child < 0) {
+    std::fprintf(stderr, "userperf record: %s\n", error.c_str());
+    return exec_errno == ENOENT ? 127 : exec_errno != 0 ? 126 : 255;
+  }
+
+  keep_old_output(options.output);
+  perfdata::Error file_error;
+  auto writer = perfdata::Writer::create(options.output, file_error);
+  if (!writer) {
+    stop_child(child);
+    return fail(file_error.message);
+  }
+  record::Recorder recorder(socket_dir->listen_fd(), config, *writer, stderr);
+  int wait_status = 0;
+  bool progress_shown = false;
+  auto progress = [&](const record::RecorderStats& s) {
+    if (options.quiet) return;
+    std::fprintf(stderr, "\r[ userperf record: %llu samples, %llu lost, %.3f MB ]",
+                 static_cast<unsigned long long>(s.samples),
+                 static_cast<unsigned long long>(s.lost),
+                 static_cast<double>(writer->data_size()) / (1024.0 * 1024.0));
+    progress_shown = true;
+  };
+  const bool ran =
+      recorder.begin() && recorder.run(child, &wait_status, &g_pending_signal, progress);
+  const bool finished = ran && recorder.finish();
+  // The summary replaces the progress line on a terminal, and follows it elsewhere.
+  if (progress_shown) std::fputs(isatty(STDERR_FILENO) ? "\r\x1b[K" : "\n", stderr);
+  if (!finished) {
+    if (!ran && waitpid(child, &wait_status, WNOHANG) == 0) {
+      // The recorder gave up (the file could not be written): the command runs on unrecorded.
+      while (waitpid(child, &wait_status, 0) < 0 && errno == EINTR) {
+      }
+    }
+    return fail("writing " + options.output + ": " +
+                (writer->error() ? writer->error().message : std::string("recording failed")));
+  }
+  if (!options.quiet) {
+    struct stat st {};
+    stat(options.output.c_str(), &st);
+    const record::RecorderStats& s = recorder.stats();
+    std::fprintf(
+        stderr, "[ userperf record: Captured and wrote %.3f MB %s (%llu samples, %llu lost) ]\n",
+        static_cast<double>(st.st_size) / (1024.0 * 1024.0), options.output.c_str(),
+        static_cast<unsigned long long>(s.samples), static_cast<unsigned long long>(s.lost));
+  }
+  return exit_status_of(wait_status);
+}
+
+}  // namespace
+
+void add_record_command(CLI::App& app, int& exit_code) {
+  static RecordOptions options;
+  CLI::App* cmd = app.add_subcommand(
+      "record",
+      "run a command with the userperf agent preloaded and write its samples to perf.data");
+  cmd->add_option("-e,--event", options.events,
+                  "events: cpu-clock, task-clock, provider:tracepoint (comma-separated)")
+      ->delimiter(',');
+  auto* freq = cmd->add_option("-F,--freq", options.frequency, "sampling frequency in Hz (1000)")
+                   ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1'000'000}));
+  cmd->add_option("-c,--count", options.period, "sampling period (events between samples)")
+      ->check(CLI::Range(std::uint64_t{1}, ~std::uint64_t{0} >> 1))
+      ->excludes(freq);
+  auto* g = cmd->add_flag("-g", options.call_graph_fp, "frame-pointer call graphs");
+  cmd->add_option("--call-graph", options.call_graph, "fp, dwarf or dwarf,SIZE")->excludes(g);
+  cmd->add_option("--aux", options.aux, "AUX source in each thread's group: calltrace or log")
+      ->check(CLI::IsMember({"calltrace", "log"}));
+  cmd->add_option("--aux-sample", options.aux_sample, "AUX bytes per sample (4096 with --aux)")
+      ->check(CLI::Range(1u, 65000u));
+  cmd->add_option("--bpf", options.bpf, "eBPF object whose program handles overflows")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("-m,--mmap-pages", options.mmap_pages, "ring pages per thread[,AUX pages]");
+  cmd->add_option("-o,--output", options.output, "output file")->capture_default_str();
+  cmd->add_flag("-q,--quiet", options.quiet, "no progress line and summary");
+  // Everything from the command's name on is the command's (perf's "stop at non-option").
+  static std::vector<std::string> command;
+  cmd->add_option("command", command, "the command to record and its arguments");
+  cmd->positionals_at_end();
+  cmd->callback([&exit_code] { exit_code = run_record(options, command); });
+}
+
+}  // namespace userperf::cli
