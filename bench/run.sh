@@ -20,7 +20,7 @@ out=${OUT:-$build/bench-results}
 reps=${REPS:-10}
 min_time=${MIN_TIME:-0.2}
 filter=${FILTER:-.}
-benches=(bench_sample bench_raw bench_shared bench_reader bench_bpf_vm bench_bpf_handler bench_aux bench_tracepoint)
+benches=(bench_sample bench_raw bench_shared bench_reader bench_bpf_vm bench_bpf_handler bench_aux bench_tracepoint bench_record_drain)
 
 for b in "${benches[@]}"; do
   if [[ ! -x $bin/$b ]]; then
