@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `userperf record` end to end, one scenario per run (each is its own ctest entry).
 # Usage: record_test.sh SCENARIO BIN_DIR PLUGIN_SO
-#   BIN_DIR holds userperf, hotspots, workload_hotspots_nofp, workload_family, workload_dlopen_host
+#   BIN_DIR holds userperf, hotspots, workload_hotspots_nofp, workload_family, workload_dlopen_host,
+#   workload_traced
 #   (the build's bin/; the agent is found by userperf itself in BIN_DIR/../lib).
 # Every file a scenario writes must be read by perf report and perf script (Debian linux-perf)
 # with exit 0 and nothing on stderr.
@@ -156,6 +157,22 @@ case $scenario in
     n=$(grep -c 'plugin_work' "$dir/script.txt")
     echo "dlopen: plugin_work in $n samples"
     ((n >= 100)) || fail "plugin_work (in a dlopen'ed object) named in only $n samples"
+    ;;
+  aux)
+    # A program instrumented with -finstrument-functions and linked with the calltrace hooks alone:
+    # its calls reach the agent's calltrace source, and every sample carries its newest 2 KiB.
+    "$userperf" record -q --aux calltrace --aux-sample 2048 -o "$dir/a.data" -- "$bin/workload_traced" 0.5 >/dev/null ||
+      fail "record exited $?"
+    perf_reads "$dir/a.data"
+    "$userperf" script -i "$dir/a.data" >"$dir/uscript.txt" 2>"$dir/uscript.err" || fail "userperf script exited $?"
+    samples=$(grep -c 'PERF_RECORD_SAMPLE' "$dir/uscript.txt")
+    decoded=$(grep -c '    aux calltrace:' "$dir/uscript.txt")
+    leaves=$(grep -c -- '-> traced_leaf+0x0 .* from traced_middle+' "$dir/uscript.txt")
+    echo "aux: $samples samples, $decoded with a decoded calltrace, $leaves traced_leaf entries"
+    ((samples >= 100)) || fail "only $samples samples"
+    ((decoded * 10 >= samples * 9)) || fail "only $decoded of $samples samples carry a calltrace"
+    ((leaves >= samples)) || fail "traced_leaf called from traced_middle only $leaves times in $samples windows"
+    if grep -q 'aux decode error' "$dir/uscript.txt"; then fail "a calltrace did not decode"; fi
     ;;
   kill9)
     # kill -9 of the command: every committed record is in the file, which perf reads.

@@ -47,9 +47,7 @@ void start_child() {
   const Session* parent = g_parent_of_child;
   g_parent_of_child = nullptr;
   if (parent == nullptr) return;
-#ifdef USERPERF_AGENT_HAS_FORK_TIMERS
   pmu::clock_timers_after_fork_child();
-#endif
   api::reset_after_fork();
   if (Session* session = start_child_session(*parent, t_forking_tid)) start_thread(*session, 0);
 }

@@ -7,14 +7,9 @@
 #include <cerrno>
 #include <new>
 
+#include "pmu/internal_thread.hpp"
 #include "record/agent/session.hpp"
 #include "record/agent/thread_events.hpp"
-
-// The clock PMU's ticker thread and other threads userperf makes for itself are not recorded.
-#if __has_include("pmu/internal_thread.hpp")
-#include "pmu/internal_thread.hpp"
-#define USERPERF_AGENT_INTERNAL_THREADS 1
-#endif
 
 namespace userperf::record::agent {
 namespace {
@@ -24,12 +19,9 @@ Function real(const char* name) {
   return reinterpret_cast<Function>(dlsym(RTLD_NEXT, name));
 }
 
+// The clock PMU's ticker thread and other threads userperf makes for itself are not recorded.
 bool creating_internal_thread() {
-#ifdef USERPERF_AGENT_INTERNAL_THREADS
   return pmu::creating_internal_thread();
-#else
-  return false;
-#endif
 }
 
 struct ThreadStart {

@@ -3,11 +3,7 @@
 #include <cstring>
 #include <vector>
 
-// The tracepoint PMU comes with its own change; until then an agent records no tracepoints.
-#if __has_include("pmu/tracepoint_pmu.hpp")
 #include "pmu/tracepoint_pmu.hpp"
-#define USERPERF_AGENT_TRACEPOINTS 1
-#endif
 
 namespace userperf::record::agent {
 namespace {
@@ -16,7 +12,6 @@ bool is_tracepoint(const EventConfig& event) {
   return event.attr.type == PERF_TYPE_TRACEPOINT;
 }
 
-#ifdef USERPERF_AGENT_TRACEPOINTS
 // Called by the tracepoint PMU, possibly with its lock held: sends, never goes idle itself.
 void send_format(std::uint64_t id, const char* format, std::size_t size) {
   Session* session = current_session();
@@ -41,7 +36,6 @@ void send_format(std::uint64_t id, const char* format, std::size_t size) {
     return;
   }
 }
-#endif
 
 }  // namespace
 
@@ -50,16 +44,10 @@ void define_tracepoints(Session& session) {
   for (const EventConfig& event : session.config.events) {
     if (!is_tracepoint(event)) continue;
     any = true;
-#ifdef USERPERF_AGENT_TRACEPOINTS
     pmu::tracepoint_define(event.attr.config, event.name);
-#endif
   }
   if (!any) return;
-#ifdef USERPERF_AGENT_TRACEPOINTS
   pmu::tracepoint_set_format_callback(send_format);
-#else
-  say("this agent was built without tracepoint support; tracepoint events will not open");
-#endif
 }
 
 }  // namespace userperf::record::agent
