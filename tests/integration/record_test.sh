@@ -239,6 +239,7 @@ case $scenario in
     expect_error "bogus" --bogus -- "$bin/hotspots" 0.1
     expect_error "command" --
     expect_error "does-not-exist" -- ./does-not-exist
+    expect_error "log is not supported" --aux log -- "$bin/hotspots" 0.1
     expect_error "denied\|directory\|cannot" -o /proc/no/such/dir/perf.data -- "$bin/hotspots" 0.1
     ;;
   *) fail "unknown scenario $scenario" ;;
