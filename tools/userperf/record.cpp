@@ -65,8 +65,9 @@ bool build_request(const RecordOptions& o, record::RecordRequest& request, std::
   if (o.aux == "log") {
     // The log source is written through a descriptor its program opened (include/userperf/log.h);
     // a recorded program has no descriptor of the agent's events to write to.
-    error = "--aux log is not supported: a program writes its log through an event it opened "
-            "itself (userperf/log.h), not the agent's; --aux calltrace is";
+    error =
+        "--aux log is not supported: a program writes its log through an event it opened "
+        "itself (userperf/log.h), not the agent's; --aux calltrace is";
     return false;
   }
   if (o.aux_sample != 0 && request.aux == record::AuxSource::kNone) {
@@ -158,19 +159,21 @@ int run_record(const RecordOptions& options, const std::vector<std::string>& com
   record::Recorder recorder(socket_dir->listen_fd(), config, *writer, stderr);
   int wait_status = 0;
   bool progress_shown = false;
+  // On a terminal one line rewritten in place; in a log, one line per update.
+  const bool terminal = isatty(STDERR_FILENO) != 0;
   auto progress = [&](const record::RecorderStats& s) {
     if (options.quiet) return;
-    std::fprintf(stderr, "\r[ userperf record: %llu samples, %llu lost, %.3f MB ]",
-                 static_cast<unsigned long long>(s.samples),
-                 static_cast<unsigned long long>(s.lost),
-                 static_cast<double>(writer->data_size()) / (1024.0 * 1024.0));
+    std::fprintf(
+        stderr, "%s[ userperf record: %llu samples, %llu lost, %.3f MB ]%s", terminal ? "\r" : "",
+        static_cast<unsigned long long>(s.samples), static_cast<unsigned long long>(s.lost),
+        static_cast<double>(writer->data_size()) / (1024.0 * 1024.0), terminal ? "" : "\n");
     progress_shown = true;
   };
   const bool ran =
       recorder.begin() && recorder.run(child, &wait_status, &g_pending_signal, progress);
   const bool finished = ran && recorder.finish();
-  // The summary replaces the progress line on a terminal, and follows it elsewhere.
-  if (progress_shown) std::fputs(isatty(STDERR_FILENO) ? "\r\x1b[K" : "\n", stderr);
+  // The summary replaces the progress line on a terminal.
+  if (progress_shown && terminal) std::fputs("\r\x1b[K", stderr);
   if (!finished) {
     if (!ran && waitpid(child, &wait_status, WNOHANG) == 0) {
       // The recorder gave up (the file could not be written): the command runs on unrecorded.
