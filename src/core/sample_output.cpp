@@ -145,6 +145,11 @@ ring::OutputStatus output_begin(ring::OutputHandle& h, Event& event, std::uint32
   return ring::OutputStatus::kOk;
 }
 
+void count_lost_sample(Event& event) {
+  event.lost_samples.fetch_add(1, std::memory_order_relaxed);
+  if (ring::DataRing* rb = event.rb.load(std::memory_order_acquire)) rb->add_lost(1);
+}
+
 int output_sample(Event& event, SampleData& data) {
   // Holds the group leader's AUX area from sizing to copy (PERF_SAMPLE_AUX only).
   std::optional<AuxSampleScope> aux;
@@ -153,9 +158,8 @@ int output_sample(Event& event, SampleData& data) {
     data.aux_available = aux->available();
   }
   if (!prepare_sample(event, data)) {
-    // Refused rather than truncated into a corrupt stream; counted so it is not a silent drop.
-    event.lost_samples.fetch_add(1, std::memory_order_relaxed);
-    if (ring::DataRing* rb = event.rb.load(std::memory_order_acquire)) rb->add_lost(1);
+    // Refused rather than truncated into a corrupt stream.
+    count_lost_sample(event);
     return -E2BIG;
   }
   const SampleId id{data.pid, data.tid, data.time, data.cpu};

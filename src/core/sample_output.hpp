@@ -32,6 +32,10 @@ ring::OutputStatus output_begin(ring::OutputHandle& handle, Event& event, std::u
 // Returns 0, or -ENOSPC when the sample was dropped (counted as lost), -E2BIG when it is too big.
 int output_sample(Event& event, SampleData& data);
 
+// A sample that cannot be written (too big, or its source could not build it): counted in the
+// event's lost samples and reported by the ring's next LOST record, never dropped silently.
+void count_lost_sample(Event& event);
+
 // Writes a whole non-sample record: header, body, and the sample_id trailer when sample_id_all.
 // body_size is padded to 8 with zeros. Returns 0 or -ENOSPC.
 int output_sideband(Event& event, std::uint32_t type, std::uint16_t misc, const void* body,

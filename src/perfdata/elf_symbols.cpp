@@ -12,8 +12,6 @@
 
 namespace userperf::perfdata {
 
-namespace {
-
 std::string demangle(const char* name) {
   int status = 0;
   char* out = abi::__cxa_demangle(name, nullptr, nullptr, &status);
@@ -21,6 +19,8 @@ std::string demangle(const char* name) {
   std::free(out);
   return result;
 }
+
+namespace {
 
 void read_functions(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr, std::vector<ElfFunction>& out) {
   Elf_Data* data = elf_getdata(scn, nullptr);

@@ -11,6 +11,9 @@
 
 namespace userperf::perfdata {
 
+// C++ (Itanium ABI) names demangled; others as they are. Shared by every symbolizer.
+std::string demangle(const char* name);
+
 struct ElfFunction {
   std::uint64_t address = 0;  // st_value (link-time virtual address)
   std::uint64_t size = 0;

@@ -17,6 +17,7 @@
 #include "core/sample_data.hpp"
 #include "pmu/clock_slots.hpp"
 #include "pmu/clock_ticker.hpp"
+#include "pmu/thread_id.hpp"
 
 namespace userperf::pmu {
 
@@ -140,7 +141,10 @@ void clock_signal_handler(int, siginfo_t* info, void* context) {
   const int saved_errno = errno;
   {
     core::OutputGuard guard(engine->grace_period());
-    if (core::Event* event = live_event(slot, *engine, value.generation)) {
+    // Only on the thread the event samples: a thread that exited without closing its clock can
+    // have its tid reused, and the frame walk's bounds are the old thread's stack.
+    core::Event* event = live_event(slot, *engine, value.generation);
+    if (event != nullptr && event->pid == current_tid()) {
       sample(*engine, *event, slot, periods, *static_cast<const ucontext_t*>(context));
     }
   }

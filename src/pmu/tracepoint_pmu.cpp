@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/overflow.hpp"
+#include "core/sample_output.hpp"
 #include "pmu/thread_id.hpp"
 #include "userperf/tracepoint.h"
 
@@ -492,7 +493,11 @@ void tracepoint_fire(const userperf_tracepoint& tp, const void* const* args, std
     if (event == nullptr || event->pid != tid) continue;
     if (event->state.load(std::memory_order_acquire) != core::EventState::kActive) continue;
     if (!built) {
-      if (!build_record(tp, args, table.layout, table.id, tid, parts)) return;
+      // A field past the 64 KiB record limit: lost, as the kernel's refused samples are.
+      if (!build_record(tp, args, table.layout, table.id, tid, parts)) {
+        core::count_lost_sample(*event);
+        continue;
+      }
       built = true;
     }
     core::Engine& engine = static_cast<TracepointPmu*>(event->pmu)->engine();

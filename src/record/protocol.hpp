@@ -58,7 +58,7 @@ enum class MessageType : std::uint32_t {
   kWelcome = 2,      // recorder -> agent, the answer to Hello
   kThreadStart = 3,  // + SCM_RIGHTS: ring memfd [, AUX memfd]
   kThreadExit = 4,
-  kMapsChanged = 5,  // after dlopen: the recorder re-reads /proc/PID/maps
+  // 5 is retired: a dlopen notice (wrapping dlopen changed how glibc resolves the name).
   kComm = 6,         // a thread renamed itself
   kTracepoint = 7,   // a recorded tracepoint registered: its format
   kProcessExit = 8,  // orderly exit (exit(), return from main); absent after kill -9
@@ -113,14 +113,6 @@ struct ThreadExitMessage {
   std::int32_t pid = 0;
   std::int32_t tid = 0;
   std::uint64_t time = 0;  // after the thread's events were closed
-};
-
-struct MapsChangedMessage {
-  MessageHeader header{static_cast<std::uint32_t>(MessageType::kMapsChanged),
-                       sizeof(MapsChangedMessage)};
-  std::int32_t pid = 0;
-  std::int32_t tid = 0;
-  std::uint64_t time = 0;  // taken before dlopen ran (constructors of the object are after it)
 };
 
 struct CommMessage {

@@ -1,11 +1,11 @@
 #include "report/elf_file.hpp"
 
-#include <cxxabi.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 
-#include <cstdlib>
 #include <cstring>
+
+#include "perfdata/elf_symbols.hpp"
 
 namespace userperf::report {
 
@@ -22,14 +22,6 @@ const Dwfl_Callbacks kCallbacks = {
 };
 
 }  // namespace
-
-std::string demangle(const char* name) {
-  int status = 0;
-  char* out = abi::__cxa_demangle(name, nullptr, nullptr, &status);
-  std::string result = status == 0 && out != nullptr ? out : name;
-  std::free(out);
-  return result;
-}
 
 std::unique_ptr<ElfFile> ElfFile::open(const std::string& path) {
   std::unique_ptr<ElfFile> file(new ElfFile);
@@ -80,7 +72,7 @@ std::string ElfFile::function_at(std::uint64_t vaddr) const {
   if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE) return {};
   // "__libc_start_main@@GLIBC_2.34": the version is not part of the function's name.
   const std::string plain(name, std::strcspn(name, "@"));
-  return demangle(plain.c_str());
+  return perfdata::demangle(plain.c_str());
 }
 
 }  // namespace userperf::report

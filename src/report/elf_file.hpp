@@ -41,7 +41,4 @@ class ElfFile {
   std::vector<Segment> segments_;
 };
 
-// C++ and Rust-style (Itanium ABI) names demangled; others as they are.
-std::string demangle(const char* name);
-
 }  // namespace userperf::report

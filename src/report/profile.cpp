@@ -225,9 +225,8 @@ class ProfileBuilder {
       chain_.push_back(kernel ? symbols_.kernel(address) : symbols_.user(space, address));
     }
     if (dwarf) {
-      const std::uint64_t valid = s.stack_dyn_size != 0
-                                      ? std::min<std::uint64_t>(s.stack_dyn_size, s.stack.size)
-                                      : s.stack.size;
+      // dyn_size: how many of the copied bytes are real (0: none), as perf reads it.
+      const std::uint64_t valid = std::min<std::uint64_t>(s.stack_dyn_size, s.stack.size);
       const auto stack = record.bytes.subspan(s.stack.offset, valid);
       const std::size_t room = options_.max_frames - std::min(options_.max_frames, chain_.size());
       for (const UnwoundFrame& frame : unwinder_.unwind(s.pid, space, regs, stack, room)) {

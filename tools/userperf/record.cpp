@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -75,7 +76,16 @@ bool build_request(const RecordOptions& o, record::RecordRequest& request, std::
     return false;
   }
   request.aux_sample_size = o.aux_sample;
-  request.bpf_object = o.bpf;
+  // Absolute: every process of the command loads it, whatever its working directory.
+  if (!o.bpf.empty()) {
+    char* resolved = realpath(o.bpf.c_str(), nullptr);
+    if (resolved == nullptr) {
+      error = "--bpf " + o.bpf + ": " + std::strerror(errno);
+      return false;
+    }
+    request.bpf_object = resolved;
+    std::free(resolved);
+  }
   return o.mmap_pages.empty() || record::parse_mmap_pages(o.mmap_pages, request, error);
 }
 
@@ -176,7 +186,10 @@ int run_record(const RecordOptions& options, const std::vector<std::string>& com
   if (progress_shown && terminal) std::fputs("\r\x1b[K", stderr);
   if (!finished) {
     if (!ran && waitpid(child, &wait_status, WNOHANG) == 0) {
-      // The recorder gave up (the file could not be written): the command runs on unrecorded.
+      // The recorder gave up (the file could not be written): the command runs on unrecorded, its
+      // agents told so by their closed connections and, for new processes, the socket's absence.
+      recorder.abandon();
+      socket_dir.reset();
       while (waitpid(child, &wait_status, 0) < 0 && errno == EINTR) {
       }
     }

@@ -1,6 +1,8 @@
 // The libc and libdl functions the agent wraps (exported by agent.map; the real ones come from
 // dlsym(RTLD_NEXT)): pthread_create (new threads set up their events before the user's routine),
-// dlopen/dlmopen (MapsChanged), pthread_setname_np (Comm).
+// pthread_setname_np (Comm). Not dlopen: glibc resolves a dlopen'ed name (RUNPATH, $ORIGIN, the
+// caller's namespace) from its caller's address, which a wrapper would change; the recorder finds
+// objects loaded later by re-reading /proc/PID/maps.
 #include <dlfcn.h>
 #include <pthread.h>
 
@@ -37,16 +39,6 @@ void* start_recorded_thread(void* p) {
   return start.routine(start.arg);
 }
 
-void maps_changed(std::uint64_t time) {
-  Session* session = current_session();
-  if (session == nullptr) return;
-  MapsChangedMessage message;
-  message.pid = session->pid;
-  message.tid = current_thread_id();
-  message.time = time;
-  send(*session, &message, sizeof message);
-}
-
 }  // namespace
 }  // namespace userperf::record::agent
 
@@ -68,25 +60,6 @@ __attribute__((visibility("default"))) int pthread_create(pthread_t* thread,
   const int rc = real_create(thread, attr, start_recorded_thread, start);
   if (rc != 0) delete start;
   return rc;
-}
-
-__attribute__((visibility("default"))) void* dlopen(const char* file, int mode) {
-  using Open = void* (*)(const char*, int);
-  static const auto real_open = real<Open>("dlopen");
-  const std::uint64_t time = monotonic_ns();
-  void* handle = real_open(file, mode);
-  if (handle != nullptr) maps_changed(time);
-  return handle;
-}
-
-__attribute__((visibility("default"))) void* dlmopen(Lmid_t namespace_id, const char* file,
-                                                     int mode) {
-  using Open = void* (*)(Lmid_t, const char*, int);
-  static const auto real_open = real<Open>("dlmopen");
-  const std::uint64_t time = monotonic_ns();
-  void* handle = real_open(namespace_id, file, mode);
-  if (handle != nullptr) maps_changed(time);
-  return handle;
 }
 
 __attribute__((visibility("default"))) int pthread_setname_np(pthread_t thread, const char* name) {

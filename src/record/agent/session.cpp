@@ -134,9 +134,12 @@ Session* start_session(const std::string& socket_path, const RecordConfig& confi
   } else if (check_config(*session)) {
     core::Engine::instance().set_id_base(id_base);
     session->active.store(true);
+    // Published first: tracepoints registered before this constructor ran (in libraries the program
+    // links, whose constructors run earlier) bind inside define_tracepoints and send their formats
+    // through the session at once.
+    g_session.store(session, std::memory_order_release);
     define_tracepoints(*session);
     load_bpf(*session);
-    g_session.store(session, std::memory_order_release);
     return session;
   }
   // Leaked on failure too: a Session is never freed (threads may still look at it).

@@ -40,14 +40,15 @@ void send_format(std::uint64_t id, const char* format, std::size_t size) {
 }  // namespace
 
 void define_tracepoints(Session& session) {
-  bool any = false;
+  // The callback first: a descriptor that registered before the agent (in a library the program
+  // links) binds inside tracepoint_define, and its format is reported then, once.
+  bool callback_set = false;
   for (const EventConfig& event : session.config.events) {
     if (!is_tracepoint(event)) continue;
-    any = true;
+    if (!callback_set) pmu::tracepoint_set_format_callback(send_format);
+    callback_set = true;
     pmu::tracepoint_define(event.attr.config, event.name);
   }
-  if (!any) return;
-  pmu::tracepoint_set_format_callback(send_format);
 }
 
 }  // namespace userperf::record::agent

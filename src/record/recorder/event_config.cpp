@@ -24,11 +24,12 @@ bool is_power_of_two(std::uint64_t v) {
   return v != 0 && (v & (v - 1)) == 0;
 }
 
+// A C identifier: what the tracepoint header's provider and event names are.
 bool is_identifier(const std::string& text) {
-  if (text.empty()) return false;
+  if (text.empty() || (text[0] >= '0' && text[0] <= '9')) return false;
   for (const char c : text) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '_' || c == '.' || c == '-';
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
     if (!ok) return false;
   }
   return true;
@@ -138,6 +139,12 @@ bool build_record_config(const RecordRequest& request, int aux_pmu_type, RecordC
       request.events.empty() ? std::vector<std::string>{"cpu-clock"} : request.events;
   std::uint64_t tracepoints = 0;
   for (const std::string& name : names) {
+    for (const EventConfig& earlier : config.events) {
+      if (earlier.name == name) {
+        error = "event '" + name + "' is named twice";
+        return false;
+      }
+    }
     EventConfig e;
     e.attr = base_attr(request);
     e.name = name;

@@ -22,6 +22,8 @@ namespace userperf::record {
 namespace {
 
 constexpr int kDrainIntervalMs = 15;
+// How often each live process's /proc/PID/maps is read again for objects it loaded (dlopen).
+constexpr std::uint64_t kMapsRescanNs = 100'000'000;
 constexpr std::uint64_t kProgressIntervalNs = 1'000'000'000;
 constexpr std::uint64_t kIdRange = std::uint64_t{1} << 32;
 
@@ -180,11 +182,6 @@ bool Recorder::handle(Connection& c, const std::uint8_t* bytes, std::size_t size
       if (!read_message(bytes, size, m)) break;
       return on_thread_exit(c, m);
     }
-    case MessageType::kMapsChanged: {
-      MapsChangedMessage m;
-      if (!read_message(bytes, size, m) || m.pid != c.pid) break;
-      return on_maps_changed(c, m);
-    }
     case MessageType::kComm: {
       CommMessage m;
       if (!read_message(bytes, size, m) || m.pid != c.pid) break;
@@ -246,6 +243,7 @@ bool Recorder::on_hello(Connection& c, const HelloMessage& m) {
       return !(failed_ = true);
     }
     p.mappings.clear();
+    p.maps_read_at = m.time;
     return write_new_mappings(m.pid, m.time, true);
   }
   ++stats_.processes;
@@ -263,6 +261,19 @@ bool Recorder::on_hello(Connection& c, const HelloMessage& m) {
   }
   for (const FileMapping& mapping : result.mappings) files_.insert(mapping.path);
   p.mappings = std::move(result.mappings);
+  p.maps_read_at = m.time;
+  return true;
+}
+
+// Objects loaded since the last read (dlopen) get their MMAP2s stamped with that read's time: the
+// mapping appeared after it, so every sample that can lie in it comes later.
+bool Recorder::rescan_mappings(std::uint64_t now) {
+  for (auto& [pid, p] : processes_) {
+    if (p.image == nullptr || now - p.maps_read_at < kMapsRescanNs) continue;
+    const std::uint64_t since = p.maps_read_at;
+    p.maps_read_at = now;
+    if (!write_new_mappings(pid, since, false)) return false;
+  }
   return true;
 }
 
@@ -304,7 +315,9 @@ bool Recorder::on_thread_start(Connection& c, const ThreadStartMessage& m, int* 
   for (std::uint32_t i = 0; i < m.nr_events; ++i) {
     const EventId& e = m.events[i];
     if (e.config_index >= config_.events.size()) return refuse("bad config index");
-    if (e.id <= c.id_base || e.id >= c.id_base + kIdRange || ids_.count(e.id) != 0) {
+    bool repeated = false;  // within this message: ids_ learns them only once all are checked
+    for (std::uint32_t j = 0; j < i; ++j) repeated = repeated || m.events[j].id == e.id;
+    if (e.id <= c.id_base || e.id >= c.id_base + kIdRange || ids_.count(e.id) != 0 || repeated) {
       return refuse("id " + std::to_string(e.id) + " is outside its range or already used");
     }
   }
@@ -358,11 +371,6 @@ bool Recorder::on_thread_exit(Connection& c, const ThreadExitMessage& m) {
   return true;
 }
 
-bool Recorder::on_maps_changed(Connection& c, const MapsChangedMessage& m) {
-  (void)c;
-  return write_new_mappings(m.pid, m.time, false);
-}
-
 bool Recorder::drain(Connection& c) {
   for (auto& [tid, ring] : c.rings) {
     DrainCounts counts;
@@ -393,6 +401,16 @@ void Recorder::close_connection(Connection& c) {
   if (auto it = processes_.find(c.pid); it != processes_.end() && it->second.image == &c) {
     it->second.image = nullptr;
   }
+}
+
+void Recorder::abandon() {
+  for (auto& c : connections_) {
+    c->rings.clear();
+    if (c->fd >= 0) close(c->fd);
+    c->fd = -1;
+  }
+  connections_.clear();
+  for (auto& [pid, p] : processes_) p.image = nullptr;
 }
 
 bool Recorder::run(pid_t child, int* wait_status, const volatile sig_atomic_t* pending_signal,
@@ -427,7 +445,7 @@ bool Recorder::run(pid_t child, int* wait_status, const volatile sig_atomic_t* p
     }
     const std::uint64_t now = monotonic_ns();
     if (now - last_drain >= kDrainIntervalMs * 1'000'000ULL) {
-      if (!drain_all()) return false;
+      if (!rescan_mappings(now) || !drain_all()) return false;
       last_drain = now;
     }
     if (progress && now - last_progress >= kProgressIntervalNs) {

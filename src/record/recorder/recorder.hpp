@@ -57,6 +57,9 @@ class Recorder {
 
   // Drains what is left, adds BUILD_ID (and TRACING_DATA with tracepoints) and finishes the file.
   bool finish();
+  // Gives up recording: every connection is closed (without draining), so the command's agents
+  // go idle at their next send instead of waiting on a recorder that no longer reads.
+  void abandon();
 
   const RecorderStats& stats() const { return stats_; }
 
@@ -66,6 +69,7 @@ class Recorder {
     pid_t ppid = 0;
     Connection* image = nullptr;        // the connection of its current image
     std::vector<FileMapping> mappings;  // MMAP2s written for the current image
+    std::uint64_t maps_read_at = 0;     // CLOCK_MONOTONIC of the last /proc/PID/maps read
   };
 
   void accept_all();
@@ -75,7 +79,7 @@ class Recorder {
   bool on_hello(Connection& c, const HelloMessage& m);
   bool on_thread_start(Connection& c, const ThreadStartMessage& m, int* fds, int nfds);
   bool on_thread_exit(Connection& c, const ThreadExitMessage& m);
-  bool on_maps_changed(Connection& c, const MapsChangedMessage& m);
+  bool rescan_mappings(std::uint64_t now);
   bool write_new_mappings(pid_t pid, std::uint64_t time, bool all);
   void close_connection(Connection& c);
   bool drain_all();

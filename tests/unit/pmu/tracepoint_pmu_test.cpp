@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/engine.hpp"
 #include "unit/pmu/tracepoint_support.hpp"
 
 USERPERF_TRACEPOINT(tptest, request, (uint64_t, id), (const char*, path), (int32_t, status))
@@ -180,6 +181,8 @@ TEST_F(TracepointTest, RecordsBeyondTheSampleLimitAreLostNotCorrupt) {
   const auto samples = ev.samples();
   ASSERT_EQ(samples.size(), 1u);  // the huge one was refused
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(samples[0].raw.data()) + 24), "ok");
+  // ... and counted, so that the ring's next LOST record reports it.
+  EXPECT_EQ(core::Engine::instance().event(ev.fd)->lost_samples.load(), 1u);
 }
 
 TEST_F(TracepointTest, SamplePeriodCountsFirings) {

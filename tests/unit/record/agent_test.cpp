@@ -76,7 +76,6 @@ struct Image {
   std::uint64_t id_base = 0;
   std::vector<std::unique_ptr<ThreadRing>> threads;
   std::vector<ThreadExitMessage> exits;
-  std::vector<MapsChangedMessage> maps_changed;
   std::vector<CommMessage> comms;
   std::vector<std::pair<std::uint32_t, std::string>> tracepoints;  // config index, format
   bool process_exit = false;
@@ -299,9 +298,6 @@ class FakeRecorder {
     } else if (type == MessageType::kThreadExit && n == sizeof(ThreadExitMessage)) {
       image.exits.emplace_back();
       std::memcpy(&image.exits.back(), buf, sizeof(ThreadExitMessage));
-    } else if (type == MessageType::kMapsChanged && n == sizeof(MapsChangedMessage)) {
-      image.maps_changed.emplace_back();
-      std::memcpy(&image.maps_changed.back(), buf, sizeof(MapsChangedMessage));
     } else if (type == MessageType::kComm && n == sizeof(CommMessage)) {
       image.comms.emplace_back();
       std::memcpy(&image.comms.back(), buf, sizeof(CommMessage));
@@ -490,17 +486,15 @@ TEST(AgentTest, ExecedImageSaysHelloAgainWithTheSamePid) {
   expect_own_samples(*run.images[1], 1);
 }
 
-TEST(AgentTest, DlopenSendsMapsChangedAndPrctlSendsComm) {
+// dlopen is not wrapped (the recorder finds new objects in /proc/PID/maps; cli_record_dlopen checks
+// that their functions are named): the program's dlopen works as without the agent.
+TEST(AgentTest, DlopenWorksUnwrappedAndPrctlSendsComm) {
   FakeRecorder recorder;
   const WorkloadRun run = recorder.run("dlopen", recorder.env());
   EXPECT_EQ(run.exit_status, 0) << run.err;
   EXPECT_EQ(run.out, "dlopen ok\n");
   ASSERT_EQ(run.images.size(), 1u);
   const Image& image = *run.images[0];
-  ASSERT_EQ(image.maps_changed.size(), 1u);
-  EXPECT_EQ(image.maps_changed[0].pid, image.hello.pid);
-  EXPECT_EQ(image.maps_changed[0].tid, image.hello.pid);
-  EXPECT_GT(image.maps_changed[0].time, image.hello.time);
   ASSERT_EQ(image.comms.size(), 1u);
   EXPECT_STREQ(image.comms[0].comm, "renamed");
 }

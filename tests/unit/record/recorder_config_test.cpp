@@ -132,8 +132,12 @@ TEST(RecordConfigBuild, RefusesBadInputWithTheReason) {
   request.period = 100;
   EXPECT_NE(refusal(request).find("-F and -c"), std::string::npos);
   request = {};
-  request.events.assign(17, "cpu-clock");
+  for (int i = 0; i < 17; ++i) request.events.push_back("app:event" + std::to_string(i));
   EXPECT_NE(refusal(request).find("at most"), std::string::npos);
+  request.events = {"cpu-clock", "app:request", "cpu-clock"};
+  EXPECT_NE(refusal(request).find("named twice"), std::string::npos);
+  request.events = {"app:9lives"};
+  EXPECT_NE(refusal(request).find("unknown event"), std::string::npos);
 
   std::string error;
   EXPECT_FALSE(parse_mmap_pages("3", request, error));
