@@ -23,10 +23,10 @@ struct ClockSlot {
   std::atomic<core::Event*> event{nullptr};
   std::atomic<std::uint64_t> stack_high{0};  // top of the sampled thread's stack, 0 when unknown
   std::atomic<pid_t> tid{0};
-  // Ticker state written by the control path: /proc/self/task/TID/stat and schedstat, the period
+  // Ticker state written by the control path: /proc/self/task/TID/syscall and schedstat, the period
   // (0 while not on the ticker), the thread's CPU time and CLOCK_MONOTONIC when armed, and a
   // counter bumped on every arm.
-  std::atomic<int> stat_fd{-1};
+  std::atomic<int> syscall_fd{-1};
   std::atomic<int> schedstat_fd{-1};
   std::atomic<std::uint64_t> ticker_period{0};
   std::atomic<std::uint64_t> armed_cpu_ns{0};

@@ -89,14 +89,15 @@ bool read_thread_cpu_ns(pid_t tid, std::uint64_t& ns) {
   return true;
 }
 
-// State 'R' in /proc/self/task/TID/stat ("tid (comm) S ..."; comm may hold ')', so the state
-// follows the last one).
-bool thread_running(int stat_fd) {
-  char buf[128];
-  const ssize_t n = pread(stat_fd, buf, sizeof buf, 0);
-  if (n <= 0) return false;
-  const auto* close = static_cast<const char*>(memrchr(buf, ')', static_cast<std::size_t>(n)));
-  return close != nullptr && close + 2 < buf + n && close[2] == 'R';
+// Whether a signal now would find the thread outside a system call: /proc/self/task/TID/syscall
+// says "running" while it is on a CPU, "-1 ..." when it is off one but not in a system call
+// (preempted in user code), and the call's number when it is inside one - blocked in nanosleep or
+// poll, or preempted on its way in, where a signal would end the call with EINTR.
+bool outside_system_call(int syscall_fd) {
+  char buf[16];
+  const ssize_t n = pread(syscall_fd, buf, sizeof buf, 0);
+  if (n < 2) return false;
+  return std::memcmp(buf, "-1", 2) == 0 || (n >= 7 && std::memcmp(buf, "running", 7) == 0);
 }
 
 // The time the thread spent runnable but waiting for a CPU (/proc/self/task/TID/schedstat: "run
@@ -138,12 +139,11 @@ std::uint64_t next_poll_in(std::uint64_t remaining, std::uint64_t ran, std::uint
 //
 // A signal to a thread blocked in nanosleep, poll, epoll_wait... ends that call with EINTR even
 // under SA_RESTART (signal(7)), which would change the program. So a due period is signalled only
-// to a thread that was busy since the previous poll (kBusyNumerator) and is 'R' (running or
-// runnable) in /proc/self/task/TID/stat now. One that is not keeps its pending time (the PERIOD of
-// its next sample covers every period it used) and is polled again 100 us later if it ran at all,
-// else a period later. The window that remains: a thread that enters a blocking call between the
-// state read and the signal's delivery (a few microseconds; likelier for a thread sampled through
-// kMaxDeferredNs, which runs in short bursts) sees EINTR.
+// to a thread that was busy since the previous poll (kBusyNumerator) and is not inside a system
+// call now (/proc/self/task/TID/syscall). One that is keeps its pending time (the PERIOD of its
+// next sample covers every period it used) and is polled again 100 us later if it ran at all, else
+// a period later. The window that remains: a thread running on a CPU that enters a blocking call
+// between that read and the signal's delivery (a few microseconds) sees EINTR.
 std::uint64_t poll_slot(int index, ClockSlot& slot, TickerSlotState& state, std::uint64_t period) {
   const pid_t tid = slot.tid.load(std::memory_order_relaxed);
   std::uint64_t cpu = 0;
@@ -166,7 +166,7 @@ std::uint64_t poll_slot(int index, ClockSlot& slot, TickerSlotState& state, std:
   const auto in_flight =
       static_cast<std::int32_t>(state.sent - slot.ticker_delivered.load(std::memory_order_acquire));
   if (in_flight > 0) return period;  // the thread blocks the signal, or has not run since
-  if (!thread_running(slot.stat_fd.load(std::memory_order_relaxed))) return not_now;
+  if (!outside_system_call(slot.syscall_fd.load(std::memory_order_relaxed))) return not_now;
   const std::uint64_t periods = state.pending_ns / period;
   const std::uint32_t generation = slot.generation.load(std::memory_order_relaxed);
   if (send_periods(index, tid, generation, periods)) {
@@ -282,7 +282,7 @@ void close_task_file(std::atomic<int>& fd) {
 int ticker_arm(int index, std::uint64_t period_ns) {
   ClockSlot& slot = g_clock_slots[index];
   const pid_t tid = slot.tid.load(std::memory_order_relaxed);
-  if (const int err = open_task_file(slot.stat_fd, tid, "stat"); err != 0) return err;
+  if (const int err = open_task_file(slot.syscall_fd, tid, "syscall"); err != 0) return err;
   open_task_file(slot.schedstat_fd, tid, "schedstat");  // optional (CONFIG_SCHED_INFO)
   std::uint64_t cpu = 0;
   if (!read_thread_cpu_ns(tid, cpu)) return -ESRCH;
@@ -303,7 +303,7 @@ void ticker_disarm(int index) {
 
 void ticker_release(int index) {
   ticker_disarm(index);
-  close_task_file(g_clock_slots[index].stat_fd);
+  close_task_file(g_clock_slots[index].syscall_fd);
   close_task_file(g_clock_slots[index].schedstat_fd);
 }
 
@@ -312,7 +312,7 @@ void ticker_after_fork_child() {
     ClockSlot& slot = g_clock_slots[i];
     slot.ticker_period.store(0, std::memory_order_relaxed);
     slot.arm_seq.store(0, std::memory_order_relaxed);
-    close_task_file(slot.stat_fd);
+    close_task_file(slot.syscall_fd);
     close_task_file(slot.schedstat_fd);
     g_state[i] = TickerSlotState{};
   }

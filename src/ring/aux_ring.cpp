@@ -28,10 +28,9 @@ int AuxRing::create(std::size_t pages, bool overwrite, std::uint64_t watermark,
   if (pages == 0 || (pages & (pages - 1)) != 0) return -EINVAL;
   std::unique_ptr<AuxRing> aux(new AuxRing());
   const std::size_t length = pages * page_size();
-  const int fd = memfd_create("userperf-aux", MFD_CLOEXEC);
-  if (fd < 0) return -errno;
+  const int fd = create_ring_memfd("userperf-aux", length);
+  if (fd < 0) return fd;
   aux->fd_ = fd;
-  if (ftruncate(fd, static_cast<off_t>(length)) != 0) return -errno;
   void* base = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (base == MAP_FAILED) return -ENOMEM;
   aux->data_ = static_cast<std::uint8_t*>(base);

@@ -1,5 +1,7 @@
 #include "ring/ring_memory.hpp"
 
+#include <fcntl.h>
+
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -17,16 +19,28 @@ RingMemory::~RingMemory() {
   if (fd_ >= 0) close(fd_);
 }
 
-int RingMemory::create(std::size_t data_pages, const char* name) {
-  if (data_pages != 0 && (data_pages & (data_pages - 1)) != 0) return -EINVAL;
-  const std::size_t length = (data_pages + 1) * page_size();
-  const int fd = memfd_create(name, MFD_CLOEXEC);
+int create_ring_memfd(const char* name, std::size_t length) {
+  const int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) return -errno;
-  if (ftruncate(fd, static_cast<off_t>(length)) != 0) {
+  if (ftruncate(fd, static_cast<off_t>(length)) != 0 ||
+      fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
     const int err = errno;
     close(fd);
     return -err;
   }
+  return fd;
+}
+
+bool ring_memfd_size_sealed(int fd) {
+  const int seals = fcntl(fd, F_GET_SEALS);
+  return seals >= 0 && (seals & F_SEAL_SHRINK) != 0;
+}
+
+int RingMemory::create(std::size_t data_pages, const char* name) {
+  if (data_pages != 0 && (data_pages & (data_pages - 1)) != 0) return -EINVAL;
+  const std::size_t length = (data_pages + 1) * page_size();
+  const int fd = create_ring_memfd(name, length);
+  if (fd < 0) return fd;
   void* base = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (base == MAP_FAILED) {
     const int err = errno;

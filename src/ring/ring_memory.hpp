@@ -11,6 +11,13 @@ namespace userperf::ring {
 
 std::size_t page_size();
 
+// A zero-filled memfd of `length` bytes whose size is sealed (F_SEAL_SHRINK | F_SEAL_GROW |
+// F_SEAL_SEAL): a process it is passed to can map it without the producer being able to shrink it
+// under the mapping (a SIGBUS in the consumer). Returns the descriptor or a negative errno.
+int create_ring_memfd(const char* name, std::size_t length);
+// True when `fd`'s size can no longer shrink (what a consumer checks before trusting a mapping).
+bool ring_memfd_size_sealed(int fd);
+
 class RingMemory {
  public:
   RingMemory() = default;

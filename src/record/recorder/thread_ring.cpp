@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "ring/ring_memory.hpp"
+
 namespace userperf::record {
 
 std::unique_ptr<ThreadRing> ThreadRing::map(int memfd, pid_t pid, pid_t tid, std::string& error) {
@@ -17,6 +19,12 @@ std::unique_ptr<ThreadRing> ThreadRing::map(int memfd, pid_t pid, pid_t tid, std
   const long page = sysconf(_SC_PAGESIZE);
   if (st.st_size < 2 * page || st.st_size % page != 0) {
     error = "a ring memfd of " + std::to_string(st.st_size) + " bytes is no control page + data";
+    return nullptr;
+  }
+  // The program holds the memfd too: unless its size is sealed it could shrink it under the
+  // mapping, and the next drain would die of SIGBUS with the whole recording.
+  if (!ring::ring_memfd_size_sealed(memfd)) {
+    error = "a ring memfd whose size is not sealed (F_SEAL_SHRINK) is not mapped";
     return nullptr;
   }
   const auto length = static_cast<std::size_t>(st.st_size);

@@ -58,7 +58,10 @@ void expect_whole_periods_on_own_stack(const ClockRun& run) {
     EXPECT_TRUE(run.stack.contains(s.sp)) << std::hex << s.sp;
     sum += s.period;
   }
-  EXPECT_GE(sum, run.cpu_used * 8 / 10);
+  // Never more than the CPU time used. Not all of it: the periods still pending when the event is
+  // disabled are not sampled, and a ticker starved near the end (a loaded machine: 68% was seen at
+  // load 3.5 on 2 CPUs) leaves more pending; half is what a ticker that runs at all delivers.
+  EXPECT_GE(sum, run.cpu_used / 2);
   EXPECT_LE(sum, run.cpu_used * 12 / 10);
 }
 

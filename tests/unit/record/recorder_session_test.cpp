@@ -23,6 +23,7 @@
 #include "record/recorder/recorder.hpp"
 #include "record/recorder/spawn.hpp"
 #include "record/transport.hpp"
+#include "ring/ring_memory.hpp"
 #include "userperf/userperf.h"
 
 namespace userperf::record {
@@ -118,8 +119,11 @@ enum class Ending { kOrderly, kKilled };
   send_message(shortest, "abc", 3);
   const int fd = connect_to(socket_path);  // a descriptor that is no ring, an id out of range
   const std::uint64_t base = greet(fd);
-  const int not_a_ring = memfd_create("not-a-ring", MFD_CLOEXEC);
-  if (ftruncate(not_a_ring, 2 * sysconf(_SC_PAGESIZE)) != 0) _exit(95);
+  // Sealed, so that the recorder gets as far as its control page (a zeroed one describes no data).
+  const int not_a_ring = ring::create_ring_memfd("not-a-ring", 2 * ring::page_size());
+  if (not_a_ring < 0) _exit(95);
+  const int unsealed = memfd_create("unsealed", MFD_CLOEXEC);
+  if (ftruncate(unsealed, 3 * sysconf(_SC_PAGESIZE)) != 0) _exit(95);
   ThreadStartMessage start;
   start.pid = getpid();
   start.tid = getpid();
@@ -128,6 +132,8 @@ enum class Ending { kOrderly, kKilled };
   send_message(fd, &start, sizeof start, &not_a_ring, 1);
   start.events[0] = {0, 0, 5};  // not in its id range
   send_message(fd, &start, sizeof start, &not_a_ring, 1);
+  start.events[0] = {0, 0, base + 2};  // a memfd the program could shrink under the mapping
+  send_message(fd, &start, sizeof start, &unsealed, 1);
   MessageHeader unknown{99, sizeof(MessageHeader)};
   send_message(fd, &unknown, sizeof unknown);
   _exit(0);
@@ -281,6 +287,7 @@ TEST_F(RecorderSession, ProtocolViolationsAreReportedAndTheRestRecorded) {
   EXPECT_NE(r.log.find("spoke before Hello"), std::string::npos) << r.log;
   EXPECT_NE(r.log.find("has no header"), std::string::npos) << r.log;
   EXPECT_NE(r.log.find("control page"), std::string::npos) << r.log;
+  EXPECT_NE(r.log.find("not sealed"), std::string::npos) << r.log;
   EXPECT_NE(r.log.find("outside its range"), std::string::npos) << r.log;
   EXPECT_NE(r.log.find("unknown message type 99"), std::string::npos) << r.log;
 }
