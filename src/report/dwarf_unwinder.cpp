@@ -7,20 +7,9 @@
 #include <array>
 #include <cstring>
 
+#include "report/elf_file.hpp"
+
 namespace userperf::report {
-
-namespace {
-
-char* debuginfo_path = nullptr;
-
-const Dwfl_Callbacks kOfflineCallbacks = {
-    .find_elf = nullptr,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
-    .section_address = dwfl_offline_section_address,
-    .debuginfo_path = &debuginfo_path,
-};
-
-}  // namespace
 
 struct DwarfUnwinder::Session {
   Dwfl* dwfl = nullptr;
@@ -139,7 +128,7 @@ std::vector<UnwoundFrame> DwarfUnwinder::unwind(std::uint32_t pid, const Address
   auto& slot = sessions_[space.id()];
   if (!slot) {
     slot = std::make_unique<Session>();
-    slot->dwfl = dwfl_begin(&kOfflineCallbacks);
+    slot->dwfl = begin_offline_dwfl();
     slot->pid = pid;
   }
   Session& session = *slot;

@@ -9,23 +9,20 @@
 
 namespace userperf::report {
 
-namespace {
-
-char* debuginfo_path = nullptr;
-
-// find_debuginfo: the build-id and .gnu_debuglink lookups under /usr/lib/debug.
-const Dwfl_Callbacks kCallbacks = {
-    .find_elf = nullptr,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
-    .section_address = dwfl_offline_section_address,
-    .debuginfo_path = &debuginfo_path,
-};
-
-}  // namespace
+Dwfl* begin_offline_dwfl() {
+  static char* debuginfo_path = nullptr;
+  static const Dwfl_Callbacks callbacks = {
+      .find_elf = nullptr,
+      .find_debuginfo = dwfl_standard_find_debuginfo,
+      .section_address = dwfl_offline_section_address,
+      .debuginfo_path = &debuginfo_path,
+  };
+  return dwfl_begin(&callbacks);
+}
 
 std::unique_ptr<ElfFile> ElfFile::open(const std::string& path) {
   std::unique_ptr<ElfFile> file(new ElfFile);
-  file->dwfl_ = dwfl_begin(&kCallbacks);
+  file->dwfl_ = begin_offline_dwfl();
   if (file->dwfl_ == nullptr) return file;
   // Base 0: an ET_DYN file's addresses are its link-time ones (bias 0); ET_EXEC ignores it.
   Dwfl_Module* module = dwfl_report_elf(file->dwfl_, path.c_str(), path.c_str(), -1, 0, false);

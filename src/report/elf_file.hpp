@@ -2,8 +2,8 @@
 // separate debug file found by build id (/usr/lib/debug/.build-id/..., as perf finds libc6-dbg's),
 // else .gnu_debugdata, else .dynsym. Addresses are link-time virtual addresses.
 //
-// Supersedes perfdata::ElfImage (libelf: the file's own .symtab or .dynsym only, so stripped
-// system libraries show [unknown] where perf names local functions).
+// perfdata::ElfImage (libelf: the file's own .symtab or .dynsym only), which `userperf script`
+// still uses, names less: stripped system libraries show [unknown] there.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +15,11 @@ struct Dwfl;
 struct Dwfl_Module;
 
 namespace userperf::report {
+
+// A Dwfl for files reported by path (offline), finding debug files by build id and
+// .gnu_debuglink under /usr/lib/debug: what every Dwfl of the report starts from. nullptr on
+// failure; the caller dwfl_end()s it.
+Dwfl* begin_offline_dwfl();
 
 class ElfFile {
  public:

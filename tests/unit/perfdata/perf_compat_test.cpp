@@ -15,29 +15,11 @@
 namespace userperf::perfdata {
 namespace {
 
-struct PerfRun {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-PerfRun run_perf(const testing::TempDir& dir, const std::string& args) {
-  const std::string out = dir.file("perf.out"), err = dir.file("perf.err");
-  // PERF_PAGER=cat and no tty: never an interactive pager or TUI.
-  const std::string command = "PERF_PAGER=cat perf " + args + " >'" + out + "' 2>'" + err + "'";
-  const int status = std::system(command.c_str());
-  PerfRun run;
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  const auto o = testing::read_file(out), e = testing::read_file(err);
-  run.out.assign(o.begin(), o.end());
-  run.err.assign(e.begin(), e.end());
-  return run;
-}
-
 bool perf_installed() {
   return std::system("perf --version >/dev/null 2>&1") == 0;
 }
 
-void expect_clean(const PerfRun& run, const std::string& what) {
+void expect_clean(const testing::PerfRun& run, const std::string& what) {
   EXPECT_EQ(run.exit_code, 0) << what << "\n" << run.err;
   for (const char* word : {"failed", "Error", "Invalid"}) {
     EXPECT_EQ(run.err.find(word), std::string::npos) << what << " stderr has " << word << ":\n"
@@ -57,7 +39,7 @@ class PerfCompat : public ::testing::Test {
 };
 
 TEST_F(PerfCompat, HeaderOnlyShowsFeaturesAndTheGroup) {
-  const PerfRun run = run_perf(dir_, "report --header-only -i '" + path_ + "'");
+  const testing::PerfRun run = run_perf(dir_, "report --header-only -i '" + path_ + "'");
   expect_clean(run, "perf report --header-only");
   EXPECT_NE(run.out.find("# pmu mappings: software = 1, calltrace = 8"), std::string::npos)
       << run.out;
@@ -69,14 +51,14 @@ TEST_F(PerfCompat, HeaderOnlyShowsFeaturesAndTheGroup) {
 TEST_F(PerfCompat, ReportAcceptsTheFileAndSymbolizesWithoutGroupView) {
   expect_clean(run_perf(dir_, "report --stdio -i '" + path_ + "'"), "perf report --stdio");
   // The group view skips a group whose leader (the AUX event) has no samples of its own.
-  const PerfRun flat = run_perf(dir_, "report --stdio --no-group -i '" + path_ + "'");
+  const testing::PerfRun flat = run_perf(dir_, "report --stdio --no-group -i '" + path_ + "'");
   expect_clean(flat, "perf report --stdio --no-group");
   EXPECT_NE(flat.out.find("sample_file_marker"), std::string::npos) << flat.out;
   EXPECT_NE(flat.out.find("perfdata-test"), std::string::npos) << "COMM name: " << flat.out;
 }
 
 TEST_F(PerfCompat, ScriptPrintsEverySample) {
-  const PerfRun run = run_perf(dir_, "script -i '" + path_ + "'");
+  const testing::PerfRun run = run_perf(dir_, "script -i '" + path_ + "'");
   expect_clean(run, "perf script");
   std::size_t samples = 0;
   for (std::size_t pos = 0; (pos = run.out.find("sample_file_marker+0x", pos)) != std::string::npos;

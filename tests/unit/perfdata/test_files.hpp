@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -38,6 +39,26 @@ inline void write_file(const std::string& path, const std::vector<std::uint8_t>&
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(reinterpret_cast<const char*>(bytes.data()),
             static_cast<std::streamsize>(bytes.size()));
+}
+
+// One run of perf (Debian linux-perf) with its exit code and both streams.
+struct PerfRun {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+// Runs `perf ARGS` with its output in files of `dir`. PERF_PAGER=cat and no tty: never an
+// interactive pager or TUI.
+inline PerfRun run_perf(const TempDir& dir, const std::string& args) {
+  const std::string out = dir.file("perf.out"), err = dir.file("perf.err");
+  const std::string command = "PERF_PAGER=cat perf " + args + " >'" + out + "' 2>'" + err + "'";
+  const int status = std::system(command.c_str());
+  PerfRun run;
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  const auto o = read_file(out), e = read_file(err);
+  run.out.assign(o.begin(), o.end());
+  run.err.assign(e.begin(), e.end());
+  return run;
 }
 
 }  // namespace userperf::perfdata::testing

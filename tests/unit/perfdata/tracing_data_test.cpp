@@ -108,23 +108,6 @@ TEST(TracingData, NoTracepointsIsAValidEmptyBody) {
   EXPECT_TRUE(r.at_end());
 }
 
-struct PerfRun {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-PerfRun run_perf(const testing::TempDir& dir, const std::string& args) {
-  const std::string out = dir.file("perf.out"), err = dir.file("perf.err");
-  const std::string command = "PERF_PAGER=cat perf " + args + " >'" + out + "' 2>'" + err + "'";
-  const int status = std::system(command.c_str());
-  PerfRun run;
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  const auto o = testing::read_file(out), e = testing::read_file(err);
-  run.out.assign(o.begin(), o.end());
-  run.err.assign(e.begin(), e.end());
-  return run;
-}
-
 constexpr std::uint64_t kRequestId = 1000;
 constexpr std::uint64_t kBlobId = 1001;
 constexpr std::uint64_t kSampleType = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
@@ -208,7 +191,7 @@ TEST(TracingData, PerfScriptDecodesUserTracepointFields) {
   f.tracing_data = encode_tracing_data(formats);
   ASSERT_TRUE(writer->finish()) << writer->error().message;
 
-  const PerfRun script = run_perf(dir, "script -i '" + path + "'");
+  const testing::PerfRun script = run_perf(dir, "script -i '" + path + "'");
   EXPECT_EQ(script.exit_code, 0) << script.err;
   EXPECT_EQ(script.err, "");
   EXPECT_NE(script.out.find("myapp:request: id=5 path=/x status=-1"), std::string::npos)
@@ -220,7 +203,7 @@ TEST(TracingData, PerfScriptDecodesUserTracepointFields) {
       << script.out;
   EXPECT_NE(script.out.find("tp-test"), std::string::npos) << script.out;
 
-  const PerfRun report = run_perf(dir, "report --stdio -i '" + path + "'");
+  const testing::PerfRun report = run_perf(dir, "report --stdio -i '" + path + "'");
   EXPECT_EQ(report.exit_code, 0) << report.err;
   EXPECT_NE(report.out.find("myapp:request"), std::string::npos) << report.out;
   for (const char* word : {"failed", "Error", "Invalid", "Warning", "cannot find"}) {
