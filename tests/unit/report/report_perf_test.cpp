@@ -18,8 +18,8 @@
 namespace userperf::report {
 namespace {
 
-// Iterations of one unit of work: about 0.1 s of CPU, so ~500 samples at 999 Hz per run.
-constexpr const char* kUnit = "25000000";
+// One unit of work in milliseconds of CPU time: 5 units, so ~500 samples at 999 Hz per run.
+constexpr const char* kUnit = "100";
 
 class ReportPerfTest : public ::testing::Test {
  protected:
