@@ -67,6 +67,10 @@ int userperf_log_write(int fd, const void* data, size_t len) {
   return result(LogPmu::write(fd, data, len));
 }
 
+int userperf_log_thread_write(const void* data, size_t len) {
+  return result(LogPmu::write_thread(data, len));
+}
+
 int userperf_log_printf(int fd, const char* format, ...) {
   char text[1024];
   va_list args;

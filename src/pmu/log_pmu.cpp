@@ -1,4 +1,4 @@
-// SIGNAL-SAFE: LogPmu::write and LogPmu::dump_for_crash.
+// SIGNAL-SAFE: LogPmu::write, LogPmu::write_thread and LogPmu::dump_for_crash.
 #include "pmu/log_pmu.hpp"
 
 #include <unistd.h>
@@ -60,13 +60,17 @@ void LogPmu::unpublish(Source& source) {
   g_logs.synchronize();
 }
 
-int LogPmu::write(int fd, const void* data, std::size_t len) {
+namespace {
+
+// Appends one record to the log `find` returns (called inside the table's guard). SIGNAL-SAFE.
+template <class Find>
+int append(const void* data, std::size_t len, int missing, Find&& find) {
   if (len > trace::kLogMaxPayload) return -EMSGSIZE;
   if (data == nullptr && len != 0) return -EFAULT;
   const int saved_errno = errno;
   core::OutputGuard guard(g_logs.grace());
-  LogSource* s = find_log(fd);
-  if (s == nullptr) return -EBADF;
+  LogSource* s = find();
+  if (s == nullptr) return missing;
   std::uint8_t prefix[trace::kLogMaxPrefix];
   const std::size_t prefix_len = trace::log_record_prefix(static_cast<std::uint32_t>(current_tid()),
                                                           s->event.clock_now(), len, prefix);
@@ -85,6 +89,19 @@ int LogPmu::write(int fd, const void* data, std::size_t len) {
     default:
       return -EAGAIN;
   }
+}
+
+}  // namespace
+
+int LogPmu::write(int fd, const void* data, std::size_t len) {
+  return append(data, len, -EBADF, [fd] { return find_log(fd); });
+}
+
+int LogPmu::write_thread(const void* data, std::size_t len) {
+  return append(data, len, -ENOTCONN, [] {
+    const pid_t tid = current_tid();
+    return g_logs.find([tid](LogSource& s) { return s.event.pid == tid; });
+  });
 }
 
 std::int64_t LogPmu::area_size(int fd) {

@@ -26,6 +26,10 @@ class LogPmu final : public AuxSourcePmu {
   // full; the event is now disabled), -EAGAIN (the area is busy: a nested or stalled writer).
   // SIGNAL-SAFE.
   static int write(int fd, const void* data, std::size_t len);
+  // Appends one record to the calling thread's own log: the first log event opened on exactly
+  // this thread (pid = its tid). The errors of write(), -ENOTCONN when there is none.
+  // SIGNAL-SAFE.
+  static int write_thread(const void* data, std::size_t len);
   // The size of the log event's AUX area: > 0, -EBADF, or -ENODATA (not mapped).
   static std::int64_t area_size(int fd);
   // Marks the log event `fd` for the crash dump (out_fd >= 0) or unmarks it (-1). -EBADF if none.

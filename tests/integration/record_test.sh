@@ -2,7 +2,7 @@
 # `userperf record` end to end, one scenario per run (each is its own ctest entry).
 # Usage: record_test.sh SCENARIO BIN_DIR PLUGIN_SO
 #   BIN_DIR holds userperf, hotspots, workload_hotspots_nofp, workload_family, workload_dlopen_host,
-#   workload_traced
+#   workload_traced, workload_logged
 #   (the build's bin/; the agent is found by userperf itself in BIN_DIR/../lib).
 # Every file a scenario writes must be read by perf report and perf script (Debian linux-perf)
 # with exit 0 and nothing on stderr.
@@ -174,6 +174,46 @@ case $scenario in
     ((leaves >= samples)) || fail "traced_leaf called from traced_middle only $leaves times in $samples windows"
     if grep -q 'aux decode error' "$dir/uscript.txt"; then fail "a calltrace did not decode"; fi
     ;;
+  aux-log)
+    # A program logging through userperf/log.h with no userperf library: each thread's records go
+    # to its own log event (the agent's), and each sample carries its thread's newest records.
+    "$userperf" record -q --aux log --aux-sample 512 -o "$dir/l.data" -- "$bin/workload_logged" 0.5 \
+      >"$dir/out" || fail "record exited $?"
+    grep -q 'refused 0 0 ' "$dir/out" || fail "the program's log writes were refused: $(cat "$dir/out")"
+    perf_reads "$dir/l.data"
+    "$userperf" script -i "$dir/l.data" >"$dir/uscript.txt" 2>"$dir/uscript.err" || fail "userperf script exited $?"
+    if grep -q 'aux decode error' "$dir/uscript.txt"; then fail "a log window did not decode"; fi
+    # Per sample: its window decoded, every record from the sample's own thread, one name per
+    # thread, steps consecutive, the newest record no later than the sample.
+    read -r samples decoded bad <<<"$(awk '
+      function flush() {
+        if (!in_sample) return
+        if (records > 0) decoded++
+        in_sample = 0
+      }
+      / PERF_RECORD_SAMPLE cpu-clock / {
+        flush(); in_sample = 1; samples++; records = 0; prev = -1
+        split($6, ids, "/"); tid = ids[2]; time = $3; sub(/:$/, "", time); next
+      }
+      /^[^ ]/ { flush(); next }
+      in_sample && / tid [0-9]+: / {
+        records++
+        t = $3; sub(/:$/, "", t)
+        if (t != tid) { bad++; print "record of tid " t " in a sample of " tid > "/dev/stderr" }
+        if (name[t] == "") name[t] = $4
+        if (name[t] != $4) { bad++; print "tid " t " logs as " name[t] " and " $4 > "/dev/stderr" }
+        if (prev >= 0 && $6 != prev + 1) { bad++; print "step " $6 " after " prev " in tid " t > "/dev/stderr" }
+        prev = $6
+        split($1, st, "."); if (st[1] * 1000000000 + st[2] > time) { bad++; print "record at " $1 " after its sample at " time > "/dev/stderr" }
+      }
+      END { flush(); printf "%d %d %d\n", samples, decoded, bad + 0 }' "$dir/uscript.txt" 2>"$dir/bad.txt")"
+    threads=$(grep -o 'tid [0-9]*: [a-z]* step' "$dir/uscript.txt" | sort -u -k2,3 | awk '{print $3}' | sort -u | tr '\n' ' ')
+    echo "aux-log: $samples samples, $decoded with log records, $bad bad, threads logging: $threads"
+    ((samples >= 200)) || fail "only $samples samples"
+    ((decoded * 10 >= samples * 9)) || fail "only $decoded of $samples samples carry log records"
+    ((bad == 0)) || fail "$bad wrong records: $(head -5 "$dir/bad.txt")"
+    [[ $threads == "main second " ]] || fail "records from '$threads', expected main and second"
+    ;;
   kill9)
     # kill -9 of the command: every committed record is in the file, which perf reads.
     "$userperf" record -q -o "$dir/k.data" -- "$bin/hotspots" 30 >/dev/null &
@@ -239,7 +279,8 @@ case $scenario in
     expect_error "bogus" --bogus -- "$bin/hotspots" 0.1
     expect_error "command" --
     expect_error "does-not-exist" -- ./does-not-exist
-    expect_error "log is not supported" --aux log -- "$bin/hotspots" 0.1
+    expect_error "--aux" --aux ftrace -- "$bin/hotspots" 0.1
+    expect_error "needs --aux" --aux-sample 1024 -- "$bin/hotspots" 0.1
     expect_error "denied\|directory\|cannot" -o /proc/no/such/dir/perf.data -- "$bin/hotspots" 0.1
     ;;
   *) fail "unknown scenario $scenario" ;;

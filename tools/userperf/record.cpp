@@ -63,14 +63,7 @@ bool build_request(const RecordOptions& o, record::RecordRequest& request, std::
     return false;
   }
   if (o.aux == "calltrace") request.aux = record::AuxSource::kCalltrace;
-  if (o.aux == "log") {
-    // The log source is written through a descriptor its program opened (include/userperf/log.h);
-    // a recorded program has no descriptor of the agent's events to write to.
-    error =
-        "--aux log is not supported: a program writes its log through an event it opened "
-        "itself (userperf/log.h), not the agent's; --aux calltrace is";
-    return false;
-  }
+  if (o.aux == "log") request.aux = record::AuxSource::kLog;
   if (o.aux_sample != 0 && request.aux == record::AuxSource::kNone) {
     error = "--aux-sample needs --aux";
     return false;
@@ -225,7 +218,7 @@ void add_record_command(CLI::App& app, int& exit_code) {
       ->excludes(freq);
   auto* g = cmd->add_flag("-g", options.call_graph_fp, "frame-pointer call graphs");
   cmd->add_option("--call-graph", options.call_graph, "fp, dwarf or dwarf,SIZE")->excludes(g);
-  cmd->add_option("--aux", options.aux, "AUX source in each thread's group: calltrace")
+  cmd->add_option("--aux", options.aux, "AUX source in each thread's group: calltrace or log")
       ->check(CLI::IsMember({"calltrace", "log"}));
   cmd->add_option("--aux-sample", options.aux_sample, "AUX bytes per sample (4096 with --aux)")
       ->check(CLI::Range(1u, 65000u));

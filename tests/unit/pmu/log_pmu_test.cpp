@@ -8,8 +8,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "trace/log_format.hpp"
 #include "unit/pmu/trace_sources.hpp"
@@ -115,6 +117,69 @@ TEST(LogPmu, DumpWritesTheNewestRecords) {
   EXPECT_EQ(userperf_log_write(fd, "after", 5), 0);
   EXPECT_EQ(userperf_log_dump(12345, 1), -1);
   EXPECT_EQ(errno, EBADF);
+}
+
+// userperf_log_thread_write: the calling thread's own log event, never one opened on another
+// thread, and ENOTCONN on a thread without one.
+TEST(LogPmu, ThreadWriteFindsTheCallingThreadsOwnLog) {
+  ASSERT_NE(&userperf_log_thread_write, nullptr);  // the userperf library defines it
+  EXPECT_EQ(userperf_log_thread("x", 1), -1);
+  EXPECT_EQ(errno, ENOTCONN);
+  perf_event_attr attr = testing::source_attr("log");
+  // A log this thread opened on another thread is not this thread's.
+  std::atomic<pid_t> sleeper_tid{0};
+  std::atomic<bool> done{false};
+  std::thread sleeper([&] {
+    sleeper_tid = gettid();
+    while (!done.load()) usleep(1000);
+  });
+  while (sleeper_tid == 0) usleep(100);
+  {
+    OwnedFd elsewhere(userperf_perf_event_open(&attr, sleeper_tid, -1, -1, 0));
+    EXPECT_GE(elsewhere, 0) << strerror(errno);
+    MappedAux e(elsewhere, 4, 4, /*overwrite=*/true);
+    EXPECT_TRUE(e.ok());
+    EXPECT_EQ(userperf_ioctl(elsewhere, PERF_EVENT_IOC_ENABLE, 0), 0);
+    EXPECT_EQ(userperf_log_thread("x", 1), -1);
+    EXPECT_EQ(errno, ENOTCONN);
+  }
+  done = true;
+  sleeper.join();
+  OwnedFd mine(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  ASSERT_GE(mine, 0) << strerror(errno);
+  MappedAux m(mine, 4, 4, /*overwrite=*/true);
+  ASSERT_TRUE(m.ok());
+  ASSERT_EQ(userperf_ioctl(mine, PERF_EVENT_IOC_ENABLE, 0), 0);
+
+  // Another thread with a log of its own writes there, and never into this thread's log.
+  std::vector<std::uint8_t> theirs_bytes;
+  pid_t their_tid = 0;
+  std::thread other([&] {
+    their_tid = gettid();
+    EXPECT_EQ(userperf_log_thread("x", 1), -1);  // no log on this thread yet
+    EXPECT_EQ(errno, ENOTCONN);
+    OwnedFd theirs(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+    ASSERT_GE(theirs, 0);
+    MappedAux t(theirs, 4, 4, /*overwrite=*/true);
+    ASSERT_TRUE(t.ok());
+    ASSERT_EQ(userperf_ioctl(theirs, PERF_EVENT_IOC_ENABLE, 0), 0);
+    for (int i = 100; i < 110; ++i) {
+      const std::string text = record_text(i);
+      ASSERT_EQ(userperf_log_thread(text.data(), text.size()), 0);
+    }
+    theirs_bytes = testing::newest_bytes(t);
+  });
+  other.join();
+  expect_records(decode(theirs_bytes), 100, 109, their_tid);
+
+  for (int i = 0; i < 20; ++i) {
+    const std::string text = record_text(i);
+    ASSERT_EQ(userperf_log_thread(text.data(), text.size()), 0);
+  }
+  expect_records(decode(testing::newest_bytes(m)), 0, 19, gettid());
+  std::vector<char> big(70'000, 'b');
+  EXPECT_EQ(userperf_log_thread(big.data(), big.size()), -1);
+  EXPECT_EQ(errno, EMSGSIZE);
 }
 
 // ---- crashes
