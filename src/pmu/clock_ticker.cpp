@@ -35,8 +35,9 @@ struct TickerSlotState {
   std::uint64_t last_cpu_ns = 0;   // the thread's CPU time at the previous poll
   std::uint64_t last_wall_ns = 0;  // CLOCK_MONOTONIC at the previous poll
   std::uint64_t last_wait_ns = 0;  // its time runnable but not running, at the previous poll
-  std::uint64_t pending_ns = 0;    // CPU time used and not yet signalled
-  std::uint32_t sent = 0;          // signals sent, against ClockSlot::ticker_delivered
+  // CPU time used and not yet signalled; down to -period/2 after a rounded-up signal.
+  std::int64_t pending_ns = 0;
+  std::uint32_t sent = 0;  // signals sent, against ClockSlot::ticker_delivered
 };
 
 // A thread is busy when, since the previous poll, it was running or runnable (waiting for a CPU
@@ -137,6 +138,12 @@ std::uint64_t next_poll_in(std::uint64_t remaining, std::uint64_t ran, std::uint
 // Accounts one armed slot's CPU time and signals its thread when a period is due. Returns how long
 // until the slot should be polled again.
 //
+// Due means half a period or more pending, and the signal carries the pending time rounded to
+// whole periods: a thread polled because another one was due is sampled in the same wakeup
+// when it is at least halfway there. Threads that run at once so converge on one wakeup per
+// period, not one each. The rounding has no drift: pending stays within [-period/2, period) plus
+// what a deferred thread accumulates, so the PERIOD sum follows the CPU time.
+//
 // A signal to a thread blocked in nanosleep, poll, epoll_wait... ends that call with EINTR even
 // under SA_RESTART (signal(7)), which would change the program. So a due period is signalled only
 // to a thread that was busy since the previous poll (kBusyNumerator) and is not inside a system
@@ -153,27 +160,35 @@ std::uint64_t poll_slot(int index, ClockSlot& slot, TickerSlotState& state, std:
   const std::uint64_t ran = cpu > state.last_cpu_ns ? cpu - state.last_cpu_ns : 0;
   const std::uint64_t waited = wait > state.last_wait_ns ? wait - state.last_wait_ns : 0;
   const std::uint64_t elapsed = wall - state.last_wall_ns;
-  state.pending_ns += ran;
+  state.pending_ns += static_cast<std::int64_t>(ran);
   state.last_cpu_ns = std::max(cpu, state.last_cpu_ns);
   state.last_wait_ns = std::max(wait, state.last_wait_ns);
   state.last_wall_ns = wall;
-  if (state.pending_ns < period)
-    return next_poll_in(period - state.pending_ns, ran, elapsed, period);
+  const auto signed_period = static_cast<std::int64_t>(period);
+  // Until a whole period is pending: the next wakeup is planned for that, not for the halfway
+  // point at which another slot's wakeup may take this one along.
+  const auto until_due = [&] {
+    const std::int64_t remaining = std::max<std::int64_t>(signed_period - state.pending_ns, 0);
+    return next_poll_in(static_cast<std::uint64_t>(remaining), ran, elapsed, period);
+  };
+  if (state.pending_ns * 2 < signed_period) return until_due();
   const std::uint64_t not_now = ran > 0 ? kTickerMinSleepNs : period;
   const bool busy = (ran + waited) * kBusyDenominator >= elapsed * kBusyNumerator ||
-                    state.pending_ns >= kMaxDeferredNs;
-  if (!busy) return not_now;
+                    state.pending_ns >= static_cast<std::int64_t>(kMaxDeferredNs);
+  if (!busy) return state.pending_ns < signed_period ? until_due() : not_now;
   const auto in_flight =
       static_cast<std::int32_t>(state.sent - slot.ticker_delivered.load(std::memory_order_acquire));
   if (in_flight > 0) return period;  // the thread blocks the signal, or has not run since
-  if (!outside_system_call(slot.syscall_fd.load(std::memory_order_relaxed))) return not_now;
-  const std::uint64_t periods = state.pending_ns / period;
+  if (!outside_system_call(slot.syscall_fd.load(std::memory_order_relaxed))) {
+    return state.pending_ns < signed_period ? until_due() : not_now;
+  }
+  const std::int64_t periods = (state.pending_ns + signed_period / 2) / signed_period;
   const std::uint32_t generation = slot.generation.load(std::memory_order_relaxed);
-  if (send_periods(index, tid, generation, periods)) {
-    state.pending_ns -= periods * period;
+  if (send_periods(index, tid, generation, static_cast<std::uint64_t>(periods))) {
+    state.pending_ns -= periods * signed_period;
     ++state.sent;
   }
-  return next_poll_in(period - state.pending_ns % period, ran, elapsed, period);
+  return until_due();
 }
 
 // One pass over the slots. Returns the time until the earliest armed slot could be due, 0 when
