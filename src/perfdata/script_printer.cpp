@@ -9,7 +9,6 @@
 
 #include "abi/sample_parser.hpp"
 #include "perfdata/byte_cursor.hpp"
-#include "perfdata/elf_symbols.hpp"
 #include "trace/aux_decoder.hpp"
 
 namespace userperf::perfdata {
@@ -46,13 +45,13 @@ std::string event_name(const perf_event_attr& attr, const Features& features) {
 }
 
 struct SymbolizeContext {
-  Symbolizer* symbolizer;
+  ScriptSymbols* symbols;
   std::uint32_t pid;
 };
 
 std::string symbolize_for_decoder(std::uint64_t address, void* context) {
   auto* c = static_cast<SymbolizeContext*>(context);
-  return c->symbolizer->describe(c->pid, address);
+  return c->symbols->describe(c->pid, address);
 }
 
 class Printer {
@@ -65,6 +64,7 @@ class Printer {
     RecordView record;
     RecordCursor::Next next;
     while ((next = cursor.next(record)) == RecordCursor::Next::kRecord) {
+      if (options_.symbols != nullptr) options_.symbols->observe(record);
       if (!print(record, error)) return false;
     }
     if (next == RecordCursor::Next::kError) {
@@ -90,8 +90,8 @@ class Printer {
 
   std::string address(std::uint32_t pid, std::uint64_t ip) {
     std::string text = hex(ip);
-    if (!options_.symbolize) return text;
-    const std::string where = symbolizer_.describe(pid, ip);
+    if (options_.symbols == nullptr) return text;
+    const std::string where = options_.symbols->describe(pid, ip);
     return where.empty() ? text : text + " " + where;
   }
 
@@ -150,7 +150,6 @@ class Printer {
         }
         in.c_string(path);
         if (!in.ok()) break;
-        symbolizer_.add_mapping(pid, start, len, pgoff, path);
         if (type == PERF_RECORD_MMAP) {
           std::snprintf(buf, sizeof buf,
                         "%s %u/%u: [%#" PRIx64 "(%#" PRIx64 ") @ %#" PRIx64 "]: ", name, pid, tid,
@@ -329,8 +328,8 @@ class Printer {
     const std::string* pmu = features.pmu_name(reader_.attrs()[leader].attr.type);
     trace::AuxDecoder* decoder = pmu != nullptr ? decoder_for(*pmu) : nullptr;
     if (decoder != nullptr) {
-      SymbolizeContext context{&symbolizer_, pid};
-      if (options_.symbolize) decoder->set_symbolizer(&symbolize_for_decoder, &context);
+      SymbolizeContext context{options_.symbols, pid};
+      if (options_.symbols != nullptr) decoder->set_symbolizer(&symbolize_for_decoder, &context);
       trace::DecodeError decode_error;
       extra += "    aux " + *pmu + ":\n";
       if (!decoder->decode(bytes, "      ", extra, decode_error)) {
@@ -362,7 +361,6 @@ class Printer {
   const Reader& reader_;
   std::FILE* out_;
   ScriptOptions options_;
-  Symbolizer symbolizer_;
   std::map<std::string, std::unique_ptr<trace::AuxDecoder>> decoders_;
 };
 

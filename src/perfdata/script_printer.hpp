@@ -1,20 +1,34 @@
 // The text `userperf script -i FILE` prints: one line per record in file order, in the spirit of
 // `perf script -D`'s summaries ("offset [size] time: PERF_RECORD_X fields"), samples with their
-// event, pid/tid, cpu, ip (symbolized through the file's MMAP/MMAP2 records when the ELF files
-// exist here), period, callchain, raw and aux sizes. A sample's AUX bytes are decoded with the
+// event, pid/tid, cpu, ip (named by the caller's ScriptSymbols, if any), period, callchain, raw
+// and aux sizes. A sample's AUX bytes are decoded with the
 // trace decoder of its group leader's PMU (GROUP_DESC -> leader attr.type -> PMU_MAPPINGS name),
 // one indented line per item; without a decoder the first 64 bytes are dumped in hex.
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
+#include <string>
 
 #include "perfdata/error.hpp"
 #include "perfdata/reader.hpp"
 
 namespace userperf::perfdata {
 
+// Names the addresses of the records' processes. The printer lets it see every record, in file
+// order, before printing it (so MMAP, COMM and FORK records have built the address spaces that
+// later samples name), and asks it for names. report::ProcessSymbols is the implementation.
+class ScriptSymbols {
+ public:
+  virtual ~ScriptSymbols() = default;
+  virtual void observe(const RecordView& record) = 0;
+  // "name+0xoff (path)", "(path)" when the mapped file has no symbol there, "" when nothing is
+  // mapped at `address` in `pid`.
+  virtual std::string describe(std::uint32_t pid, std::uint64_t address) = 0;
+};
+
 struct ScriptOptions {
-  bool symbolize = true;
+  ScriptSymbols* symbols = nullptr;  // nullptr: addresses in hex only
 };
 
 // False with `error` (naming the file offset) at the first malformed record; the lines of the

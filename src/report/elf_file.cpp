@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include "perfdata/elf_symbols.hpp"
+#include "report/demangle.hpp"
 
 namespace userperf::report {
 
@@ -58,18 +58,19 @@ bool ElfFile::vaddr_of_offset(std::uint64_t offset, std::uint64_t& vaddr) const 
   return false;
 }
 
-std::string ElfFile::function_at(std::uint64_t vaddr) const {
+std::string ElfFile::function_at(std::uint64_t vaddr, std::uint64_t* offset) const {
   if (module_ == nullptr) return {};
-  GElf_Off offset = 0;
+  GElf_Off past_start = 0;
   GElf_Sym sym;
   const char* name =
-      dwfl_module_addrinfo(module_, vaddr + bias_, &offset, &sym, nullptr, nullptr, nullptr);
+      dwfl_module_addrinfo(module_, vaddr + bias_, &past_start, &sym, nullptr, nullptr, nullptr);
   if (name == nullptr || *name == '\0') return {};
   const int type = GELF_ST_TYPE(sym.st_info);
   if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE) return {};
+  if (offset != nullptr) *offset = past_start;
   // "__libc_start_main@@GLIBC_2.34": the version is not part of the function's name.
   const std::string plain(name, std::strcspn(name, "@"));
-  return perfdata::demangle(plain.c_str());
+  return demangle(plain.c_str());
 }
 
 }  // namespace userperf::report

@@ -1,9 +1,6 @@
 // One ELF file's function symbols and load segments, through libdw's dwfl: .symtab, else the
 // separate debug file found by build id (/usr/lib/debug/.build-id/..., as perf finds libc6-dbg's),
 // else .gnu_debugdata, else .dynsym. Addresses are link-time virtual addresses.
-//
-// perfdata::ElfImage (libelf: the file's own .symtab or .dynsym only), which `userperf script`
-// still uses, names less: stripped system libraries show [unknown] there.
 #pragma once
 
 #include <cstdint>
@@ -32,8 +29,9 @@ class ElfFile {
   bool loaded() const { return module_ != nullptr; }
   // The link-time address of file offset `offset`; false when no PT_LOAD segment maps it.
   bool vaddr_of_offset(std::uint64_t offset, std::uint64_t& vaddr) const;
-  // The demangled name of the function symbol covering `vaddr`; empty when none does.
-  std::string function_at(std::uint64_t vaddr) const;
+  // The demangled name of the function symbol covering `vaddr`; empty when none does. With
+  // `offset`, how far past the symbol's start vaddr is.
+  std::string function_at(std::uint64_t vaddr, std::uint64_t* offset = nullptr) const;
 
  private:
   ElfFile() = default;

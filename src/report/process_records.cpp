@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include "perfdata/byte_cursor.hpp"
+#include "report/address_space.hpp"
 
 namespace userperf::report {
 
@@ -38,6 +39,38 @@ bool decode_comm(const perfdata::RecordView& record, CommRecord& out) {
 bool decode_task(const perfdata::RecordView& record, TaskRecord& out) {
   perfdata::ByteCursor in = body(record);
   return in.read(out.pid) && in.read(out.ppid) && in.read(out.tid) && in.read(out.ptid);
+}
+
+bool is_process_record(std::uint32_t type) {
+  return type == PERF_RECORD_MMAP || type == PERF_RECORD_MMAP2 || type == PERF_RECORD_COMM ||
+         type == PERF_RECORD_FORK;
+}
+
+bool replay_process_record(ProcessTable& processes, const perfdata::RecordView& record) {
+  switch (record.header.type) {
+    case PERF_RECORD_MMAP:
+    case PERF_RECORD_MMAP2: {
+      MmapRecord mmap;
+      if (!decode_mmap(record, mmap)) return false;
+      // AddressSpace::map ignores an empty range and one that wraps: nothing can hit it.
+      processes.on_mmap(mmap.pid, {mmap.start, mmap.start + mmap.len, mmap.pgoff, mmap.path});
+      return true;
+    }
+    case PERF_RECORD_COMM: {
+      CommRecord comm;
+      if (!decode_comm(record, comm)) return false;
+      processes.on_comm(comm.pid, comm.tid, comm.comm, comm.exec);
+      return true;
+    }
+    case PERF_RECORD_FORK: {
+      TaskRecord task;
+      if (!decode_task(record, task)) return false;
+      processes.on_fork(task.pid, task.ppid, task.tid, task.ptid);
+      return true;
+    }
+    default:
+      return true;
+  }
 }
 
 }  // namespace userperf::report

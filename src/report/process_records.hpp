@@ -31,4 +31,12 @@ bool decode_mmap(const perfdata::RecordView& record, MmapRecord& out);
 bool decode_comm(const perfdata::RecordView& record, CommRecord& out);
 bool decode_task(const perfdata::RecordView& record, TaskRecord& out);
 
+class ProcessTable;
+
+// MMAP, MMAP2, COMM and FORK: the records that change a ProcessTable.
+bool is_process_record(std::uint32_t type);
+// Replays one such record into `processes` (what the report and the script both do). False when
+// its body is truncated; a record of another type changes nothing.
+bool replay_process_record(ProcessTable& processes, const perfdata::RecordView& record);
+
 }  // namespace userperf::report

@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "abi/sample_parser.hpp"
+#include "perfdata/script_printer.hpp"
 #include "report/address_space.hpp"
 #include "report/dwarf_unwinder.hpp"
 #include "report/process_records.hpp"
@@ -33,18 +34,8 @@ struct TimedRecord {
 };
 
 bool wanted(std::uint32_t type) {
-  switch (type) {
-    case PERF_RECORD_SAMPLE:
-    case PERF_RECORD_MMAP:
-    case PERF_RECORD_MMAP2:
-    case PERF_RECORD_COMM:
-    case PERF_RECORD_FORK:
-    case PERF_RECORD_LOST:
-    case PERF_RECORD_LOST_SAMPLES:
-      return true;
-    default:
-      return false;
-  }
+  return type == PERF_RECORD_SAMPLE || type == PERF_RECORD_LOST ||
+         type == PERF_RECORD_LOST_SAMPLES || is_process_record(type);
 }
 
 class ProfileBuilder {
@@ -129,27 +120,12 @@ class ProfileBuilder {
 
   bool replay(const TimedRecord& timed, perfdata::Error& error) {
     const perfdata::RecordView& record = timed.record;
+    if (is_process_record(record.header.type)) {
+      if (replay_process_record(processes_, record)) return true;
+      return fail(error, record.offset,
+                  std::string("truncated ") + perfdata::record_type_name(record.header.type));
+    }
     switch (record.header.type) {
-      case PERF_RECORD_MMAP:
-      case PERF_RECORD_MMAP2: {
-        MmapRecord mmap;
-        if (!decode_mmap(record, mmap)) return fail(error, record.offset, "truncated MMAP");
-        if (mmap.start + mmap.len < mmap.start) return true;  // wraps: nothing can hit it
-        processes_.on_mmap(mmap.pid, {mmap.start, mmap.start + mmap.len, mmap.pgoff, mmap.path});
-        return true;
-      }
-      case PERF_RECORD_COMM: {
-        CommRecord comm;
-        if (!decode_comm(record, comm)) return fail(error, record.offset, "truncated COMM");
-        processes_.on_comm(comm.pid, comm.tid, comm.comm, comm.exec);
-        return true;
-      }
-      case PERF_RECORD_FORK: {
-        TaskRecord task;
-        if (!decode_task(record, task)) return fail(error, record.offset, "truncated FORK");
-        processes_.on_fork(task.pid, task.ppid, task.tid, task.ptid);
-        return true;
-      }
       case PERF_RECORD_LOST:
       case PERF_RECORD_LOST_SAMPLES: {
         // LOST: {id, lost}; LOST_SAMPLES: {lost}.

@@ -5,6 +5,7 @@
 #include "commands.hpp"
 #include "perfdata/reader.hpp"
 #include "perfdata/script_printer.hpp"
+#include "report/process_symbols.hpp"
 
 namespace userperf::cli {
 
@@ -22,8 +23,9 @@ void add_script_command(CLI::App& app, int& exit_code) {
       exit_code = 1;
       return;
     }
+    report::ProcessSymbols symbols;
     perfdata::ScriptOptions options;
-    options.symbolize = !*raw;
+    if (!*raw) options.symbols = &symbols;
     if (!perfdata::print_script(*reader, stdout, options, error)) {
       std::fflush(stdout);
       std::fprintf(stderr, "userperf script: %s: %s\n", input->c_str(), error.message.c_str());

@@ -1,6 +1,7 @@
 // `userperf script`'s text: one line per record, AUX flags spelled out, samples symbolized through
-// MMAP2 records of files that exist, AUX sample bytes decoded through GROUP_DESC + PMU_MAPPINGS
-// (or dumped in hex when the leader's PMU has no decoder), unknown types named by number.
+// MMAP2 records of files that exist (report::ProcessSymbols, as `userperf script` does), AUX sample
+// bytes decoded through GROUP_DESC + PMU_MAPPINGS (or dumped in hex when the leader's PMU has no
+// decoder), unknown types named by number.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -9,6 +10,7 @@
 
 #include "perfdata/reader.hpp"
 #include "perfdata/script_printer.hpp"
+#include "report/process_symbols.hpp"
 #include "trace/synthetic_format.hpp"
 #include "unit/perfdata/sample_file.hpp"
 #include "unit/perfdata/test_files.hpp"
@@ -21,8 +23,9 @@ std::string script_of(const Reader& reader, bool symbolize = true) {
   std::size_t size = 0;
   std::FILE* out = open_memstream(&text, &size);
   Error error;
+  report::ProcessSymbols symbols;
   ScriptOptions options;
-  options.symbolize = symbolize;
+  if (symbolize) options.symbols = &symbols;
   const bool ok = print_script(reader, out, options, error);
   std::fclose(out);
   std::string result(text, size);

@@ -1,0 +1,11 @@
+// C++ (Itanium ABI) symbol names demangled; others as they are. The one demangler of userperf's
+// symbolizers (ELF files in reports, this process's own addresses in the CLI's demos).
+#pragma once
+
+#include <string>
+
+namespace userperf::report {
+
+std::string demangle(const char* name);
+
+}  // namespace userperf::report
