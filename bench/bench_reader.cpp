@@ -19,8 +19,7 @@
 #include <memory>
 #include <vector>
 
-#include "core/sample_output.hpp"
-#include "support/test_events.hpp"
+#include "bench_events.hpp"
 
 namespace {
 
@@ -30,14 +29,6 @@ constexpr std::uint64_t kSampleType =
     PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_PERIOD;
 constexpr std::size_t kDataPages = 256;  // 1 MiB
 constexpr std::uint32_t kMaxRaw = 4096;
-
-std::uint64_t load_head(perf_event_mmap_page* control) {
-  return std::atomic_ref<__u64>(control->data_head).load(std::memory_order_acquire);
-}
-
-void store_tail(perf_event_mmap_page* control, std::uint64_t tail) {
-  std::atomic_ref<__u64>(control->data_tail).store(tail, std::memory_order_release);
-}
 
 // RAW payload size of the i-th record of the mixed set (deterministic).
 std::uint32_t mixed_raw_size(std::uint64_t i) {
@@ -52,77 +43,32 @@ std::uint32_t mixed_raw_size(std::uint64_t i) {
   return 513 + r % (kMaxRaw - 512);    // 513..4096
 }
 
-// A full ring and what the fill put in it.
-class FilledRing {
+// 48-byte samples, or the same with RAW payloads of mixed_raw_size(i) bytes, filling the ring.
+class SampleRing {
  public:
-  explicit FilledRing(bool mixed) : mixed_(mixed), source_(kMaxRaw) {
+  explicit SampleRing(bool mixed)
+      : ring_(mixed ? kSampleType | PERF_SAMPLE_RAW : kSampleType, kDataPages), source_(kMaxRaw) {
+    if (!ring_.ok()) return;
     for (std::uint32_t i = 0; i < kMaxRaw; ++i) source_[i] = static_cast<std::uint8_t>(i);
-    perf_event_attr attr = testing::test_attr(mixed ? kSampleType | PERF_SAMPLE_RAW : kSampleType);
-    fd_ = userperf_perf_event_open(&attr, 0, -1, -1, 0);
-    if (fd_ < 0) return;
-    event_ = core::Engine::instance().event(fd_);
-    mapped_ = std::make_unique<testing::MappedRing>(fd_, kDataPages);
-    if (!mapped_->ok()) return;
     data_.ip = 0x401000;
     data_.pid = 1234;
     data_.tid = 1235;
     data_.period = 1;
     if (mixed) data_.raw = &raw_;
-    fill();
+    ring_.fill(data_, [this, mixed](std::uint64_t i) {
+      if (mixed) raw_.frag = core::RawFragment{source_.data(), mixed_raw_size(i), nullptr, nullptr};
+    });
   }
-  ~FilledRing() {
-    mapped_.reset();
-    if (fd_ >= 0) userperf_close(fd_);
-  }
-  FilledRing(const FilledRing&) = delete;
-  FilledRing& operator=(const FilledRing&) = delete;
-
-  bool ok() const { return records_ != 0 && event_->lost_samples.load() == 0; }
-  const ring::RingView& view() const { return mapped_->view; }
-  perf_event_mmap_page* control() const { return mapped_->control(); }
-  std::uint64_t start() const { return start_; }
-  std::uint64_t bytes() const { return bytes_; }
-  std::uint64_t records() const { return records_; }
+  const bench::FilledRing& filled() const { return ring_; }
 
  private:
-  std::uint32_t record_size(std::uint64_t i) const {
-    return mixed_ ? 48 + static_cast<std::uint32_t>((4 + mixed_raw_size(i) + 7) & ~7u) : 48;
-  }
-  void write(std::uint64_t i) {
-    if (mixed_) raw_.frag = core::RawFragment{source_.data(), mixed_raw_size(i), nullptr, nullptr};
-    core::output_sample(*event_, data_);
-  }
-  void fill() {
-    perf_event_mmap_page* control = mapped_->control();
-    const std::uint64_t size = mapped_->view.data_size;
-    // Half-way round first, consumed, so the fill wraps once.
-    std::uint64_t i = 0;
-    while (load_head(control) < size / 2) write(i++);
-    start_ = load_head(control);
-    store_tail(control, start_);
-    for (;; ++i) {
-      const std::uint32_t next = record_size(i);
-      // ring_buffer_has_space: at most data_size - 1 bytes outstanding.
-      if (load_head(control) - start_ + next > size - 1) break;
-      write(i);
-      ++records_;
-    }
-    bytes_ = load_head(control) - start_;
-  }
-
-  bool mixed_;
+  bench::FilledRing ring_;
   std::vector<std::uint8_t> source_;
-  int fd_ = -1;
-  core::Event* event_ = nullptr;
-  std::unique_ptr<testing::MappedRing> mapped_;
   core::RawRecord raw_;
   core::SampleData data_;
-  std::uint64_t start_ = 0;
-  std::uint64_t bytes_ = 0;
-  std::uint64_t records_ = 0;
 };
 
-void set_counters(benchmark::State& state, const FilledRing& ring, std::uint64_t lost) {
+void set_counters(benchmark::State& state, const bench::FilledRing& ring, std::uint64_t lost) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * ring.bytes()));
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * ring.records()));
   state.counters["ring_bytes"] = static_cast<double>(ring.bytes());
@@ -132,14 +78,15 @@ void set_counters(benchmark::State& state, const FilledRing& ring, std::uint64_t
 
 // range(0): 0 = 48-byte samples, 1 = mixed sizes; range(1): 0 = walk, 1 = copy out.
 void BM_ReaderDrain(benchmark::State& state) {
-  FilledRing filled(state.range(0) == 1);
-  if (!filled.ok()) return state.SkipWithError("could not fill the ring without loss");
+  SampleRing samples(state.range(0) == 1);
+  const bench::FilledRing& filled = samples.filled();
+  if (!filled.filled()) return state.SkipWithError("could not fill the ring without loss");
   const bool copy = state.range(1) == 1;
   std::vector<std::uint8_t> out(copy ? filled.view().data_size : 0);
   ring::Reader reader(filled.view());  // outside the loop: it allocates its wrap buffer
   bool wrong = false;
   for (auto _ : state) {
-    store_tail(filled.control(), filled.start());  // rewind: the same records again
+    filled.rewind();  // the same records again
     std::uint64_t records = 0, bytes = 0;
     if (reader.begin() != ring::ReadStatus::kOk) wrong = true;
     ring::Record r{};
@@ -165,19 +112,20 @@ BENCHMARK(BM_ReaderDrain)->ArgNames({"mixed", "copy"})->ArgsProduct({{0, 1}, {0,
 
 // Baseline: memcpy of the same bytes out of the ring (two pieces at the wrap), then the tail.
 void BM_MemcpyDrain(benchmark::State& state) {
-  FilledRing filled(state.range(0) == 1);
-  if (!filled.ok()) return state.SkipWithError("could not fill the ring without loss");
+  SampleRing samples(state.range(0) == 1);
+  const bench::FilledRing& filled = samples.filled();
+  if (!filled.filled()) return state.SkipWithError("could not fill the ring without loss");
   const ring::RingView& view = filled.view();
   std::vector<std::uint8_t> out(view.data_size);
   const std::uint64_t offset = filled.start() & (view.data_size - 1);
   const std::uint64_t first = std::min(filled.bytes(), view.data_size - offset);
   for (auto _ : state) {
-    store_tail(filled.control(), filled.start());
+    filled.rewind();
     const std::uint64_t tail = std::atomic_ref<__u64>(view.control->data_tail).load();
-    const std::uint64_t bytes = load_head(view.control) - tail;
+    const std::uint64_t bytes = bench::load_head(view.control) - tail;
     std::memcpy(out.data(), view.data + offset, first);
     std::memcpy(out.data() + first, view.data, bytes - first);
-    store_tail(view.control, tail + bytes);
+    std::atomic_ref<__u64>(view.control->data_tail).store(tail + bytes, std::memory_order_release);
     benchmark::ClobberMemory();
   }
   // The copy starts with the first record of the fill: a 48-byte or larger SAMPLE.

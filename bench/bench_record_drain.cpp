@@ -16,10 +16,9 @@
 #include <memory>
 #include <vector>
 
-#include "core/sample_output.hpp"
+#include "bench_events.hpp"
 #include "perfdata/writer.hpp"
 #include "record/recorder/thread_ring.hpp"
-#include "support/test_events.hpp"
 
 namespace {
 
@@ -32,28 +31,11 @@ constexpr std::uint64_t kFpType = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE
 constexpr std::uint64_t kRegsMask = 0xff0fff;  // perf's x86-64 user registers
 constexpr std::uint32_t kStackBytes = 8192;
 
-std::uint64_t load_head(perf_event_mmap_page* control) {
-  return std::atomic_ref<__u64>(control->data_head).load(std::memory_order_acquire);
-}
-
-void store_tail(perf_event_mmap_page* control, std::uint64_t tail) {
-  std::atomic_ref<__u64>(control->data_tail).store(tail, std::memory_order_release);
-}
-
-class FilledRing {
+// fp-mode or dwarf-mode samples, filling the ring.
+class SampleRing {
  public:
-  explicit FilledRing(bool dwarf) : stack_(kStackBytes + 64, 0x5c) {
-    perf_event_attr attr = testing::test_attr(
-        dwarf ? kFpType | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER : kFpType);
-    if (dwarf) {
-      attr.sample_regs_user = kRegsMask;
-      attr.sample_stack_user = kStackBytes;
-    }
-    fd_ = userperf_perf_event_open(&attr, 0, -1, -1, 0);
-    if (fd_ < 0) return;
-    event_ = core::Engine::instance().event(fd_);
-    mapped_ = std::make_unique<testing::MappedRing>(fd_, kDataPages);
-    if (!mapped_->ok()) return;
+  explicit SampleRing(bool dwarf) : ring_(attr(dwarf), kDataPages), stack_(kStackBytes + 64, 0x5c) {
+    if (!ring_.ok()) return;
     for (std::size_t i = 0; i < 18; ++i) chain_[i] = 0x401000 + 0x10 * i;
     chain_[0] = PERF_CONTEXT_USER;
     data_.ip = 0x401000;
@@ -68,55 +50,29 @@ class FilledRing {
       data_.regs_user = &regs_;
       data_.stack_user = {stack_.data(), kStackBytes};
     }
-    fill();
+    ring_.fill(data_, [](std::uint64_t) {});
   }
-  ~FilledRing() {
-    mapped_.reset();
-    if (fd_ >= 0) userperf_close(fd_);
-  }
-  FilledRing(const FilledRing&) = delete;
-  FilledRing& operator=(const FilledRing&) = delete;
-
-  bool ok() const { return records_ != 0 && event_->lost_samples.load() == 0; }
-  int ring_fd() const { return userperf_event_ring_fd(fd_); }
-  const ring::RingView& view() const { return mapped_->view; }
-  perf_event_mmap_page* control() const { return mapped_->control(); }
-  std::uint64_t start() const { return start_; }
-  std::uint64_t bytes() const { return bytes_; }
-  std::uint64_t records() const { return records_; }
+  const bench::FilledRing& filled() const { return ring_; }
 
  private:
-  void fill() {
-    perf_event_mmap_page* control = mapped_->control();
-    const std::uint64_t size = mapped_->view.data_size;
-    // Half-way round first, consumed, so the fill wraps once.
-    while (load_head(control) < size / 2) core::output_sample(*event_, data_);
-    start_ = load_head(control);
-    store_tail(control, start_);
-    const std::uint64_t before = load_head(control);
-    core::output_sample(*event_, data_);
-    const std::uint64_t record = load_head(control) - before;
-    ++records_;
-    while (load_head(control) - start_ + record <= size - 1) {
-      core::output_sample(*event_, data_);
-      ++records_;
+  static perf_event_attr attr(bool dwarf) {
+    perf_event_attr a = testing::test_attr(
+        dwarf ? kFpType | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER : kFpType);
+    if (dwarf) {
+      a.sample_regs_user = kRegsMask;
+      a.sample_stack_user = kStackBytes;
     }
-    bytes_ = load_head(control) - start_;
+    return a;
   }
 
+  bench::FilledRing ring_;
   std::vector<std::uint8_t> stack_;
-  int fd_ = -1;
-  core::Event* event_ = nullptr;
-  std::unique_ptr<testing::MappedRing> mapped_;
   std::uint64_t chain_[18] = {};
   core::SampleRegs regs_;
   core::SampleData data_;
-  std::uint64_t start_ = 0;
-  std::uint64_t bytes_ = 0;
-  std::uint64_t records_ = 0;
 };
 
-void set_counters(benchmark::State& state, const FilledRing& ring) {
+void set_counters(benchmark::State& state, const bench::FilledRing& ring) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * ring.bytes()));
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * ring.records()));
   state.counters["ring_bytes"] = static_cast<double>(ring.bytes());
@@ -125,10 +81,11 @@ void set_counters(benchmark::State& state, const FilledRing& ring) {
 
 // range(0): 0 = fp-mode samples, 1 = dwarf-mode samples.
 void BM_RecorderDrain(benchmark::State& state) {
-  FilledRing filled(state.range(0) == 1);
-  if (!filled.ok()) return state.SkipWithError("could not fill the ring without loss");
+  SampleRing samples(state.range(0) == 1);
+  const bench::FilledRing& filled = samples.filled();
+  if (!filled.filled()) return state.SkipWithError("could not fill the ring without loss");
   std::string error;
-  auto ring = record::ThreadRing::map(filled.ring_fd(), 1234, 1235, error);
+  auto ring = record::ThreadRing::map(userperf_event_ring_fd(filled.fd()), 1234, 1235, error);
   if (!ring) return state.SkipWithError(("ThreadRing::map: " + error).c_str());
   perfdata::Error open_error;
   auto writer = perfdata::Writer::create("/dev/null", open_error);
@@ -137,7 +94,7 @@ void BM_RecorderDrain(benchmark::State& state) {
   writer->add_attr(attr, {});
   bool wrong = false;
   for (auto _ : state) {
-    store_tail(filled.control(), filled.start());
+    filled.rewind();
     record::DrainCounts counts;
     if (!ring->drain(*writer, counts, error)) return state.SkipWithError(error.c_str());
     wrong |= counts.records != filled.records();
@@ -149,8 +106,9 @@ BENCHMARK(BM_RecorderDrain)->Arg(0)->Arg(1)->ArgName("dwarf");
 
 // Baseline: memcpy of the same bytes out of the ring (in at most two pieces) into a buffer.
 void BM_MemcpyOutOfRing(benchmark::State& state) {
-  FilledRing filled(state.range(0) == 1);
-  if (!filled.ok()) return state.SkipWithError("could not fill the ring without loss");
+  SampleRing samples(state.range(0) == 1);
+  const bench::FilledRing& filled = samples.filled();
+  if (!filled.filled()) return state.SkipWithError("could not fill the ring without loss");
   const ring::RingView& view = filled.view();
   std::vector<std::uint8_t> out(view.data_size);
   const std::uint64_t mask = view.data_size - 1;
