@@ -20,7 +20,8 @@ struct LogSource final : AuxSourcePmu::Source {
   std::atomic<int> crash_fd{-1};
 };
 
-constexpr std::size_t kMaxLogs = 64;
+// As many as calltrace's traced threads: `userperf record --aux log` opens one per thread.
+constexpr std::size_t kMaxLogs = 256;
 constinit SourceTable<LogSource, kMaxLogs> g_logs;
 
 // The log event behind fd; call inside a guard on g_logs.grace().
