@@ -85,7 +85,10 @@ void BM_RecorderDrain(benchmark::State& state) {
   const bench::FilledRing& filled = samples.filled();
   if (!filled.filled()) return state.SkipWithError("could not fill the ring without loss");
   std::string error;
-  auto ring = record::ThreadRing::map(userperf_event_ring_fd(filled.fd()), 1234, 1235, error);
+  std::uint64_t id = 0;
+  userperf_ioctl(filled.fd(), PERF_EVENT_IOC_ID, reinterpret_cast<unsigned long>(&id));
+  auto ring = record::ThreadRing::map(userperf_event_ring_fd(filled.fd()), 1234, 1235,
+                                      {{id, filled.event().attr}}, error);
   if (!ring) return state.SkipWithError(("ThreadRing::map: " + error).c_str());
   perfdata::Error open_error;
   auto writer = perfdata::Writer::create("/dev/null", open_error);

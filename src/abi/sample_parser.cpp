@@ -218,6 +218,19 @@ ParseStatus parse_body(std::span<const std::uint8_t> record, const SampleFormat&
   return c.finish();
 }
 
+// Clears `out` for the next record but keeps the capacity of its two vectors that grow with every
+// record (the field list and the callchain): a consumer that parses record after record into
+// one ParsedSample (the recorder's drain) allocates nothing once they are large enough.
+void reset_keeping_capacity(ParsedSample& out) {
+  std::vector<SampleField> fields = std::move(out.fields);
+  std::vector<std::uint64_t> callchain = std::move(out.callchain);
+  out = ParsedSample{};
+  fields.clear();
+  callchain.clear();
+  out.fields = std::move(fields);
+  out.callchain = std::move(callchain);
+}
+
 }  // namespace
 
 SampleFormat SampleFormat::from_attr(const perf_event_attr& attr) {
@@ -254,7 +267,7 @@ const SampleField* ParsedSample::field(const char* name, std::uint32_t index) co
 
 ParseStatus parse_sample(std::span<const std::uint8_t> record, const SampleFormat& format,
                          ParsedSample& out) {
-  out = ParsedSample{};
+  reset_keeping_capacity(out);
   if (const ParseStatus s = check_header(record, out.header); !s.ok()) return s;
   if (out.header.type != PERF_RECORD_SAMPLE) return ParseStatus{ParseError::kWrongType, 0};
   const perf_event_header header = out.header;

@@ -321,8 +321,13 @@ bool Recorder::on_thread_start(Connection& c, const ThreadStartMessage& m, int* 
       return refuse("id " + std::to_string(e.id) + " is outside its range or already used");
     }
   }
+  std::vector<RingEvent> events;
+  for (std::uint32_t i = 0; i < m.nr_events; ++i) {
+    events.push_back({m.events[i].id, config_.events[m.events[i].config_index].attr});
+  }
   std::string error;
-  std::unique_ptr<ThreadRing> ring = ThreadRing::map(ring_fd, m.pid, m.tid, error);
+  std::unique_ptr<ThreadRing> ring =
+      ThreadRing::map(ring_fd, m.pid, m.tid, std::move(events), error);
   close(ring_fd);
   if (!ring) {
     report_once(c, who + ": " + error);

@@ -10,7 +10,15 @@
 
 namespace userperf::record {
 
-std::unique_ptr<ThreadRing> ThreadRing::map(int memfd, pid_t pid, pid_t tid, std::string& error) {
+std::unique_ptr<ThreadRing> ThreadRing::map(int memfd, pid_t pid, pid_t tid,
+                                            std::vector<RingEvent> events, std::string& error) {
+  // The program holds the memfd too: unless its size is sealed it could shrink it under the
+  // mapping, and the next drain would die of SIGBUS with the whole recording. The seal first,
+  // then the size: sealed, the size cannot change between the two.
+  if (!ring::ring_memfd_size_sealed(memfd)) {
+    error = "a ring memfd whose size is not sealed (F_SEAL_SHRINK) is not mapped";
+    return nullptr;
+  }
   struct stat st {};
   if (fstat(memfd, &st) != 0) {
     error = std::string("fstat of a ring: ") + std::strerror(errno);
@@ -19,12 +27,6 @@ std::unique_ptr<ThreadRing> ThreadRing::map(int memfd, pid_t pid, pid_t tid, std
   const long page = sysconf(_SC_PAGESIZE);
   if (st.st_size < 2 * page || st.st_size % page != 0) {
     error = "a ring memfd of " + std::to_string(st.st_size) + " bytes is no control page + data";
-    return nullptr;
-  }
-  // The program holds the memfd too: unless its size is sealed it could shrink it under the
-  // mapping, and the next drain would die of SIGBUS with the whole recording.
-  if (!ring::ring_memfd_size_sealed(memfd)) {
-    error = "a ring memfd whose size is not sealed (F_SEAL_SHRINK) is not mapped";
     return nullptr;
   }
   const auto length = static_cast<std::size_t>(st.st_size);
@@ -40,15 +42,56 @@ std::unique_ptr<ThreadRing> ThreadRing::map(int memfd, pid_t pid, pid_t tid, std
     error = std::string("a ring's control page: ") + ring::to_string(s);
     return nullptr;
   }
-  return std::unique_ptr<ThreadRing>(new ThreadRing(base, length, view, pid, tid));
+  return std::unique_ptr<ThreadRing>(
+      new ThreadRing(base, length, view, pid, tid, std::move(events)));
 }
 
 ThreadRing::ThreadRing(void* base, std::size_t length, const ring::RingView& view, pid_t pid,
-                       pid_t tid)
-    : base_(base), length_(length), reader_(view), pid_(pid), tid_(tid) {}
+                       pid_t tid, std::vector<RingEvent> events)
+    : base_(base), length_(length), reader_(view), pid_(pid), tid_(tid) {
+  for (const RingEvent& e : events) {
+    events_.push_back({e.id, e.attr.sample_type, abi::SampleFormat::from_attr(e.attr)});
+  }
+}
 
 ThreadRing::~ThreadRing() {
   munmap(base_, length_);
+}
+
+const ThreadRing::CheckedEvent* ThreadRing::event_of(std::uint64_t id) const {
+  for (const CheckedEvent& e : events_) {
+    if (e.id == id) return &e;
+  }
+  return nullptr;
+}
+
+std::string ThreadRing::check_copy() {
+  perf_event_header header{};
+  std::memcpy(&header, copy_.data(), sizeof header);
+  if (header.size != copy_.size()) return "a record's size changed while it was read";
+  if (header.type == 0 || header.type >= PERF_RECORD_MAX) {
+    return "record type " + std::to_string(header.type) + " is no kernel record type";
+  }
+  // PERF_SAMPLE_IDENTIFIER: the first word of a SAMPLE, the last of any other record's trailer.
+  if (copy_.size() < sizeof header + sizeof(std::uint64_t)) return "a record without its id";
+  std::uint64_t id = 0;
+  const std::size_t id_at =
+      header.type == PERF_RECORD_SAMPLE ? sizeof header : copy_.size() - sizeof id;
+  std::memcpy(&id, copy_.data() + id_at, sizeof id);
+  const CheckedEvent* event = event_of(id);
+  if (event == nullptr) return "a record of id " + std::to_string(id) + ", no event of this ring";
+  if (header.type != PERF_RECORD_SAMPLE) {
+    abi::ParsedSampleId trailer;
+    const abi::ParseStatus status = abi::parse_sample_id(copy_, event->sample_type, trailer);
+    if (!status.ok()) return std::string("a record's sample_id: ") + abi::to_string(status.error);
+    return {};
+  }
+  const abi::ParseStatus status = abi::parse_sample(copy_, event->format, parsed_);
+  if (!status.ok()) {
+    return std::string("a sample: ") + abi::to_string(status.error) + " at byte " +
+           std::to_string(status.offset);
+  }
+  return {};
 }
 
 bool ThreadRing::drain(perfdata::Writer& writer, DrainCounts& counts, std::string& error) {
@@ -57,21 +100,23 @@ bool ThreadRing::drain(perfdata::Writer& writer, DrainCounts& counts, std::strin
   const std::uint64_t lost_before = reader_.lost();
   ring::ReadStatus status = reader_.begin();
   ring::Record r;
-  bool written = true;
+  std::string bad;
   while (status == ring::ReadStatus::kOk && (status = reader_.next(r)) == ring::ReadStatus::kOk) {
-    if (!writer.append(r.bytes)) {
-      written = false;
-      break;
+    copy_.assign(r.bytes.begin(), r.bytes.end());
+    if (bad = check_copy(); !bad.empty()) break;
+    if (!writer.append(copy_)) {
+      counts.lost += reader_.lost() - lost_before;
+      return false;
     }
     ++counts.records;
     if (r.header.type == PERF_RECORD_SAMPLE) ++counts.samples;
   }
   counts.lost += reader_.lost() - lost_before;
-  if (!written) return false;
-  if (status != ring::ReadStatus::kEmpty) {
+  if (bad.empty() && status != ring::ReadStatus::kEmpty) bad = ring::to_string(status);
+  if (!bad.empty()) {
     broken_ = true;
     error = "the ring of thread " + std::to_string(tid_) + " (process " + std::to_string(pid_) +
-            ") is corrupt (" + ring::to_string(status) + "); it is no longer read";
+            ") is corrupt (" + bad + "); it is no longer read";
     return false;
   }
   reader_.commit();

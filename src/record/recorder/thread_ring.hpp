@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "abi/sample_parser.hpp"
 #include "perfdata/writer.hpp"
 #include "ring/reader.hpp"
 
@@ -19,18 +21,29 @@ struct DrainCounts {
   std::uint64_t lost = 0;  // sum of the LOST records' counts
 };
 
+// An event whose records the ring holds: its id and attr (every attr of `userperf record` has
+// PERF_SAMPLE_IDENTIFIER and sample_id_all, so each record names its event).
+struct RingEvent {
+  std::uint64_t id = 0;
+  perf_event_attr attr{};
+};
+
 class ThreadRing {
  public:
   // Maps the memfd (read-write: the reader stores data_tail) and checks its control page. nullptr
   // with `error` when it is no ring. The descriptor is not kept.
-  static std::unique_ptr<ThreadRing> map(int memfd, pid_t pid, pid_t tid, std::string& error);
+  static std::unique_ptr<ThreadRing> map(int memfd, pid_t pid, pid_t tid,
+                                         std::vector<RingEvent> events, std::string& error);
   ~ThreadRing();
   ThreadRing(const ThreadRing&) = delete;
   ThreadRing& operator=(const ThreadRing&) = delete;
 
   // Appends every committed record to `writer`, as the ring holds it (LOST records included).
-  // A ring that turns out corrupt is reported once through `error`, and never read again: false
-  // with `error` set. False with `error` empty when the writer failed.
+  // The program can still write its ring: each record is copied out first and checked there (a
+  // kernel record type, a SAMPLE that parses as its event's, a trailer naming one of the events),
+  // so perf never sees a record that would stop it. A ring that turns out corrupt is reported
+  // once through `error` and never read again: false with `error` set; the records before the
+  // bad one are written. False with `error` empty when the writer failed.
   bool drain(perfdata::Writer& writer, DrainCounts& counts, std::string& error);
 
   pid_t pid() const { return pid_; }
@@ -38,11 +51,24 @@ class ThreadRing {
   bool broken() const { return broken_; }
 
  private:
-  ThreadRing(void* base, std::size_t length, const ring::RingView& view, pid_t pid, pid_t tid);
+  ThreadRing(void* base, std::size_t length, const ring::RingView& view, pid_t pid, pid_t tid,
+             std::vector<RingEvent> events);
+  // Why the record in copy_ cannot be written, or empty when it can.
+  std::string check_copy();
+  struct CheckedEvent {
+    std::uint64_t id;
+    std::uint64_t sample_type;
+    abi::SampleFormat format;  // computed once: every SAMPLE of the event is parsed with it
+  };
+  const CheckedEvent* event_of(std::uint64_t id) const;
+
   void* base_;
   std::size_t length_;
   ring::Reader reader_;
   pid_t pid_, tid_;
+  std::vector<CheckedEvent> events_;
+  std::vector<std::uint8_t> copy_;  // the record being checked, out of the program's reach
+  abi::ParsedSample parsed_;        // reused: its field list keeps its capacity
   bool broken_ = false;
 };
 
