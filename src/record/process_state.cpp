@@ -75,6 +75,20 @@ std::string read_comm(pid_t pid, pid_t tid) {
   return read_line("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm");
 }
 
+std::uint64_t read_start_time(pid_t pid) {
+  const std::string stat = read_line("/proc/" + std::to_string(pid) + "/stat");
+  // The command (field 2) is in parentheses and may hold spaces and ')': fields count from the
+  // last ')'. starttime is field 22, the 20th after it.
+  const std::size_t close = stat.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(stat.substr(close + 1));
+  std::string field;
+  for (int i = 0; i < 20 && fields >> field; ++i) {
+  }
+  std::uint64_t start = 0;
+  return fields && std::sscanf(field.c_str(), "%" SCNu64, &start) == 1 ? start : 0;
+}
+
 bool write_comm(pid_t pid, pid_t tid, const std::string& comm, std::uint16_t misc,
                 const perf_event_attr& attr, const SyntheticStamp& stamp,
                 perfdata::Writer& writer) {

@@ -35,6 +35,9 @@ struct FileMapping {
 bool read_file_mappings(pid_t pid, std::vector<FileMapping>& out);
 // /proc/PID/task/TID/comm without its newline ("" when gone).
 std::string read_comm(pid_t pid, pid_t tid);
+// When the process started (/proc/PID/stat's starttime, in clock ticks after boot): exec keeps
+// it, a new process that reuses the pid has another. 0 when the process is gone.
+std::uint64_t read_start_time(pid_t pid);
 
 // Single records, shaped for `attr` (sample_id_all). misc: PERF_RECORD_MISC_COMM_EXEC for a COMM
 // after exec. False when the writer failed (its error says why).

@@ -235,8 +235,16 @@ bool Recorder::on_hello(Connection& c, const HelloMessage& m) {
   auto [it, fresh] = processes_.try_emplace(m.pid);
   Process& p = it->second;
   const SyntheticStamp s = stamp(m.time);
+  const std::uint64_t start_time = read_start_time(m.pid);
+  // A pid seen before is the same process after exec only if it is no fork child and started
+  // when the one seen did; otherwise the pid was reused by a new process.
+  if (!fresh && (m.parent_tid != 0 || start_time != p.start_time)) {
+    p = Process{};
+    fresh = true;
+  }
+  p.start_time = start_time;
   if (!fresh) {
-    // A pid seen before: the process exec'd. Its old image's connection ends on its own.
+    // The process exec'd. Its old image's connection ends on its own.
     p.image = &c;
     const std::string comm = read_comm(m.pid, m.pid);
     if (!write_comm(m.pid, m.pid, comm, PERF_RECORD_MISC_COMM_EXEC, synthetic_attr(), s, writer_)) {

@@ -70,6 +70,7 @@ class Recorder {
     Connection* image = nullptr;        // the connection of its current image
     std::vector<FileMapping> mappings;  // MMAP2s written for the current image
     std::uint64_t maps_read_at = 0;     // CLOCK_MONOTONIC of the last /proc/PID/maps read
+    std::uint64_t start_time = 0;       // read_start_time: tells an exec from a reused pid
   };
 
   void accept_all();

@@ -45,10 +45,11 @@ int connect_to(const std::string& path) {
   return fd;
 }
 
-std::uint64_t greet(int fd) {
+std::uint64_t greet(int fd, pid_t parent_tid = 0) {
   HelloMessage hello;
   hello.pid = getpid();
   hello.ppid = getppid();
+  hello.parent_tid = parent_tid;
   hello.time = now_ns(CLOCK_MONOTONIC);
   WelcomeMessage welcome;
   int fds[kMaxMessageFds];
@@ -62,7 +63,9 @@ std::uint64_t greet(int fd) {
   return welcome.id_base;
 }
 
-enum class Ending { kOrderly, kKilled };
+// kHellosAgain: before its orderly exit the child says Hello twice more on new connections, as an
+// exec'd image of itself (same pid, same start time) and as a fork child that got the same pid.
+enum class Ending { kOrderly, kKilled, kHellosAgain };
 
 // The child: Hello, one thread's events and ring, ~100 ms of CPU, then an orderly exit (status 7)
 // or kill -9 with nothing said.
@@ -96,6 +99,10 @@ enum class Ending { kOrderly, kKilled };
   volatile std::uint64_t sink = 0;
   while (now_ns(CLOCK_THREAD_CPUTIME_ID) < until) sink = sink + 1;
   if (ending == Ending::kKilled) raise(SIGKILL);
+  if (ending == Ending::kHellosAgain) {
+    greet(connect_to(socket_path));
+    greet(connect_to(socket_path), static_cast<pid_t>(gettid()));
+  }
   userperf_close(event);
   ThreadExitMessage exit_message;
   exit_message.pid = start.pid;
@@ -195,7 +202,8 @@ class RecorderSession : public ::testing::Test {
 };
 
 struct Counts {
-  std::uint64_t samples = 0, comms = 0, mmaps = 0, exits = 0, unmapped = 0, rounds = 0;
+  std::uint64_t samples = 0, comms = 0, exec_comms = 0, mmaps = 0, forks = 0, exits = 0,
+                unmapped = 0, rounds = 0;
 };
 
 Counts count_records(const perfdata::Reader& reader, pid_t pid) {
@@ -216,6 +224,11 @@ Counts count_records(const perfdata::Reader& reader, pid_t pid) {
       }
       case PERF_RECORD_COMM:
         c.comms += record_pid == static_cast<std::uint32_t>(pid);
+        c.exec_comms += record_pid == static_cast<std::uint32_t>(pid) &&
+                        (r.header.misc & PERF_RECORD_MISC_COMM_EXEC);
+        break;
+      case PERF_RECORD_FORK:
+        c.forks += record_pid == static_cast<std::uint32_t>(pid);
         break;
       case PERF_RECORD_MMAP2:
         c.mmaps += record_pid == static_cast<std::uint32_t>(pid);
@@ -278,6 +291,17 @@ TEST_F(RecorderSession, KilledCommandLosesNothingCommitted) {
   EXPECT_EQ(WTERMSIG(r.wait_status), SIGKILL);
   EXPECT_TRUE(r.reader->complete());
   EXPECT_GT(count_records(*r.reader, r.child).samples, 100u);
+}
+
+// The same pid again: an exec (no forking thread, the same start time) gets COMM|EXEC; a fork
+// child (a forking thread: the pid was reused) is a new process with its FORK.
+TEST_F(RecorderSession, ExecKeepsTheProcessAReusedPidIsANewOne) {
+  const Recording r = record(Ending::kHellosAgain);
+  ASSERT_TRUE(r.reader);
+  const Counts c = count_records(*r.reader, r.child);
+  EXPECT_EQ(c.exec_comms, 1u);
+  EXPECT_EQ(c.forks, 1u);
+  EXPECT_GT(c.samples, 100u);
 }
 
 TEST_F(RecorderSession, ProtocolViolationsAreReportedAndTheRestRecorded) {
