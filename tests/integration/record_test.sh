@@ -2,7 +2,7 @@
 # `userperf record` end to end, one scenario per run (each is its own ctest entry).
 # Usage: record_test.sh SCENARIO BIN_DIR PLUGIN_SO
 #   BIN_DIR holds userperf, hotspots, workload_hotspots_nofp, workload_family, workload_dlopen_host,
-#   workload_traced, workload_logged
+#   workload_traced, workload_logged, workload_sigcount
 #   (the build's bin/; the agent is found by userperf itself in BIN_DIR/../lib).
 # Every file a scenario writes must be read by perf report and perf script (Debian linux-perf)
 # with exit 0 and nothing on stderr.
@@ -213,6 +213,22 @@ case $scenario in
     ((decoded * 10 >= samples * 9)) || fail "only $decoded of $samples samples carry log records"
     ((bad == 0)) || fail "$bad wrong records: $(head -5 "$dir/bad.txt")"
     [[ $threads == "main second " ]] || fail "records from '$threads', expected main and second"
+    ;;
+  sigint)
+    # ^C on a terminal (script(1) gives the recording a pty): it reaches the whole foreground
+    # process group, so the command gets it from the terminal; the recorder forwards only
+    # signals that did not come from the terminal, then finishes the file once the command exits.
+    # (A forwarded second SIGINT can merge with the first while it is pending, so a count of 1 does
+    # not prove on its own that none was forwarded; 2 proves that one was.)
+    command -v script >/dev/null || { echo "SKIP: no script(1)"; exit 0; }
+    (sleep 1; printf '\003'; sleep 3) |
+      script -qfec "'$userperf' record -q -o '$dir/i.data' -- '$bin/workload_sigcount'" /dev/null |
+      tr -d '\r' >"$dir/out"
+    grep -q 'sigints 1$' "$dir/out" || fail "the command did not get exactly one SIGINT: $(cat "$dir/out")"
+    perf_reads "$dir/i.data"
+    n=$(grep -c 'cpu-clock' "$dir/script.txt")
+    echo "sigint: $(grep sigints "$dir/out"), $n samples"
+    ((n >= 100)) || fail "only $n samples before ^C"
     ;;
   kill9)
     # kill -9 of the command: every committed record is in the file, which perf reads.

@@ -38,8 +38,11 @@ struct RecordOptions {
 
 volatile sig_atomic_t g_pending_signal = 0;
 
-void on_stop_signal(int signal) {
-  g_pending_signal = signal;
+// Forwarded to the command once, unless the terminal sent it (SI_KERNEL): the command is in the
+// recorder's process group and got its own copy; a second ^C would make many programs skip
+// their orderly shutdown.
+void on_stop_signal(int signal, siginfo_t* info, void*) {
+  if (info == nullptr || info->si_code != SI_KERNEL) g_pending_signal = signal;
 }
 
 int fail(const std::string& what) {
@@ -140,7 +143,8 @@ int run_record(const RecordOptions& options, const std::vector<std::string>& com
   spawn.socket_path = socket_dir->socket_path();
 
   struct sigaction action {};
-  action.sa_handler = on_stop_signal;
+  action.sa_sigaction = on_stop_signal;
+  action.sa_flags = SA_SIGINFO;
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
@@ -152,6 +156,9 @@ int run_record(const RecordOptions& options, const std::vector<std::string>& com
     return exec_errno == ENOENT ? 127 : exec_errno != 0 ? 126 : 255;
   }
 
+  // After the spawn (an ignored signal is inherited across exec): a reader of our stderr that
+  // goes away (`userperf record ... 2>&1 | head`) makes writes fail, not the recorder die.
+  signal(SIGPIPE, SIG_IGN);
   keep_old_output(options.output);
   perfdata::Error file_error;
   auto writer = perfdata::Writer::create(options.output, file_error);
