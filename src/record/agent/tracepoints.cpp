@@ -12,7 +12,9 @@ bool is_tracepoint(const EventConfig& event) {
   return event.attr.type == PERF_TYPE_TRACEPOINT;
 }
 
-// Called by the tracepoint PMU, possibly with its lock held: sends, never goes idle itself.
+// Called by the tracepoint PMU after it released its lock, so a failed send may take the session
+// idle at once (from a library's constructor under dlopen no caller would do it later); inside
+// start_thread's ScopedEngineCallback it only marks the session.
 void send_format(std::uint64_t id, const char* format, std::size_t size) {
   Session* session = current_session();
   if (session == nullptr || format == nullptr) return;
@@ -31,7 +33,6 @@ void send_format(std::uint64_t id, const char* format, std::size_t size) {
     message.format_size = static_cast<std::uint32_t>(size);
     std::memcpy(bytes.data(), &message, sizeof message);
     std::memcpy(bytes.data() + sizeof message, format, size);
-    ScopedEngineCallback in_engine;
     send(*session, bytes.data(), bytes.size());
     return;
   }
