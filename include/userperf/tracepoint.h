@@ -81,7 +81,9 @@ struct userperf_tracepoint {
 #define USERPERF_TP_WEAK __attribute__((weak))
 #endif
 /* 0, or -EINVAL (bad descriptor: see userperf_tracepoint_check), -EEXIST (the same name
- * registered with other fields), -ENOSPC (too many tracepoints). A refusal is also printed once
+ * registered with other fields: the first descriptor bound to a name fixes its fields for the
+ * life of the process, even after every descriptor of it was unregistered), -ENOSPC (too many
+ * tracepoints). A refusal is also printed once
  * to stderr, since the constructor that registers cannot report it. */
 int userperf_tracepoint_register(struct userperf_tracepoint* tp) USERPERF_TP_WEAK;
 void userperf_tracepoint_unregister(struct userperf_tracepoint* tp) USERPERF_TP_WEAK;

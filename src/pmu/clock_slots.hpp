@@ -21,7 +21,10 @@ struct ClockSlot {
   std::atomic<std::uint32_t> generation{0};
   std::atomic<core::Engine*> engine{nullptr};
   std::atomic<core::Event*> event{nullptr};
-  std::atomic<std::uint64_t> stack_high{0};  // top of the sampled thread's stack, 0 when unknown
+  // [stack_low, stack_high): the sampled thread's own stack, {0, 0} when unknown. The handler
+  // walks and copies only from an SP inside it.
+  std::atomic<std::uint64_t> stack_low{0};
+  std::atomic<std::uint64_t> stack_high{0};
   std::atomic<pid_t> tid{0};
   // Ticker state written by the control path: /proc/self/task/TID/syscall and schedstat, the period
   // (0 while not on the ticker), the thread's CPU time and CLOCK_MONOTONIC when armed, and a

@@ -56,6 +56,9 @@ std::atomic<std::uint32_t> g_wake{0};
 // Odd while the ticker scans the slots: ticker_disarm waits for an odd value to move on.
 std::atomic<std::uint64_t> g_pass{0};
 std::atomic<bool> g_started{false};
+// Bumped by ticker_signals_discarded; the ticker resynchronises every slot when it moves.
+std::atomic<std::uint32_t> g_discard_seq{0};
+std::uint32_t g_seen_discard_seq = 0;  // the ticker thread's
 std::atomic<pid_t> g_pid{0};
 
 static_assert(sizeof(g_wake) == sizeof(std::uint32_t) && decltype(g_wake)::is_always_lock_free);
@@ -176,9 +179,12 @@ std::uint64_t poll_slot(int index, ClockSlot& slot, TickerSlotState& state, std:
   const bool busy = (ran + waited) * kBusyDenominator >= elapsed * kBusyNumerator ||
                     state.pending_ns >= static_cast<std::int64_t>(kMaxDeferredNs);
   if (!busy) return state.pending_ns < signed_period ? until_due() : not_now;
-  const auto in_flight =
-      static_cast<std::int32_t>(state.sent - slot.ticker_delivered.load(std::memory_order_acquire));
+  const std::uint32_t delivered = slot.ticker_delivered.load(std::memory_order_acquire);
+  const auto in_flight = static_cast<std::int32_t>(state.sent - delivered);
   if (in_flight > 0) return period;  // the thread blocks the signal, or has not run since
+  // More delivered than sent: a resynchronisation counted one that was only late. Forget it, so
+  // that the next one in flight counts.
+  if (in_flight < 0) state.sent = delivered;
   if (!outside_system_call(slot.syscall_fd.load(std::memory_order_relaxed))) {
     return state.pending_ns < signed_period ? until_due() : not_now;
   }
@@ -195,6 +201,11 @@ std::uint64_t poll_slot(int index, ClockSlot& slot, TickerSlotState& state, std:
 // none is armed.
 std::uint64_t scan_slots() {
   std::uint64_t next = 0;
+  // Signals discarded (ticker_signals_discarded) will never be delivered: stop waiting for them.
+  // One that was only late is delivered on top; poll_slot absorbs it.
+  const std::uint32_t discard_seq = g_discard_seq.load(std::memory_order_acquire);
+  const bool resync = discard_seq != g_seen_discard_seq;
+  g_seen_discard_seq = discard_seq;
   const int end = g_clock_slot_end.load(std::memory_order_acquire);
   for (int i = 0; i < end; ++i) {
     ClockSlot& slot = g_clock_slots[i];
@@ -211,6 +222,7 @@ std::uint64_t scan_slots() {
       state.pending_ns = 0;
       state.sent = slot.ticker_delivered.load(std::memory_order_acquire);
     }
+    if (resync) state.sent = slot.ticker_delivered.load(std::memory_order_acquire);
     const std::uint64_t wait = poll_slot(i, slot, state, period);
     next = next == 0 ? wait : std::min(next, wait);
   }
@@ -322,6 +334,11 @@ void ticker_release(int index) {
   close_task_file(g_clock_slots[index].schedstat_fd);
 }
 
+void ticker_signals_discarded() {
+  // Without a wakeup: a slot that waits for a signal is polled again within its period.
+  g_discard_seq.fetch_add(1, std::memory_order_release);
+}
+
 void ticker_after_fork_child() {
   for (int i = 0; i < kClockSlots; ++i) {
     ClockSlot& slot = g_clock_slots[i];
@@ -332,6 +349,7 @@ void ticker_after_fork_child() {
     g_state[i] = TickerSlotState{};
   }
   g_pass.store(0);
+  g_seen_discard_seq = g_discard_seq.load(std::memory_order_relaxed);
   g_started.store(false);
 }
 

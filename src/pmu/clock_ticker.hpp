@@ -28,6 +28,10 @@ int ticker_arm(int slot, std::uint64_t period_ns);
 void ticker_disarm(int slot);
 // ticker_disarm, then closes the slot's /proc stat file.
 void ticker_release(int slot);
+// Tells the ticker that signals it sent may have been discarded, never delivered (the clock signal
+// was ignored for a while: the agent's exec wrapper, after a failed exec). At its next pass it
+// stops waiting for them, and every armed thread is signalled again. Not signal-safe.
+void ticker_signals_discarded();
 // In a fork child (one thread; the ticker was not inherited): forgets the ticker thread and every
 // slot's ticker state so that the next ticker_arm starts afresh.
 void ticker_after_fork_child();

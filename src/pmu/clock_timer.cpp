@@ -33,6 +33,12 @@ std::atomic<pid_t> g_pid{0};
 // Bumped in a fork child: clocks of an older process image are inert there.
 std::atomic<std::uint64_t> g_fork_epoch{0};
 
+// [low, high): a thread's stack.
+struct StackBounds {
+  std::uint64_t low = 0;
+  std::uint64_t high = 0;
+};
+
 void fill_regs(const mcontext_t& mc, core::SampleRegs& regs) {
   const greg_t* g = mc.gregs;
   regs.abi = PERF_SAMPLE_REGS_ABI_64;
@@ -61,14 +67,16 @@ void fill_regs(const mcontext_t& mc, core::SampleRegs& regs) {
   set(PERF_REG_X86_R15, g[REG_R15]);
 }
 
-// Frame-pointer walk bounded to [sp, stack_high): it reads only the sampled thread's own stack,
-// so it cannot fault. Frames outside the bounds or not moving upwards end the walk.
+// Frame-pointer walk bounded to [sp, stack_high), which the caller checked lies inside the
+// sampled thread's own stack: it reads nothing else, so it cannot fault. Frames outside the bounds
+// or not moving upwards end the walk. The bound is written as stack_high - fp: fp + 16 wraps for
+// an RBP of -16 or -8 (a function using RBP as a scratch register).
 std::uint64_t walk_frames(std::uint64_t ip, std::uint64_t fp, std::uint64_t sp,
                           std::uint64_t stack_high, std::uint64_t* out, int max) {
   int n = 0;
   out[n++] = PERF_CONTEXT_USER;
   out[n++] = ip;
-  while (n < max && stack_high != 0 && fp >= sp && fp + 16 <= stack_high && (fp & 7) == 0) {
+  while (n < max && fp >= sp && fp < stack_high && stack_high - fp >= 16 && (fp & 7) == 0) {
     const auto* frame = reinterpret_cast<const std::uint64_t*>(fp);
     const std::uint64_t ret = frame[1];
     if (ret == 0) break;
@@ -80,25 +88,28 @@ std::uint64_t walk_frames(std::uint64_t ip, std::uint64_t fp, std::uint64_t sp,
 }
 
 // The slot's event when the slot still holds the generation the signal was sent for, in
-// `engine`; nullptr for a signal that outlived its event. Generation, event and engine are read
-// between two reads of the generation, which a slot changes before it is emptied or reused.
-core::Event* live_event(ClockSlot& slot, const core::Engine& engine, std::uint32_t generation) {
+// `engine`; nullptr for a signal that outlived its event. Generation, event, engine and the stack
+// bounds are read between two reads of the generation, which a slot changes before it is emptied
+// or reused: the bounds are the event's thread's, never half another's.
+core::Event* live_event(ClockSlot& slot, const core::Engine& engine, std::uint32_t generation,
+                        StackBounds& stack) {
   const std::uint32_t before = slot.generation.load(std::memory_order_seq_cst);
   if ((before & 1) == 0 || (before & kGenerationMask) != generation) return nullptr;
   core::Event* event = slot.event.load(std::memory_order_seq_cst);
   const bool same_engine = slot.engine.load(std::memory_order_seq_cst) == &engine;
+  stack.low = slot.stack_low.load(std::memory_order_seq_cst);
+  stack.high = slot.stack_high.load(std::memory_order_seq_cst);
   if (!same_engine || slot.generation.load(std::memory_order_seq_cst) != before) return nullptr;
   return event;
 }
 
-void sample(core::Engine& engine, core::Event& event, const ClockSlot& slot, std::uint64_t periods,
-            const ucontext_t& uc) {
+void sample(core::Engine& engine, core::Event& event, const StackBounds& stack,
+            std::uint64_t periods, const ucontext_t& uc) {
   core::SampleRegs regs;
   fill_regs(uc.uc_mcontext, regs);
   const std::uint64_t elapsed = event.sample_period.load(std::memory_order_relaxed) * periods;
   event.count.fetch_add(elapsed, std::memory_order_relaxed);
   std::uint64_t chain[kMaxCallchain];
-  const std::uint64_t stack_high = slot.stack_high.load(std::memory_order_relaxed);
   core::SampleData data;
   data.ip = regs.values[PERF_REG_X86_IP];
   data.period = elapsed;
@@ -109,15 +120,19 @@ void sample(core::Engine& engine, core::Event& event, const ClockSlot& slot, std
   data.regs_user = &regs;
   data.regs_intr = &regs;
   const std::uint64_t sp = regs.values[PERF_REG_X86_SP];
+  // Only an SP on the thread's own stack has mapped memory up to stack_high. One on a coroutine
+  // stack (makecontext), a fiber or an alternate signal stack has not: such a sample keeps its ip
+  // and registers, and carries neither frames beyond ip nor stack bytes.
+  const bool on_own_stack = sp >= stack.low && sp < stack.high;
   // No walk when the user part is excluded (dwarf mode unwinds REGS_USER + STACK_USER later).
   if ((event.attr.sample_type & PERF_SAMPLE_CALLCHAIN) && !event.attr.exclude_callchain_user) {
     data.callchain = chain;
-    data.callchain_nr =
-        walk_frames(data.ip, regs.values[PERF_REG_X86_BP], sp, stack_high, chain, kMaxCallchain);
+    data.callchain_nr = walk_frames(data.ip, regs.values[PERF_REG_X86_BP], sp,
+                                    on_own_stack ? stack.high : 0, chain, kMaxCallchain);
   }
-  if (stack_high > sp) {
+  if (on_own_stack) {
     data.stack_user.sp = reinterpret_cast<const void*>(sp);
-    data.stack_user.available = stack_high - sp;
+    data.stack_user.available = stack.high - sp;
   }
   engine.overflow(event, data);
 }
@@ -143,9 +158,10 @@ void clock_signal_handler(int, siginfo_t* info, void* context) {
     core::OutputGuard guard(engine->grace_period());
     // Only on the thread the event samples: a thread that exited without closing its clock can
     // have its tid reused, and the frame walk's bounds are the old thread's stack.
-    core::Event* event = live_event(slot, *engine, value.generation);
+    StackBounds stack;
+    core::Event* event = live_event(slot, *engine, value.generation, stack);
     if (event != nullptr && event->pid == current_tid()) {
-      sample(*engine, *event, slot, periods, *static_cast<const ucontext_t*>(context));
+      sample(*engine, *event, stack, periods, *static_cast<const ucontext_t*>(context));
     }
   }
   errno = saved_errno;
@@ -163,15 +179,17 @@ void install_handler() {
   g_pid.store(getpid(), std::memory_order_relaxed);
 }
 
-// The calling thread's stack top, when the sampled thread is the caller.
-std::uint64_t own_stack_high() {
+// [low, high) of the calling thread's stack; {0, 0} when unknown.
+StackBounds own_stack() {
   pthread_attr_t attr;
-  if (pthread_getattr_np(pthread_self(), &attr) != 0) return 0;
+  if (pthread_getattr_np(pthread_self(), &attr) != 0) return {};
   void* base = nullptr;
   std::size_t size = 0;
   const int rc = pthread_attr_getstack(&attr, &base, &size);
   pthread_attr_destroy(&attr);
-  return rc == 0 ? reinterpret_cast<std::uint64_t>(base) + size : 0;
+  if (rc != 0) return {};
+  const auto low = reinterpret_cast<std::uint64_t>(base);
+  return {low, low + size};
 }
 
 int claim_slot(core::Event& event) {
@@ -219,10 +237,15 @@ int clock_timer_create(core::Engine& engine, core::Event& event, pid_t tid, Cloc
   const int index = claim_slot(event);
   if (index < 0) return -EMFILE;
   ClockSlot& slot = g_clock_slots[static_cast<std::size_t>(index)];
-  out.stack_high = tid == static_cast<pid_t>(syscall(SYS_gettid)) ? own_stack_high() : 0;
+  // Known only when the sampled thread is the caller; otherwise samples carry no stack.
+  const StackBounds stack =
+      tid == static_cast<pid_t>(syscall(SYS_gettid)) ? own_stack() : StackBounds{};
+  out.stack_low = stack.low;
+  out.stack_high = stack.high;
   slot.engine.store(&engine, std::memory_order_seq_cst);
   slot.tid.store(tid, std::memory_order_relaxed);
-  slot.stack_high.store(out.stack_high, std::memory_order_relaxed);
+  slot.stack_low.store(stack.low, std::memory_order_relaxed);
+  slot.stack_high.store(stack.high, std::memory_order_relaxed);
   // Odd: live. The handler reads engine and event only after seeing this generation.
   const std::uint32_t generation = slot.generation.fetch_add(1, std::memory_order_seq_cst) + 1;
   sigevent sev{};
@@ -294,6 +317,7 @@ void clock_timers_after_fork_child() {
     slot.engine.store(nullptr, std::memory_order_relaxed);
     slot.event.store(nullptr, std::memory_order_relaxed);
     slot.tid.store(0, std::memory_order_relaxed);
+    slot.stack_low.store(0, std::memory_order_relaxed);
     slot.stack_high.store(0, std::memory_order_relaxed);
   }
   g_clock_slot_end.store(0, std::memory_order_relaxed);

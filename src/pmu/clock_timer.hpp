@@ -18,7 +18,9 @@ struct ClockTimer {
   int slot = -1;
   std::uint64_t fork_epoch = 0;  // the process image (clock_timers_after_fork_child) it belongs to
   bool on_ticker = false;
-  std::uint64_t stack_high = 0;  // top of the sampled thread's stack, 0 when unknown
+  // [stack_low, stack_high): the sampled thread's stack, {0, 0} when unknown.
+  std::uint64_t stack_low = 0;
+  std::uint64_t stack_high = 0;
 };
 
 // Signal used for clock samples (SIGRTMIN + 4 unless USERPERF_SIGNAL names another number).

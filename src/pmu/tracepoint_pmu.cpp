@@ -83,12 +83,20 @@ pid_t current_pid() {
 
 // ---- the bookkeeping: names, ids, descriptors (registry mutex) -------------------------------
 
+struct FieldSpec {
+  std::uint32_t kind = 0;
+  std::string name;
+};
+
 struct Definition {
   std::uint64_t id = 0;
   std::string name;  // "provider:name"
   std::uint32_t table = 0;
   std::size_t nr_events = 0;
   bool format_sent = false;
+  // The first bound descriptor's fields, copied (its object may be unloaded): the table's layout
+  // and the format sent describe them, so every later descriptor must have them too.
+  std::vector<FieldSpec> fields;
   std::vector<userperf_tracepoint*> descriptors;  // registered under this name
 };
 
@@ -120,6 +128,14 @@ bool same_fields(const userperf_tracepoint& a, const userperf_tracepoint& b) {
   return true;
 }
 
+bool same_fields(const std::vector<FieldSpec>& fields, const userperf_tracepoint& tp) {
+  if (fields.size() != tp.nr_fields) return false;
+  for (std::uint32_t i = 0; i < tp.nr_fields; ++i) {
+    if (fields[i].kind != tp.fields[i].kind || fields[i].name != tp.fields[i].name) return false;
+  }
+  return true;
+}
+
 Definition* find_definition(Registry& r, const std::string& name) {
   for (Definition& d : r.definitions) {
     if (d.name == name) return &d;
@@ -138,7 +154,12 @@ Layout layout_of(const userperf_tracepoint& tp);
 
 // Binds a registered descriptor to its definition. Returns the format to report, if due.
 std::string bind(Definition& d, userperf_tracepoint& tp) {
-  if (!d.format_sent) g_tables[d.table].layout = layout_of(tp);
+  if (!d.format_sent) {
+    g_tables[d.table].layout = layout_of(tp);
+    for (std::uint32_t i = 0; i < tp.nr_fields; ++i) {
+      d.fields.push_back({tp.fields[i].kind, tp.fields[i].name});
+    }
+  }
   d.descriptors.push_back(&tp);
   __atomic_store_n(&tp.library_slot, d.table + 1, __ATOMIC_RELEASE);
   set_enabled(d);
@@ -412,7 +433,8 @@ int tracepoint_register(userperf_tracepoint& tp) {
   Definition* d = find_definition(r, name);
   const auto& peers = d != nullptr ? d->descriptors : r.unbound;
   if (std::find(peers.begin(), peers.end(), &tp) != peers.end()) return 0;  // registered already
-  bool conflict = false;
+  // Against the definition's fields too: its peers may all have been unregistered (dlclose).
+  bool conflict = d != nullptr && d->format_sent && !same_fields(d->fields, tp);
   for (const userperf_tracepoint* other : peers) {
     conflict = conflict || conflicts(other);
   }

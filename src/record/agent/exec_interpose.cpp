@@ -3,8 +3,10 @@
 // its agent opens a clock: a signal the clock ticker queued just before the exec would kill it
 // (the default action of a real-time signal). Setting the signal to SIG_IGN discards what is
 // pending and what the ticker sends until the exec; the new image's agent installs its handler
-// again, and the disposition is restored when the exec fails. A program run without the agent
-// inherits the ignored disposition of that one signal (SIGRTMIN + 4 unless USERPERF_SIGNAL).
+// again, and the disposition is restored when the exec fails; the ticker is then told that signals
+// it sent meanwhile were discarded, or it would wait for their delivery and never signal those
+// threads again. A program run without the agent inherits the ignored disposition of that one
+// signal (SIGRTMIN + 4 unless USERPERF_SIGNAL).
 //
 // Every variant is wrapped: glibc's execl, execvp... call execve internally, not through the
 // symbol the agent interposes. A file of its own: <unistd.h> declares these with exception
@@ -16,6 +18,7 @@
 #include <cstdarg>
 #include <vector>
 
+#include "pmu/clock_ticker.hpp"
 #include "pmu/clock_timer.hpp"
 #include "record/agent/session.hpp"
 
@@ -35,6 +38,8 @@ class ClockSignalQuiet {
     if (!active_) return;
     const int saved_errno = errno;
     sigaction(userperf::pmu::clock_signal(), &saved_, nullptr);
+    // After the handler is back: a signal sent from here on is delivered and counted.
+    userperf::pmu::ticker_signals_discarded();
     errno = saved_errno;
   }
   ClockSignalQuiet(const ClockSignalQuiet&) = delete;

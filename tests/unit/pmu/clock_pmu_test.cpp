@@ -1,12 +1,19 @@
 // cpu-clock and task-clock on the calling thread: real timer signals, samples with the thread's
-// registers and a frame-pointer callchain, and closing while the timer fires.
+// registers and a frame-pointer callchain, closing while the timer fires, and samples of a thread
+// whose RBP or SP points outside its stack.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
+#include <ucontext.h>
 
+#include <algorithm>
 #include <cstring>
 #include <thread>
 
 #include "clock_test_support.hpp"
+#include "pmu/clock_slots.hpp"
+#include "pmu/clock_timer.hpp"
 
 namespace userperf {
 namespace {
@@ -141,6 +148,168 @@ TEST(ClockPmu, CloseWhileTheTimerFires) {
       delete ring;
     }
   }
+}
+
+// What the ticker would send for fd's clock: its slot, generation and one period.
+siginfo_t clock_signal_info(int fd) {
+  siginfo_t info{};
+  info.si_signo = pmu::clock_signal();
+  info.si_code = SI_QUEUE;
+  info.si_pid = getpid();
+  info.si_uid = getuid();
+  const core::Event* event = core::Engine::instance().event(fd);
+  for (int i = 0; i < pmu::g_clock_slot_end.load(); ++i) {
+    const pmu::ClockSlot& slot = pmu::g_clock_slots[static_cast<std::size_t>(i)];
+    if (slot.event.load() != event) continue;
+    const std::uint32_t generation = slot.generation.load() & pmu::kGenerationMask;
+    info.si_value.sival_ptr = pmu::encode_clock_signal({i, generation, 1});
+  }
+  return info;
+}
+
+// Queues `info` to the calling thread with RBP set to `rbp` (a function that uses RBP as a scratch
+// register): the handler runs as the system call returns, so it samples exactly that RBP.
+void queue_with_rbp(const siginfo_t& info, std::uint64_t rbp) {
+  const long pid = getpid();
+  const long tid = testing::own_tid();
+  const long signo = info.si_signo;
+  register const siginfo_t* info_arg asm("r10") = &info;
+  long ret = SYS_rt_tgsigqueueinfo;
+  asm volatile(
+      "mov %%rbp, %%r12\n\t"
+      "mov %[rbp], %%rbp\n\t"
+      "syscall\n\t"
+      "mov %%r12, %%rbp"
+      : "+a"(ret)
+      : "D"(pid), "S"(tid), "d"(signo), "r"(info_arg), [rbp] "r"(rbp)
+      : "rcx", "r11", "r12", "memory");
+  ASSERT_EQ(ret, 0);
+}
+
+// A sample of clock_attr's layout: its callchain, REGS_USER {BP, SP, IP} and STACK_USER sizes.
+struct StackSample {
+  std::uint64_t ip = 0;
+  std::vector<std::uint64_t> callchain;
+  std::uint64_t bp = 0, sp = 0;
+  std::uint64_t stack_size = 0, dyn_size = 0;
+};
+
+std::vector<StackSample> stack_samples(const std::vector<std::vector<std::uint8_t>>& records) {
+  std::vector<StackSample> out;
+  for (const auto& r : records) {
+    if (testing::record_type(r) != PERF_RECORD_SAMPLE) continue;
+    StackSample s;
+    s.ip = testing::field_at<std::uint64_t>(r, 8);
+    const auto nr = testing::field_at<std::uint64_t>(r, 32);
+    for (std::uint64_t k = 0; k < nr; ++k) {
+      s.callchain.push_back(testing::field_at<std::uint64_t>(r, 40 + 8 * k));
+    }
+    const std::size_t regs = 40 + 8 * nr;
+    s.bp = testing::field_at<std::uint64_t>(r, regs + 8);
+    s.sp = testing::field_at<std::uint64_t>(r, regs + 16);
+    s.stack_size = testing::field_at<std::uint64_t>(r, regs + 32);
+    if (s.stack_size != 0)
+      s.dyn_size = testing::field_at<std::uint64_t>(r, regs + 40 + s.stack_size);
+    out.push_back(s);
+  }
+  return out;
+}
+
+// A clock that never fires by itself (a 1000 s period): only the signals a test queues sample.
+int quiet_clock(std::uint64_t stack_bytes) {
+  perf_event_attr attr = clock_attr(PERF_COUNT_SW_CPU_CLOCK);
+  attr.sample_period = 1000'000'000'000;
+  attr.sample_stack_user = static_cast<std::uint32_t>(stack_bytes);
+  return userperf_perf_event_open(&attr, 0, -1, -1, 0);
+}
+
+TEST(ClockPmu, RbpNearTheTopOfTheAddressSpaceEndsTheWalk) {
+  // fp + 16 wraps to 0 for these: a bound written that way let the walk read 0xfff...f0.
+  const int fd = quiet_clock(64);
+  ASSERT_GE(fd, 0) << strerror(errno);
+  {
+    testing::MappedRing ring(fd, 16);
+    const siginfo_t info = clock_signal_info(fd);
+    for (const std::uint64_t rbp : {~std::uint64_t{15}, ~std::uint64_t{7}}) {
+      queue_with_rbp(info, rbp);
+    }
+    const auto samples = stack_samples(ring.drain());
+    ASSERT_EQ(samples.size(), 2u);
+    for (const auto& s : samples) {
+      EXPECT_GE(s.bp, ~std::uint64_t{15});
+      ASSERT_EQ(s.callchain.size(), 2u) << "no frames beyond ip";
+      EXPECT_EQ(s.callchain[0], PERF_CONTEXT_USER);
+      EXPECT_EQ(s.callchain[1], s.ip);
+      EXPECT_EQ(s.dyn_size, 64u) << "the stack itself is still the thread's";
+    }
+  }
+  userperf_close(fd);
+}
+
+// A coroutine (makecontext) on a stack of its own, mapped with a PROT_NONE page above its top.
+struct Coroutine {
+  static constexpr std::size_t kStackBytes = 64 * 1024;
+  static constexpr std::size_t kGuardBytes = 4096;
+  char* mapping =
+      static_cast<char*>(mmap(nullptr, kStackBytes + kGuardBytes, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ucontext_t caller{};
+  ucontext_t context{};
+
+  Coroutine() { mprotect(mapping + kStackBytes, kGuardBytes, PROT_NONE); }
+  ~Coroutine() { munmap(mapping, kStackBytes + kGuardBytes); }
+  std::uint64_t low() const { return reinterpret_cast<std::uint64_t>(mapping); }
+  std::uint64_t high() const { return low() + kStackBytes; }
+
+  // Runs body() on the coroutine's stack until it returns.
+  void run(void (*body)()) {
+    getcontext(&context);
+    context.uc_stack.ss_sp = mapping;
+    context.uc_stack.ss_size = kStackBytes;
+    context.uc_link = &caller;
+    makecontext(&context, body, 0);
+    swapcontext(&caller, &context);
+  }
+};
+
+siginfo_t g_coroutine_signal{};
+
+void queue_from_the_coroutine() {
+  syscall(SYS_rt_tgsigqueueinfo, getpid(), testing::own_tid(), g_coroutine_signal.si_signo,
+          &g_coroutine_signal);
+}
+
+TEST(ClockPmu, SampleOnAnotherStackCarriesNoStack) {
+  // More than lies between the coroutine's SP and its top: a copy bounded by the thread's stack
+  // top instead would run into the guard page.
+  constexpr std::uint64_t kStackBytes = 16 * 1024;
+  const int fd = quiet_clock(kStackBytes);
+  ASSERT_GE(fd, 0) << strerror(errno);
+  {
+    testing::MappedRing ring(fd, 16);
+    Coroutine coroutine;
+    ASSERT_NE(coroutine.mapping, MAP_FAILED);
+    g_coroutine_signal = clock_signal_info(fd);
+    coroutine.run(queue_from_the_coroutine);
+    const auto samples = stack_samples(ring.drain());
+    ASSERT_EQ(samples.size(), 1u);
+    const StackSample& s = samples[0];
+    EXPECT_GE(s.sp, coroutine.low());
+    EXPECT_LT(s.sp, coroutine.high());
+    ASSERT_EQ(s.callchain.size(), 2u) << "no frames beyond ip";
+    EXPECT_EQ(s.callchain[1], s.ip);
+    EXPECT_EQ(s.stack_size, kStackBytes);
+    EXPECT_EQ(s.dyn_size, 0u);
+
+    // Back on the thread's own stack, samples carry it again.
+    queue_with_rbp(clock_signal_info(fd), 0);
+    const auto after = stack_samples(ring.drain());
+    ASSERT_EQ(after.size(), 1u);
+    const testing::StackRange own = testing::own_stack();
+    ASSERT_TRUE(own.contains(after[0].sp));
+    EXPECT_EQ(after[0].dyn_size, std::min(kStackBytes, own.high - after[0].sp));
+  }
+  userperf_close(fd);
 }
 
 }  // namespace

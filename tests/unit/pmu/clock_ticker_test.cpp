@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "clock_test_support.hpp"
+#include "pmu/clock_ticker.hpp"
 #include "pmu/clock_timer.hpp"
 
 namespace userperf {
@@ -129,6 +130,44 @@ TEST(ClockTicker, BlockedSignalIsQueuedOnce) {
   EXPECT_GE(run.samples.size(), 2u);
   EXPECT_LE(run.samples.size(), 12u) << "one signal per period was queued while blocked";
   expect_whole_periods_on_own_stack(run);
+}
+
+std::atomic<int> g_discarded{0};
+void discard_clock_signal(int) {
+  g_discarded.fetch_add(1);
+}
+
+// The agent's exec wrapper ignores the clock signal around exec. When the exec fails, the ticker
+// signals sent meanwhile were discarded, never delivered: told so, the ticker stops waiting for
+// them and the thread is sampled again. Without it the thread would wait for them forever.
+TEST(ClockTicker, SamplesResumeAfterSignalsInFlightWereDiscarded) {
+  perf_event_attr attr = testing::ticker_clock_attr(PERF_COUNT_SW_CPU_CLOCK, kMillisecond);
+  const int fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
+  ASSERT_GE(fd, 0) << strerror(errno);
+  {
+    testing::MappedRing ring(fd, 64);
+    // Stands for SIG_IGN, observably: a signal taken here never reaches the clock's handler.
+    struct sigaction discard {};
+    struct sigaction saved {};
+    discard.sa_handler = discard_clock_signal;
+    sigemptyset(&discard.sa_mask);
+    ASSERT_EQ(sigaction(pmu::clock_signal(), &discard, &saved), 0);
+    constexpr int kMaxBurns = 10'000;  // 10 s of CPU: the end of a test that fails
+    for (int i = 0; i < kMaxBurns && g_discarded.load() == 0; ++i) {
+      testing::burn_cpu_ns(kMillisecond);
+    }
+    ASSERT_EQ(sigaction(pmu::clock_signal(), &saved, nullptr), 0);
+    ASSERT_GT(g_discarded.load(), 0) << "the ticker sent nothing";
+    pmu::ticker_signals_discarded();
+    ring.drain();  // what was sampled before
+    std::size_t samples = 0;
+    for (int i = 0; i < kMaxBurns && samples == 0; ++i) {
+      testing::burn_cpu_ns(kMillisecond);
+      samples += testing::clock_samples(ring.drain()).size();
+    }
+    EXPECT_GT(samples, 0u) << "the thread was never signalled again";
+  }
+  userperf_close(fd);
 }
 
 // A fork child has neither the POSIX timers nor the ticker thread: after

@@ -28,6 +28,7 @@ constexpr std::uint64_t kBlobId = 1002;
 constexpr std::uint64_t kThreadsId = 1003;
 constexpr std::uint64_t kLateId = 1004;
 constexpr std::uint64_t kPeriodicId = 1005;
+constexpr std::uint64_t kReloadedId = 1006;
 
 class TracepointTest : public ::testing::Test {
  protected:
@@ -314,6 +315,41 @@ TEST_F(TracepointTest, SameNameWithOtherFieldsIsRefused) {
   userperf_tracepoint clash = {0, USERPERF_TP_ABI_VERSION, "tptest", "request", 1, other, 0};
   EXPECT_EQ(userperf_tracepoint_register(&clash), -EEXIST);
   EXPECT_EQ(clash.library_slot, 0u);
+}
+
+TEST_F(TracepointTest, OtherFieldsAreRefusedAfterEveryDescriptorWasUnloaded) {
+  // The first bound descriptor fixes the name's layout and the format reported: a library loaded
+  // after the first one was unloaded (dlclose) must not bring other fields, even with no peer
+  // left to disagree with. Its string would be read from the u64 argument as a pointer.
+  static const userperf_tp_field number[] = {{"value", USERPERF_TP_U64}};
+  static const userperf_tp_field text[] = {{"value", USERPERF_TP_STRING}};
+  userperf_tracepoint first = {0, USERPERF_TP_ABI_VERSION, "tptest", "reloaded", 1, number, 0};
+  userperf_tracepoint changed = {0, USERPERF_TP_ABI_VERSION, "tptest", "reloaded", 1, text, 0};
+  userperf_tracepoint reloaded = {0, USERPERF_TP_ABI_VERSION, "tptest", "reloaded", 1, number, 0};
+  pmu::tracepoint_define(kReloadedId, "tptest:reloaded");
+  ThreadTracepointEvent ev(kReloadedId);
+  ASSERT_GE(ev.fd, 0);
+  ASSERT_EQ(userperf_tracepoint_register(&first), 0);
+  userperf_tracepoint_unregister(&first);
+
+  EXPECT_EQ(userperf_tracepoint_register(&changed), -EEXIST);
+  EXPECT_EQ(changed.library_slot, 0u);
+  EXPECT_EQ(changed.enabled, 0);
+  userperf_tracepoint_unregister(&changed);  // in case it was accepted
+
+  // The same fields again (the library reloaded) bind and record with the first layout.
+  ASSERT_EQ(userperf_tracepoint_register(&reloaded), 0);
+  EXPECT_EQ(reloaded.enabled, 1);
+  const std::uint64_t value = 0x1234;
+  const void* const args[] = {&value};
+  userperf_tracepoint_fire(&reloaded, args, nullptr);
+  const auto samples = ev.samples();
+  ASSERT_EQ(samples.size(), 1u);
+  Bytes expected;
+  expected.common(kReloadedId, gettid()).put<std::uint64_t>(0x1234);
+  EXPECT_EQ(samples[0].raw, expected.padded());
+  EXPECT_EQ(FormatLog::instance().of(kReloadedId).size(), 1u);
+  userperf_tracepoint_unregister(&reloaded);
 }
 
 TEST(TracepointHeader, OffPathIsOneLoadAndABranch) {
