@@ -20,6 +20,7 @@
 #include "pmu/clock_slots.hpp"
 #include "pmu/clock_timer.hpp"
 #include "pmu/internal_thread.hpp"
+#include "support/monotonic_clock.hpp"
 
 namespace userperf::pmu {
 
@@ -78,12 +79,7 @@ void wake_ticker() {
   syscall(SYS_futex, futex_word(), FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, nullptr, nullptr, 0);
 }
 
-std::uint64_t monotonic_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * kNsecPerSec +
-         static_cast<std::uint64_t>(ts.tv_nsec);
-}
+using support::monotonic_ns;
 
 // The CPU time `tid` (a thread of this process) has used; false when the thread is gone.
 bool read_thread_cpu_ns(pid_t tid, std::uint64_t& ns) {

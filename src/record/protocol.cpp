@@ -7,7 +7,7 @@ namespace userperf::record {
 
 namespace {
 
-constexpr std::size_t kMaxEvents = 16;
+constexpr std::size_t kMaxEvents = kMaxThreadEvents;
 
 std::string to_hex(const void* bytes, std::size_t size) {
   static const char kDigits[] = "0123456789abcdef";

@@ -217,13 +217,6 @@ ScopedEngineCallback::~ScopedEngineCallback() {
   --t_engine_callbacks;
 }
 
-std::uint64_t monotonic_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
-         static_cast<std::uint64_t>(ts.tv_nsec);
-}
-
 pid_t current_thread_id() {
   return gettid();
 }

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "record/protocol.hpp"
+#include "support/monotonic_clock.hpp"
 
 namespace userperf::record::agent {
 
@@ -58,7 +59,7 @@ class ScopedEngineCallback {
   ScopedEngineCallback& operator=(const ScopedEngineCallback&) = delete;
 };
 
-std::uint64_t monotonic_ns();
+using support::monotonic_ns;
 pid_t current_thread_id();
 
 // One line on stderr ("userperf agent: ..."): how the agent tells the user why it does not record.

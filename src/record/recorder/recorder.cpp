@@ -9,13 +9,10 @@
 #include <cerrno>
 #include <cstring>
 
+#include "perfdata/tracing_data.hpp"
 #include "record/recorder/event_config.hpp"
 #include "record/transport.hpp"
-
-#if __has_include("perfdata/tracing_data.hpp")
-#include "perfdata/tracing_data.hpp"
-#define USERPERF_HAVE_TRACING_DATA 1
-#endif
+#include "support/monotonic_clock.hpp"
 
 namespace userperf::record {
 
@@ -27,12 +24,7 @@ constexpr std::uint64_t kMapsRescanNs = 100'000'000;
 constexpr std::uint64_t kProgressIntervalNs = 1'000'000'000;
 constexpr std::uint64_t kIdRange = std::uint64_t{1} << 32;
 
-std::uint64_t monotonic_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000 +
-         static_cast<std::uint64_t>(ts.tv_nsec);
-}
+using support::monotonic_ns;
 
 void close_fds(int* fds, int nfds) {
   for (int i = 0; i < nfds; ++i) {
@@ -205,13 +197,7 @@ bool Recorder::handle(Connection& c, const std::uint8_t* bytes, std::size_t size
       ProcessExitMessage m;
       if (!read_message(bytes, size, m) || m.pid != c.pid) break;
       if (!drain(c)) return false;
-      if (!c.main_exit_written) {
-        c.main_exit_written = true;
-        const pid_t ppid = processes_[c.pid].ppid;
-        failed_ = !write_task(PERF_RECORD_EXIT, c.pid, ppid, c.pid, ppid, synthetic_attr(),
-                              stamp(m.time), writer_);
-      }
-      return !failed_;
+      return c.main_exit_written || write_exit(c, c.pid, m.time);
     }
     default:
       report_once(c, from + "unknown message type " + std::to_string(header.type) + " ignored");
@@ -362,38 +348,37 @@ bool Recorder::on_thread_start(Connection& c, const ThreadStartMessage& m, int* 
 
 bool Recorder::on_thread_exit(Connection& c, const ThreadExitMessage& m) {
   if (m.pid != c.pid) return true;
-  auto it = c.rings.find(m.tid);
-  if (it != c.rings.end()) {
-    DrainCounts counts;
-    std::string error;
-    const bool ok = it->second->drain(writer_, counts, error);
-    stats_.records += counts.records;
-    stats_.samples += counts.samples;
-    stats_.lost += counts.lost;
-    if (!ok && error.empty()) return !(failed_ = true);
-    if (!error.empty()) report_once(c, error);
+  if (auto it = c.rings.find(m.tid); it != c.rings.end()) {
+    if (!drain_ring(c, *it->second)) return false;
     c.rings.erase(it);
   }
-  if (m.tid == m.pid) c.main_exit_written = true;
+  return write_exit(c, m.tid, m.time);
+}
+
+bool Recorder::write_exit(Connection& c, pid_t tid, std::uint64_t time) {
+  if (tid == c.pid) c.main_exit_written = true;
   // The kernel's EXIT names the parent process as both ppid and ptid, for threads too.
-  const pid_t ppid = processes_[m.pid].ppid;
-  if (!write_task(PERF_RECORD_EXIT, m.pid, ppid, m.tid, ppid, synthetic_attr(), stamp(m.time),
-                  writer_)) {
-    return !(failed_ = true);
-  }
+  const pid_t ppid = processes_[c.pid].ppid;
+  failed_ =
+      !write_task(PERF_RECORD_EXIT, c.pid, ppid, tid, ppid, synthetic_attr(), stamp(time), writer_);
+  return !failed_;
+}
+
+bool Recorder::drain_ring(Connection& c, ThreadRing& ring) {
+  DrainCounts counts;
+  std::string error;
+  const bool ok = ring.drain(writer_, counts, error);
+  stats_.records += counts.records;
+  stats_.samples += counts.samples;
+  stats_.lost += counts.lost;
+  if (!ok && error.empty()) return !(failed_ = true);
+  if (!error.empty()) report_once(c, error);
   return true;
 }
 
 bool Recorder::drain(Connection& c) {
   for (auto& [tid, ring] : c.rings) {
-    DrainCounts counts;
-    std::string error;
-    const bool ok = ring->drain(writer_, counts, error);
-    stats_.records += counts.records;
-    stats_.samples += counts.samples;
-    stats_.lost += counts.lost;
-    if (!ok && error.empty()) return !(failed_ = true);
-    if (!error.empty()) report_once(c, error);
+    if (!drain_ring(c, *ring)) return false;
   }
   return true;
 }
@@ -491,7 +476,6 @@ bool Recorder::finish() {
     if (!id.empty()) build_ids.push_back({-1, PERF_RECORD_MISC_USER, std::move(id), path});
   }
   if (!build_ids.empty()) features.build_ids = std::move(build_ids);
-#ifdef USERPERF_HAVE_TRACING_DATA
   std::vector<perfdata::TracepointFormat> formats;
   for (const auto& [index, format] : tracepoint_formats_) {
     const EventConfig& e = config_.events[index];
@@ -499,7 +483,6 @@ bool Recorder::finish() {
     formats.push_back({e.name.substr(0, colon), e.name.substr(colon + 1), e.attr.config, format});
   }
   if (!formats.empty()) features.tracing_data = perfdata::encode_tracing_data(formats);
-#endif
   return writer_.finish();
 }
 

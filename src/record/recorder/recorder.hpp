@@ -85,6 +85,10 @@ class Recorder {
   void close_connection(Connection& c);
   bool drain_all();
   bool drain(Connection& c);
+  // One ring into the file; a corrupt ring is reported once. False when the writer failed.
+  bool drain_ring(Connection& c, ThreadRing& ring);
+  // EXIT for thread `tid` of c's process. False when the writer failed.
+  bool write_exit(Connection& c, pid_t tid, std::uint64_t time);
   void report(const std::string& what);
   void report_once(Connection& c, const std::string& what);
   SyntheticStamp stamp(std::uint64_t time) const { return {time, kSyntheticId}; }
