@@ -2,7 +2,7 @@
 # `userperf record` end to end, one scenario per run (each is its own ctest entry).
 # Usage: record_test.sh SCENARIO BIN_DIR PLUGIN_SO
 #   BIN_DIR holds userperf, hotspots, workload_hotspots_nofp, workload_family, workload_dlopen_host,
-#   workload_traced, workload_logged, workload_sigcount
+#   workload_traced, workload_logged, workload_sigcount, workload_exec_variants
 #   (the build's bin/; the agent is found by userperf itself in BIN_DIR/../lib).
 # Every file a scenario writes must be read by perf report and perf script (Debian linux-perf)
 # with exit 0 and nothing on stderr.
@@ -229,6 +229,15 @@ case $scenario in
     n=$(grep -c 'cpu-clock' "$dir/script.txt")
     echo "sigint: $(grep sigints "$dir/out"), $n samples"
     ((n >= 100)) || fail "only $n samples before ^C"
+    ;;
+  exec-variants)
+    # execlp and execl that fail, then execle with arguments and an environment of its own: the
+    # wrappers pass them through unchanged. (That environment has no LD_PRELOAD: the new image
+    # runs unrecorded, as docs/record.md's limits say.)
+    "$userperf" record -q -o "$dir/e.data" -- "$bin/workload_exec_variants" >"$dir/out" ||
+      fail "record exited $?: $(cat "$dir/out")"
+    grep -qx 'image: image two three env=42' "$dir/out" || fail "the exec'd image got: $(cat "$dir/out")"
+    perf_reads "$dir/e.data"
     ;;
   kill9)
     # kill -9 of the command: every committed record is in the file, which perf reads.

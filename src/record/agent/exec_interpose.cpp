@@ -11,12 +11,13 @@
 // Every variant is wrapped: glibc's execl, execvp... call execve internally, not through the
 // symbol the agent interposes. A file of its own: <unistd.h> declares these with exception
 // specifications.
+#include <alloca.h>
 #include <dlfcn.h>
 #include <signal.h>
 
 #include <cerrno>
 #include <cstdarg>
-#include <vector>
+#include <cstddef>
 
 #include "pmu/clock_ticker.hpp"
 #include "pmu/clock_timer.hpp"
@@ -50,21 +51,50 @@ class ClockSignalQuiet {
   bool active_ = false;
 };
 
-template <class Function>
-Function real(const char* name) {
-  return reinterpret_cast<Function>(dlsym(RTLD_NEXT, name));
-}
-
 using ExecVe = int (*)(const char*, char* const*, char* const*);
 using ExecV = int (*)(const char*, char* const*);
+using FExecVe = int (*)(int, char* const*, char* const*);
 
-// The arguments of an execl-style call after `first`, up to and including the NULL; for execle the
-// environment pointer after it.
-std::vector<char*> collect(const char* first, va_list args, char*** envp) {
-  std::vector<char*> argv{const_cast<char*>(first)};
-  while (argv.back() != nullptr) argv.push_back(va_arg(args, char*));
+// The real functions, resolved when the agent loads: a wrapper may run in a signal handler
+// (execve is async-signal-safe), where dlsym is not. A wrapper called before that (from an
+// earlier library's constructor) resolves its function itself.
+struct RealExec {
+  ExecVe execve = nullptr;
+  ExecV execv = nullptr;
+  ExecV execvp = nullptr;
+  ExecVe execvpe = nullptr;
+  FExecVe fexecve = nullptr;
+};
+RealExec g_real;
+
+template <class Function>
+Function resolve(Function& slot, const char* name) {
+  if (slot == nullptr) slot = reinterpret_cast<Function>(dlsym(RTLD_NEXT, name));
+  return slot;
+}
+
+__attribute__((constructor)) void resolve_real_exec() {
+  resolve(g_real.execve, "execve");
+  resolve(g_real.execv, "execv");
+  resolve(g_real.execvp, "execvp");
+  resolve(g_real.execvpe, "execvpe");
+  resolve(g_real.fexecve, "fexecve");
+}
+
+// How many arguments an execl-style call passes after `first`, the terminating NULL not counted.
+std::size_t count_after(va_list args) {
+  std::size_t n = 0;
+  while (va_arg(args, char*) != nullptr) ++n;
+  return n;
+}
+
+// Fills argv (n + 2 slots: first, the n after it, NULL) from the arguments; for execle the
+// environment pointer after the NULL.
+void collect(char** argv, const char* first, std::size_t n, va_list args, char*** envp) {
+  argv[0] = const_cast<char*>(first);
+  for (std::size_t i = 1; i <= n; ++i) argv[i] = va_arg(args, char*);
+  argv[n + 1] = va_arg(args, char*);  // the NULL
   if (envp != nullptr) *envp = va_arg(args, char**);
-  return argv;
 }
 
 }  // namespace
@@ -73,60 +103,60 @@ extern "C" {
 
 __attribute__((visibility("default"))) int execve(const char* path, char* const argv[],
                                                   char* const envp[]) {
-  static const auto real_execve = real<ExecVe>("execve");
   ClockSignalQuiet quiet;
-  return real_execve(path, argv, envp);
+  return resolve(g_real.execve, "execve")(path, argv, envp);
 }
 
 __attribute__((visibility("default"))) int execv(const char* path, char* const argv[]) {
-  static const auto real_execv = real<ExecV>("execv");
   ClockSignalQuiet quiet;
-  return real_execv(path, argv);
+  return resolve(g_real.execv, "execv")(path, argv);
 }
 
 __attribute__((visibility("default"))) int execvp(const char* file, char* const argv[]) {
-  static const auto real_execvp = real<ExecV>("execvp");
   ClockSignalQuiet quiet;
-  return real_execvp(file, argv);
+  return resolve(g_real.execvp, "execvp")(file, argv);
 }
 
 __attribute__((visibility("default"))) int execvpe(const char* file, char* const argv[],
                                                    char* const envp[]) {
-  static const auto real_execvpe = real<ExecVe>("execvpe");
   ClockSignalQuiet quiet;
-  return real_execvpe(file, argv, envp);
+  return resolve(g_real.execvpe, "execvpe")(file, argv, envp);
 }
 
 __attribute__((visibility("default"))) int fexecve(int fd, char* const argv[], char* const envp[]) {
-  using FExecVe = int (*)(int, char* const*, char* const*);
-  static const auto real_fexecve = real<FExecVe>("fexecve");
   ClockSignalQuiet quiet;
-  return real_fexecve(fd, argv, envp);
+  return resolve(g_real.fexecve, "fexecve")(fd, argv, envp);
 }
 
+// The execl family builds argv on the stack, as glibc's own does (no allocation: execle is
+// async-signal-safe).
+#define USERPERF_COLLECT_ARGS(first, argv, envp)                      \
+  va_list args;                                                       \
+  va_start(args, first);                                              \
+  va_list counting;                                                   \
+  va_copy(counting, args);                                            \
+  const std::size_t n = count_after(counting);                        \
+  va_end(counting);                                                   \
+  auto** argv = static_cast<char**>(alloca((n + 2) * sizeof(char*))); \
+  collect(argv, first, n, args, envp);                                \
+  va_end(args)
+
 __attribute__((visibility("default"))) int execl(const char* path, const char* arg, ...) {
-  va_list args;
-  va_start(args, arg);
-  std::vector<char*> argv = collect(arg, args, nullptr);
-  va_end(args);
-  return execv(path, argv.data());
+  USERPERF_COLLECT_ARGS(arg, argv, nullptr);
+  return execv(path, argv);
 }
 
 __attribute__((visibility("default"))) int execlp(const char* file, const char* arg, ...) {
-  va_list args;
-  va_start(args, arg);
-  std::vector<char*> argv = collect(arg, args, nullptr);
-  va_end(args);
-  return execvp(file, argv.data());
+  USERPERF_COLLECT_ARGS(arg, argv, nullptr);
+  return execvp(file, argv);
 }
 
 __attribute__((visibility("default"))) int execle(const char* path, const char* arg, ...) {
-  va_list args;
-  va_start(args, arg);
   char** envp = nullptr;
-  std::vector<char*> argv = collect(arg, args, &envp);
-  va_end(args);
-  return execve(path, argv.data(), envp);
+  USERPERF_COLLECT_ARGS(arg, argv, &envp);
+  return execve(path, argv, envp);
 }
+
+#undef USERPERF_COLLECT_ARGS
 
 }  // extern "C"
