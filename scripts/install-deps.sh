@@ -8,7 +8,7 @@ packages=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   clang-format
   libcli11-dev
-  libbpf-dev libelf-dev libdw-dev zlib1g-dev clang llvm
+  libbpf-dev libelf-dev libdw-dev zlib1g-dev clang llvm lld
   linux-perf libgoogle-perftools4
 )
 missing=()

@@ -1,7 +1,10 @@
 #include "report/elf_file.hpp"
 
 #include <elfutils/libdwfl.h>
+#include <fcntl.h>
 #include <gelf.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstring>
 
@@ -20,14 +23,31 @@ Dwfl* begin_offline_dwfl() {
   return dwfl_begin(&callbacks);
 }
 
+int open_regular_file(const std::string& path) {
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return -1;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 std::unique_ptr<ElfFile> ElfFile::open(const std::string& path) {
   std::unique_ptr<ElfFile> file(new ElfFile);
   file->dwfl_ = begin_offline_dwfl();
   if (file->dwfl_ == nullptr) return file;
+  const int fd = open_regular_file(path);
+  if (fd < 0) return file;
   // Base 0: an ET_DYN file's addresses are its link-time ones (bias 0); ET_EXEC ignores it.
-  Dwfl_Module* module = dwfl_report_elf(file->dwfl_, path.c_str(), path.c_str(), -1, 0, false);
+  Dwfl_Module* module = dwfl_report_elf(file->dwfl_, path.c_str(), path.c_str(), fd, 0, false);
   dwfl_report_end(file->dwfl_, nullptr, nullptr);
-  if (module == nullptr) return file;
+  if (module == nullptr) {
+    close(fd);  // dwfl owns the descriptor only when it reports the module
+    return file;
+  }
   Dwarf_Addr bias = 0;
   Elf* elf = dwfl_module_getelf(module, &bias);
   if (elf == nullptr) return file;

@@ -18,6 +18,10 @@ namespace userperf::report {
 // failure; the caller dwfl_end()s it.
 Dwfl* begin_offline_dwfl();
 
+// A read-only descriptor of the regular file at `path`, or -1. Paths come from the profiled
+// processes' mappings: a FIFO or device there must not block the report or be read.
+int open_regular_file(const std::string& path);
+
 class ElfFile {
  public:
   // Always returns a file; loaded() is false when `path` is missing or not ELF.

@@ -194,7 +194,8 @@ class ProfileBuilder {
         first_of_context = true;
         continue;
       }
-      if (chain_.size() >= options_.max_frames) return;
+      // Not return: the leaf fallback below must still see the sample (--max-stack 0).
+      if (chain_.size() >= options_.max_frames) break;
       if (!kernel && dwarf) continue;  // the unwound frames replace these
       const std::uint64_t address = first_of_context ? entry : entry - 1;
       first_of_context = false;

@@ -135,14 +135,19 @@ class ProfileTest : public ::testing::Test {
     ASSERT_TRUE(writer_->append(record)) << writer_->error().message;
   }
 
-  bool profile(Profile& out, perfdata::Error& error) {
-    EXPECT_TRUE(writer_->finish()) << writer_->error().message;
+  // Finishes the file the first time; later calls read it again.
+  bool profile(Profile& out, perfdata::Error& error, const ProfileOptions& options = {}) {
+    if (!finished_) {
+      EXPECT_TRUE(writer_->finish()) << writer_->error().message;
+      finished_ = true;
+    }
     auto reader = perfdata::Reader::open(path_, error);
-    return reader && build_profile(*reader, {}, out, error);
+    return reader && build_profile(*reader, options, out, error);
   }
 
   std::string path_;
   std::unique_ptr<perfdata::Writer> writer_;
+  bool finished_ = false;
 };
 
 const ProfileRow* row(const EventProfile& event, const std::string& symbol) {
@@ -234,6 +239,31 @@ TEST_F(ProfileTest, SamplesResolveAgainstMappingsRecordedLaterInTheFileButEarlie
   EXPECT_NE(report.find("# Event count (approx.): 400\n"), std::string::npos) << report;
   EXPECT_NE(report.find("   75.00%     0.00%  synthetic"), std::string::npos) << report;
   EXPECT_NE(report.find("[.] report_test_caller\n"), std::string::npos) << report;
+}
+
+// --max-stack N keeps N frames of a chain, and the leaf even when N is 0 (as perf does).
+TEST_F(ProfileTest, MaxStackCutsTheChainButKeepsTheLeaf) {
+  const ExeMapping exe = mapping_of(reinterpret_cast<void*>(&report_test_leaf));
+  ASSERT_FALSE(exe.path.empty());
+  const auto leaf = reinterpret_cast<std::uint64_t>(&report_test_leaf) + 1;
+  const auto ret = reinterpret_cast<std::uint64_t>(report_test_return_address);
+  append(mmap2(exe, 1));
+  append(sample(2, 100, {PERF_CONTEXT_USER, leaf, ret}));
+  for (const std::size_t max_frames : {0, 1}) {
+    SCOPED_TRACE(max_frames);
+    ProfileOptions options;
+    options.max_frames = max_frames;
+    Profile profile;
+    perfdata::Error error;
+    ASSERT_TRUE(this->profile(profile, error, options)) << error.message;
+    const EventProfile& event = profile.events.at(0);
+    EXPECT_EQ(event.samples, 1u);
+    const ProfileRow* leaf_row = row(event, "report_test_leaf");
+    ASSERT_NE(leaf_row, nullptr);
+    EXPECT_EQ(leaf_row->self, 100u);
+    EXPECT_EQ(leaf_row->children, 100u);
+    EXPECT_EQ(row(event, "report_test_caller"), nullptr);
+  }
 }
 
 TEST_F(ProfileTest, MalformedSampleIsAnErrorNamingItsOffset) {

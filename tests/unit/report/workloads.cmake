@@ -18,3 +18,22 @@ add_dependencies(unit_report report_workloads)
 target_link_libraries(unit_report PRIVATE userperf_report)
 target_compile_definitions(unit_report PRIVATE
                            USERPERF_REPORT_WORKLOAD_DIR="${report_workload_dir}")
+# A shared object linked by lld (segments at p_vaddr != p_offset) that the dwarf unwinding test
+# loads and calls through; without clang and ld.lld the test skips.
+find_program(REPORT_CLANG clang)
+find_program(REPORT_LLD ld.lld)
+set(report_lld_library "")
+if(REPORT_CLANG AND REPORT_LLD)
+  set(report_lld_library ${report_workload_dir}/liblld_callee.so)
+  add_custom_command(
+    OUTPUT ${report_lld_library}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${report_workload_dir}
+    COMMAND ${REPORT_CLANG} -O1 -fomit-frame-pointer -fPIC -shared -fuse-ld=lld
+            -o ${report_lld_library} ${CMAKE_CURRENT_LIST_DIR}/lld_callee.c
+    DEPENDS ${CMAKE_CURRENT_LIST_DIR}/lld_callee.c
+    COMMENT "report test lld-linked library")
+  add_custom_target(report_lld_library DEPENDS ${report_lld_library})
+  add_dependencies(unit_report report_lld_library)
+endif()
+target_compile_definitions(unit_report PRIVATE USERPERF_REPORT_LLD_LIBRARY="${report_lld_library}")
+target_link_libraries(unit_report PRIVATE ${CMAKE_DL_LIBS})
