@@ -25,6 +25,7 @@
 #include "report/dwarf_unwinder.hpp"
 #include "report/process_symbols.hpp"
 #include "report/profile.hpp"
+#include "unit/report/record_bytes.hpp"
 
 namespace {
 
@@ -101,39 +102,7 @@ constexpr std::uint64_t kSampleType = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SA
                                       PERF_SAMPLE_STACK_USER;
 constexpr std::uint64_t kRegsMask = 0xff0fff;  // perf record --call-graph dwarf's
 
-class RecordBytes {
- public:
-  explicit RecordBytes(std::uint32_t type, std::uint16_t misc = 0) {
-    put(perf_event_header{type, misc, 0});
-  }
-  template <class T>
-  RecordBytes& put(const T& value) {
-    const std::size_t at = bytes_.size();
-    bytes_.resize(at + sizeof value);
-    std::memcpy(bytes_.data() + at, &value, sizeof value);
-    return *this;
-  }
-  RecordBytes& bytes(const std::vector<std::uint8_t>& data) {
-    bytes_.insert(bytes_.end(), data.begin(), data.end());
-    return *this;
-  }
-  RecordBytes& text(const std::string& s) {  // NUL-terminated, padded to 8
-    for (char c : s) bytes_.push_back(static_cast<std::uint8_t>(c));
-    do {
-      bytes_.push_back(0);
-    } while (bytes_.size() % 8 != 0);
-    return *this;
-  }
-  std::vector<std::uint8_t> done(std::uint32_t pid, std::uint64_t time, bool trailer = true) {
-    if (trailer) put(pid).put(pid).put(time);  // sample_id_all: TID, TIME
-    const auto size = static_cast<std::uint16_t>(bytes_.size());
-    std::memcpy(bytes_.data() + 6, &size, sizeof size);
-    return bytes_;
-  }
-
- private:
-  std::vector<std::uint8_t> bytes_;
-};
+using testing::RecordBytes;
 
 Mapping at(std::uint64_t start, std::uint64_t end, std::uint64_t pgoff, const std::string& path) {
   Mapping m;
@@ -174,7 +143,8 @@ std::vector<std::uint8_t> comm(std::uint32_t pid, std::uint64_t time) {
       .put(pid)
       .put(pid)
       .text("unwound")
-      .done(pid, time);
+      .trailer(pid, time)
+      .done();
 }
 
 std::vector<std::uint8_t> mmap2(std::uint32_t pid, const Mapping& m, std::uint64_t time) {
@@ -182,7 +152,7 @@ std::vector<std::uint8_t> mmap2(std::uint32_t pid, const Mapping& m, std::uint64
   r.put(pid).put(pid).put(m.start).put(m.end - m.start).put(m.pgoff);
   r.put(std::uint32_t{0}).put(std::uint32_t{0}).put(std::uint64_t{0}).put(std::uint64_t{0});
   r.put(std::uint32_t{5}).put(std::uint32_t{2});  // PROT_READ|PROT_EXEC, MAP_PRIVATE
-  return r.text(m.path).done(pid, time);
+  return r.text(m.path).trailer(pid, time).done();
 }
 
 std::vector<std::uint8_t> dwarf_sample(std::uint32_t pid, std::uint64_t time,
@@ -195,7 +165,7 @@ std::vector<std::uint8_t> dwarf_sample(std::uint32_t pid, std::uint64_t time,
   }
   r.put(std::uint64_t{captured.stack.size()}).bytes(captured.stack);
   r.put(std::uint64_t{captured.stack.size()});  // dyn_size: all of it is real
-  return r.done(pid, time, false);
+  return r.done();
 }
 
 class DwarfUnwindTest : public ::testing::Test {

@@ -16,6 +16,7 @@
 #include "report/address_space.hpp"
 #include "report/profile.hpp"
 #include "report/report_printer.hpp"
+#include "unit/report/record_bytes.hpp"
 
 extern "C" {
 // The leaf remembers where it returns to: a return address inside report_test_caller.
@@ -38,38 +39,7 @@ constexpr std::uint32_t kPid = 4242;
 constexpr std::uint64_t kSampleType = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
                                       PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
 
-class RecordBytes {
- public:
-  explicit RecordBytes(std::uint32_t type, std::uint16_t misc = 0) {
-    perf_event_header header{type, misc, 0};
-    put(header);
-  }
-  template <class T>
-  RecordBytes& put(const T& value) {
-    const std::size_t at = bytes_.size();
-    bytes_.resize(at + sizeof value);
-    std::memcpy(bytes_.data() + at, &value, sizeof value);
-    return *this;
-  }
-  RecordBytes& text(const std::string& s) {  // NUL-terminated, padded to 8
-    for (char c : s) bytes_.push_back(static_cast<std::uint8_t>(c));
-    do {
-      bytes_.push_back(0);
-    } while (bytes_.size() % 8 != 0);
-    return *this;
-  }
-  RecordBytes& trailer(std::uint64_t time) {  // sample_id_all: TID, TIME
-    return put(kPid).put(kPid).put(time);
-  }
-  std::vector<std::uint8_t> done() {
-    const auto size = static_cast<std::uint16_t>(bytes_.size());
-    std::memcpy(bytes_.data() + 6, &size, sizeof size);
-    return bytes_;
-  }
-
- private:
-  std::vector<std::uint8_t> bytes_;
-};
+using testing::RecordBytes;
 
 struct ExeMapping {
   std::uint64_t start = 0, end = 0, pgoff = 0;
@@ -100,7 +70,7 @@ std::vector<std::uint8_t> mmap2(const ExeMapping& m, std::uint64_t time) {
   r.put(kPid).put(kPid).put(m.start).put(m.end - m.start).put(m.pgoff);
   r.put(std::uint32_t{0}).put(std::uint32_t{0}).put(std::uint64_t{0}).put(std::uint64_t{0});
   r.put(std::uint32_t{5}).put(std::uint32_t{2});  // PROT_READ|PROT_EXEC, MAP_PRIVATE
-  return r.text(m.path).trailer(time).done();
+  return r.text(m.path).trailer(kPid, time).done();
 }
 
 std::vector<std::uint8_t> sample(std::uint64_t time, std::uint64_t period,
@@ -195,12 +165,15 @@ TEST_F(ProfileTest, SamplesResolveAgainstMappingsRecordedLaterInTheFileButEarlie
              .put(kPid)
              .put(kPid)
              .text("synthetic")
-             .trailer(5)
+             .trailer(kPid, 5)
              .done());
   append(mmap2(exe, 10));
   append(sample(30, 100, {user, 0x10}));  // no mapping there
-  append(
-      RecordBytes(PERF_RECORD_LOST).put(std::uint64_t{0}).put(std::uint64_t{7}).trailer(40).done());
+  append(RecordBytes(PERF_RECORD_LOST)
+             .put(std::uint64_t{0})
+             .put(std::uint64_t{7})
+             .trailer(kPid, 40)
+             .done());
 
   Profile profile;
   perfdata::Error error;

@@ -1,0 +1,51 @@
+// Builds perf.data records byte by byte for the report's tests: a header, fields in order,
+// NUL-terminated strings padded to 8, the sample_id_all trailer (TID, TIME), and the size filled in
+// last.
+#pragma once
+
+#include <linux/perf_event.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace userperf::report::testing {
+
+class RecordBytes {
+ public:
+  explicit RecordBytes(std::uint32_t type, std::uint16_t misc = 0) {
+    put(perf_event_header{type, misc, 0});
+  }
+  template <class T>
+  RecordBytes& put(const T& value) {
+    const std::size_t at = bytes_.size();
+    bytes_.resize(at + sizeof value);
+    std::memcpy(bytes_.data() + at, &value, sizeof value);
+    return *this;
+  }
+  RecordBytes& bytes(const std::vector<std::uint8_t>& data) {
+    bytes_.insert(bytes_.end(), data.begin(), data.end());
+    return *this;
+  }
+  RecordBytes& text(const std::string& s) {  // NUL-terminated, padded to 8
+    for (char c : s) bytes_.push_back(static_cast<std::uint8_t>(c));
+    do {
+      bytes_.push_back(0);
+    } while (bytes_.size() % 8 != 0);
+    return *this;
+  }
+  RecordBytes& trailer(std::uint32_t pid, std::uint64_t time) {  // sample_id_all: TID, TIME
+    return put(pid).put(pid).put(time);
+  }
+  std::vector<std::uint8_t> done() {
+    const auto size = static_cast<std::uint16_t>(bytes_.size());
+    std::memcpy(bytes_.data() + 6, &size, sizeof size);
+    return bytes_;
+  }
+
+ private:
+  std::vector<std::uint8_t> bytes_;
+};
+
+}  // namespace userperf::report::testing
