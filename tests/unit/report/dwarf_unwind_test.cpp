@@ -148,11 +148,7 @@ std::vector<std::uint8_t> comm(std::uint32_t pid, std::uint64_t time) {
 }
 
 std::vector<std::uint8_t> mmap2(std::uint32_t pid, const Mapping& m, std::uint64_t time) {
-  RecordBytes r(PERF_RECORD_MMAP2);
-  r.put(pid).put(pid).put(m.start).put(m.end - m.start).put(m.pgoff);
-  r.put(std::uint32_t{0}).put(std::uint32_t{0}).put(std::uint64_t{0}).put(std::uint64_t{0});
-  r.put(std::uint32_t{5}).put(std::uint32_t{2});  // PROT_READ|PROT_EXEC, MAP_PRIVATE
-  return r.text(m.path).trailer(pid, time).done();
+  return testing::mmap2_record(pid, m.start, m.end, m.pgoff, m.path, time);
 }
 
 std::vector<std::uint8_t> dwarf_sample(std::uint32_t pid, std::uint64_t time,

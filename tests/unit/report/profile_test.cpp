@@ -66,11 +66,7 @@ ExeMapping mapping_of(const void* address) {
 }
 
 std::vector<std::uint8_t> mmap2(const ExeMapping& m, std::uint64_t time) {
-  RecordBytes r(PERF_RECORD_MMAP2);
-  r.put(kPid).put(kPid).put(m.start).put(m.end - m.start).put(m.pgoff);
-  r.put(std::uint32_t{0}).put(std::uint32_t{0}).put(std::uint64_t{0}).put(std::uint64_t{0});
-  r.put(std::uint32_t{5}).put(std::uint32_t{2});  // PROT_READ|PROT_EXEC, MAP_PRIVATE
-  return r.text(m.path).trailer(kPid, time).done();
+  return testing::mmap2_record(kPid, m.start, m.end, m.pgoff, m.path, time);
 }
 
 std::vector<std::uint8_t> sample(std::uint64_t time, std::uint64_t period,

@@ -48,4 +48,16 @@ class RecordBytes {
   std::vector<std::uint8_t> bytes_;
 };
 
+// An MMAP2 record of [start, end) from file offset pgoff of `path`, r-x and private, with the
+// sample_id_all trailer.
+inline std::vector<std::uint8_t> mmap2_record(std::uint32_t pid, std::uint64_t start,
+                                              std::uint64_t end, std::uint64_t pgoff,
+                                              const std::string& path, std::uint64_t time) {
+  RecordBytes r(PERF_RECORD_MMAP2);
+  r.put(pid).put(pid).put(start).put(end - start).put(pgoff);
+  r.put(std::uint32_t{0}).put(std::uint32_t{0}).put(std::uint64_t{0}).put(std::uint64_t{0});
+  r.put(std::uint32_t{5}).put(std::uint32_t{2});  // PROT_READ|PROT_EXEC, MAP_PRIVATE
+  return r.text(path).trailer(pid, time).done();
+}
+
 }  // namespace userperf::report::testing
