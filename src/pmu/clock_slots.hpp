@@ -38,6 +38,10 @@ struct ClockSlot {
   // Ticker signals the handler received: the ticker keeps one signal in flight per slot, so a
   // thread that blocks the signal does not fill the user's queue (RLIMIT_SIGPENDING).
   std::atomic<std::uint32_t> ticker_delivered{0};
+  // The thread's CPU-time timer, and the ticker periods whose signal arrived at a system-call exit
+  // and waits for that timer's next expiry (clock_timer.cpp, reaim_at_next_tick).
+  std::atomic<timer_t> timer{};
+  std::atomic<std::uint64_t> reaimed_periods{0};
 };
 
 extern std::array<ClockSlot, kClockSlots> g_clock_slots;

@@ -38,7 +38,11 @@ struct TickerSlotState {
   std::uint64_t last_wait_ns = 0;  // its time runnable but not running, at the previous poll
   // CPU time used and not yet signalled; down to -period/2 after a rounded-up signal.
   std::int64_t pending_ns = 0;
-  std::uint32_t sent = 0;  // signals sent, against ClockSlot::ticker_delivered
+  std::uint32_t sent = 0;         // signals sent, against ClockSlot::ticker_delivered
+  std::uint64_t cpu_at_send = 0;  // the thread's CPU time when the last signal was sent
+  // The thread blocks the clock signal (poll_undelivered): its periods are counted lost.
+  bool blocked = false;
+  std::uint64_t next_mask_check_cpu = 0;  // CPU time from which its mask may be read again
 };
 
 // A thread is busy when, since the previous poll, it was running or runnable (waiting for a CPU
@@ -123,6 +127,52 @@ bool send_periods(int index, pid_t tid, std::uint32_t generation, std::uint64_t 
   return syscall(SYS_rt_tgsigqueueinfo, info.si_pid, tid, info.si_signo, &info) == 0;
 }
 
+// Whether the thread has `signo` blocked, from the SigBlk line of /proc/self/task/TID/status.
+bool signal_blocked(pid_t tid, int signo) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/self/task/%d/status", static_cast<int>(tid));
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[4096];
+  const ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  const char* line = std::strstr(buf, "\nSigBlk:");
+  if (line == nullptr) return false;
+  const std::uint64_t mask = std::strtoull(line + 9, nullptr, 16);
+  return signo >= 1 && signo <= 64 && (mask >> (signo - 1) & 1) != 0;
+}
+
+// CPU time a thread may use with a signal in flight before the ticker reads its mask: a signal to
+// a running thread arrives within microseconds unless it is blocked (or the thread is in one long
+// system call, which the mask read tells apart).
+constexpr std::uint64_t kBlockedCheckNs = kTickerMaxPeriodNs;
+
+// A signal was sent and has not arrived. When the thread has run on for kBlockedCheckNs since, its
+// mask is read (then at most once per kBlockedCheckNs of its CPU time): a thread that blocks the
+// clock signal with a raw rt_sigprocmask, which the agent's mask wrappers do not see, is not
+// sampled until it unblocks. Every whole period it uses meanwhile is counted lost in its own ring
+// (PERF_RECORD_LOST_SAMPLES, so the recorder can name the thread) instead of landing, all at
+// once, in one sample where it unblocks. The thread is polled once a period.
+std::uint64_t poll_undelivered(int index, ClockSlot& slot, TickerSlotState& state,
+                               std::uint64_t period) {
+  const std::uint64_t cpu = state.last_cpu_ns;
+  if (!state.blocked && cpu - state.cpu_at_send >= kBlockedCheckNs &&
+      cpu >= state.next_mask_check_cpu) {
+    state.next_mask_check_cpu = cpu + kBlockedCheckNs;
+    state.blocked = signal_blocked(slot.tid.load(std::memory_order_relaxed), clock_signal());
+  }
+  const auto signed_period = static_cast<std::int64_t>(period);
+  const std::int64_t lost = state.pending_ns / signed_period;
+  if (state.blocked && lost > 0 &&
+      clock_slot_count_lost(index, slot.generation.load(std::memory_order_relaxed),
+                            static_cast<std::uint64_t>(lost))) {
+    state.pending_ns -= lost * signed_period;
+  }
+  return period;
+}
+
 // When to poll a thread that still needs `remaining` CPU time for a period: at the CPU share it
 // had since the previous poll it cannot cross sooner (a busy thread: after `remaining`; a thread
 // that shares its CPU: later), and never later than a period (nor sooner than the ticker's floor).
@@ -177,7 +227,9 @@ std::uint64_t poll_slot(int index, ClockSlot& slot, TickerSlotState& state, std:
   if (!busy) return state.pending_ns < signed_period ? until_due() : not_now;
   const std::uint32_t delivered = slot.ticker_delivered.load(std::memory_order_acquire);
   const auto in_flight = static_cast<std::int32_t>(state.sent - delivered);
-  if (in_flight > 0) return period;  // the thread blocks the signal, or has not run since
+  // The thread blocks the signal, is in a long system call, or has not run since.
+  if (in_flight > 0) return poll_undelivered(index, slot, state, period);
+  state.blocked = false;
   // More delivered than sent: a resynchronisation counted one that was only late. Forget it, so
   // that the next one in flight counts.
   if (in_flight < 0) state.sent = delivered;
@@ -189,6 +241,7 @@ std::uint64_t poll_slot(int index, ClockSlot& slot, TickerSlotState& state, std:
   if (send_periods(index, tid, generation, static_cast<std::uint64_t>(periods))) {
     state.pending_ns -= periods * signed_period;
     ++state.sent;
+    state.cpu_at_send = state.last_cpu_ns;
   }
   return until_due();
 }
@@ -217,6 +270,7 @@ std::uint64_t scan_slots() {
       state.last_wait_ns = runqueue_wait_ns(slot.schedstat_fd.load(std::memory_order_relaxed));
       state.pending_ns = 0;
       state.sent = slot.ticker_delivered.load(std::memory_order_acquire);
+      state.blocked = false;
     }
     if (resync) state.sent = slot.ticker_delivered.load(std::memory_order_acquire);
     const std::uint64_t wait = poll_slot(i, slot, state, period);
@@ -265,6 +319,8 @@ int start_ticker() {
   bool expected = false;
   if (!g_started.compare_exchange_strong(expected, true)) return 0;
   g_pid.store(getpid(), std::memory_order_relaxed);
+  // The scope covers the mask changes too: the agent's mask wrappers leave them alone.
+  InternalThreadScope scope;
   sigset_t all;
   sigset_t old;
   sigfillset(&all);
@@ -273,11 +329,7 @@ int start_ticker() {
   pthread_attr_init(&attr);
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
   pthread_t thread;
-  int err = 0;
-  {
-    InternalThreadScope scope;
-    err = pthread_create(&thread, &attr, ticker_main, nullptr);
-  }
+  const int err = pthread_create(&thread, &attr, ticker_main, nullptr);
   pthread_attr_destroy(&attr);
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   if (err != 0) g_started.store(false);

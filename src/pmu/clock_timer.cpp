@@ -15,6 +15,7 @@
 #include <mutex>
 
 #include "core/sample_data.hpp"
+#include "core/sample_output.hpp"
 #include "pmu/clock_slots.hpp"
 #include "pmu/clock_ticker.hpp"
 #include "pmu/thread_id.hpp"
@@ -103,12 +104,55 @@ core::Event* live_event(ClockSlot& slot, const core::Engine& engine, std::uint32
   return event;
 }
 
-void sample(core::Engine& engine, core::Event& event, const StackBounds& stack,
-            std::uint64_t periods, const ucontext_t& uc) {
+// Whether the signal was delivered on the way out of a system call rather than into interrupted
+// user code. The syscall instruction leaves the return address in RCX and RFLAGS in R11, and the
+// kernel's entry saves both as they are; the signal frame then has RIP == RCX (RCX - 2 when the
+// call is restarted) and EFLAGS == R11. User code interrupted anywhere else has no reason to hold
+// its own address in RCX; the one ambiguous place, the instruction right after a syscall, is a
+// system-call exit in all but name.
+bool delivered_at_syscall_exit(const mcontext_t& mc) {
+  const auto ip = static_cast<std::uint64_t>(mc.gregs[REG_RIP]);
+  const auto cx = static_cast<std::uint64_t>(mc.gregs[REG_RCX]);
+  return (cx == ip || cx == ip + 2) && mc.gregs[REG_R11] == mc.gregs[REG_EFL];
+}
+
+// Where a signal came from: the thread's CPU-time timer firing its period (periods from 10 ms),
+// the ticker, or the CPU-time timer firing once for a ticker sample re-aimed at the next tick.
+enum class ClockSource { kTimerPeriod, kTicker, kReaimed };
+
+// A ticker signal that arrived at a system-call exit is re-aimed at the thread's next scheduler
+// tick: its CPU-time timer, armed to expire at once, fires from the tick interrupt on the thread's
+// own CPU and finds the thread exactly where it is, as the kernel's hrtimer would. The ticker's
+// signal crosses CPUs and takes microseconds to arrive (tens in a VM); a thread that makes a system
+// call every few microseconds has entered one by then, and the signal is delivered on its way out:
+// taken there, half the samples of a pread-dense program landed in __libc_pread. A CPU-time timer
+// never fires while the thread sleeps, so the tick cannot cut a blocking call short. The periods
+// wait in the slot; several re-aimed signals before the tick make one sample.
+bool reaim_at_next_tick(ClockSlot& slot, std::uint64_t periods) {
+  slot.reaimed_periods.fetch_add(periods, std::memory_order_relaxed);
+  itimerspec once{};
+  once.it_value.tv_nsec = 1;
+  if (timer_settime(slot.timer.load(std::memory_order_relaxed), 0, &once, nullptr) == 0) {
+    return true;
+  }
+  slot.reaimed_periods.fetch_sub(periods, std::memory_order_relaxed);
+  return false;
+}
+
+void sample(core::Engine& engine, core::Event& event, ClockSlot& slot, const StackBounds& stack,
+            std::uint64_t periods, ClockSource source, const ucontext_t& uc) {
+  const std::uint64_t elapsed = event.sample_period.load(std::memory_order_relaxed) * periods;
+  // A re-aimed sample's periods were counted when the ticker's signal arrived.
+  if (source != ClockSource::kReaimed) event.count.fetch_add(elapsed, std::memory_order_relaxed);
+  if (delivered_at_syscall_exit(uc.uc_mcontext)) {
+    if (source == ClockSource::kTicker && reaim_at_next_tick(slot, periods)) return;
+    // The tick found the thread in the kernel: under exclude_kernel the kernel counts that time
+    // and takes no sample (perf_exclude_event). Otherwise the sample is taken at the user address
+    // the call returns to; the kernel's own address is not known here.
+    if (event.attr.exclude_kernel) return;
+  }
   core::SampleRegs regs;
   fill_regs(uc.uc_mcontext, regs);
-  const std::uint64_t elapsed = event.sample_period.load(std::memory_order_relaxed) * periods;
-  event.count.fetch_add(elapsed, std::memory_order_relaxed);
   std::uint64_t chain[kMaxCallchain];
   core::SampleData data;
   data.ip = regs.values[PERF_REG_X86_IP];
@@ -137,20 +181,17 @@ void sample(core::Engine& engine, core::Event& event, const StackBounds& stack,
   engine.overflow(event, data);
 }
 
-// SI_TIMER: a CPU-time timer, which expires on scheduler ticks: a period shorter than a tick
-// arrives as one signal with overruns. SI_QUEUE from this process: the ticker, which counts the
-// periods itself. Either way the sample stands for every period that elapsed.
+// SI_TIMER: the CPU-time timer, which expires on scheduler ticks: a period shorter than a tick
+// arrives as one signal with overruns; while the slot is on the ticker, it fires only for a
+// re-aimed sample. SI_QUEUE from this process: the ticker, which counts the periods itself. Either
+// way the sample stands for every period that elapsed.
 void clock_signal_handler(int, siginfo_t* info, void* context) {
-  std::uint64_t periods = 0;
   const ClockSignalValue value = decode_clock_signal(info->si_value.sival_ptr);
-  if (info->si_code == SI_TIMER) {
-    periods = 1 + static_cast<std::uint64_t>(info->si_overrun > 0 ? info->si_overrun : 0);
-  } else if (info->si_code == SI_QUEUE && info->si_pid == g_pid.load(std::memory_order_relaxed)) {
-    periods = value.periods;
-  }
-  if (periods == 0) return;
+  const bool from_ticker =
+      info->si_code == SI_QUEUE && info->si_pid == g_pid.load(std::memory_order_relaxed);
+  if (info->si_code != SI_TIMER && !from_ticker) return;
   ClockSlot& slot = g_clock_slots[static_cast<std::size_t>(value.slot)];
-  if (info->si_code == SI_QUEUE) slot.ticker_delivered.fetch_add(1, std::memory_order_release);
+  if (from_ticker) slot.ticker_delivered.fetch_add(1, std::memory_order_release);
   core::Engine* engine = slot.engine.load(std::memory_order_acquire);
   if (engine == nullptr) return;
   const int saved_errno = errno;
@@ -161,7 +202,24 @@ void clock_signal_handler(int, siginfo_t* info, void* context) {
     StackBounds stack;
     core::Event* event = live_event(slot, *engine, value.generation, stack);
     if (event != nullptr && event->pid == current_tid()) {
-      sample(*engine, *event, stack, periods, *static_cast<const ucontext_t*>(context));
+      ClockSource source = ClockSource::kTicker;
+      std::uint64_t periods = value.periods;
+      if (info->si_code == SI_TIMER) {
+        const std::uint64_t reaimed = slot.reaimed_periods.exchange(0, std::memory_order_relaxed);
+        source = reaimed != 0 ? ClockSource::kReaimed : ClockSource::kTimerPeriod;
+        periods = reaimed != 0
+                      ? reaimed
+                      : 1 + static_cast<std::uint64_t>(info->si_overrun > 0 ? info->si_overrun : 0);
+        // A late expiry of the period timer after the slot moved to the ticker: nothing to take.
+        if (source == ClockSource::kTimerPeriod &&
+            slot.ticker_period.load(std::memory_order_relaxed) != 0) {
+          periods = 0;
+        }
+      }
+      if (periods != 0) {
+        sample(*engine, *event, slot, stack, periods, source,
+               *static_cast<const ucontext_t*>(context));
+      }
     }
   }
   errno = saved_errno;
@@ -231,6 +289,23 @@ int clock_signal() {
   return signo;
 }
 
+bool clock_slot_count_lost(int index, std::uint32_t generation, std::uint64_t lost) {
+  ClockSlot& slot = g_clock_slots[static_cast<std::size_t>(index)];
+  core::Engine* engine = slot.engine.load(std::memory_order_acquire);
+  if (engine == nullptr) return false;
+  core::OutputGuard guard(engine->grace_period());
+  StackBounds stack;
+  core::Event* event = live_event(slot, *engine, generation, stack);
+  if (event == nullptr) return false;
+  const core::SampleId id{static_cast<std::uint32_t>(g_pid.load(std::memory_order_relaxed)),
+                          static_cast<std::uint32_t>(event->pid), event->clock_now(),
+                          static_cast<std::uint32_t>(sched_getcpu())};
+  // The periods still count, as they do in the kernel when a sample cannot be taken.
+  event->count.fetch_add(lost * event->sample_period.load(std::memory_order_relaxed),
+                         std::memory_order_relaxed);
+  return core::output_sideband(*event, PERF_RECORD_LOST_SAMPLES, 0, &lost, sizeof lost, id) == 0;
+}
+
 int clock_timer_create(core::Engine& engine, core::Event& event, pid_t tid, ClockTimer& out) {
   std::call_once(g_install_once, install_handler);
   if (g_install_error != 0) return -g_install_error;
@@ -258,6 +333,8 @@ int clock_timer_create(core::Engine& engine, core::Event& event, pid_t tid, Cloc
     release_slot(slot);
     return -err;
   }
+  slot.timer.store(out.timer, std::memory_order_relaxed);
+  slot.reaimed_periods.store(0, std::memory_order_relaxed);
   out.slot = index;
   out.fork_epoch = g_fork_epoch.load(std::memory_order_relaxed);
   out.on_ticker = false;

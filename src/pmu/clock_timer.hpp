@@ -35,6 +35,11 @@ void clock_timer_disarm(ClockTimer& timer);
 // Deletes the timer, empties its slot and waits until no handler uses the event.
 void clock_timer_destroy(ClockTimer& timer);
 
+// Periods the slot's thread used that could not be sampled (it blocked the clock signal): one
+// PERF_RECORD_LOST_SAMPLES of `lost` in the event's ring, the periods added to its count. From the
+// ticker thread. False when the slot no longer holds `generation` or the ring had no room.
+bool clock_slot_count_lost(int slot, std::uint32_t generation, std::uint64_t lost);
+
 // In a fork child (one thread; POSIX timers and the ticker thread are not inherited): forgets
 // every slot and the ticker so that new clocks can be created. Clocks created before the fork
 // become inert: arming, disarming and destroying them touch neither their old events nor the new

@@ -7,7 +7,11 @@
 #include <sys/syscall.h>
 #include <ucontext.h>
 
+#include <pthread.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <thread>
 
@@ -150,11 +154,12 @@ TEST(ClockPmu, CloseWhileTheTimerFires) {
   }
 }
 
-// What the ticker would send for fd's clock: its slot, generation and one period.
-siginfo_t clock_signal_info(int fd) {
+// What the ticker would send for fd's clock (SI_QUEUE): its slot, generation and one period. With
+// SI_TIMER, what the clock's CPU-time timer sends when it fires from a scheduler tick.
+siginfo_t clock_signal_info(int fd, int code = SI_QUEUE) {
   siginfo_t info{};
   info.si_signo = pmu::clock_signal();
-  info.si_code = SI_QUEUE;
+  info.si_code = code;
   info.si_pid = getpid();
   info.si_uid = getuid();
   const core::Event* event = core::Engine::instance().event(fd);
@@ -215,12 +220,73 @@ std::vector<StackSample> stack_samples(const std::vector<std::vector<std::uint8_
   return out;
 }
 
-// A clock that never fires by itself (a 1000 s period): only the signals a test queues sample.
-int quiet_clock(std::uint64_t stack_bytes) {
+// A clock that never fires by itself (a 1000 s period): only the signals a test queues sample. A
+// signal a thread queues to itself arrives as its rt_tgsigqueueinfo returns, a kernel-mode
+// moment: queued as the clock's timer (SI_TIMER), it is sampled there, at the user address the call
+// returns to, only by a clock that includes the kernel (exclude_kernel 0, the default here).
+int quiet_clock(std::uint64_t stack_bytes, bool exclude_kernel = false) {
   perf_event_attr attr = clock_attr(PERF_COUNT_SW_CPU_CLOCK);
   attr.sample_period = 1000'000'000'000;
   attr.sample_stack_user = static_cast<std::uint32_t>(stack_bytes);
+  attr.exclude_kernel = exclude_kernel ? 1 : 0;
   return userperf_perf_event_open(&attr, 0, -1, -1, 0);
+}
+
+std::uint64_t read_count(int fd) {
+  std::uint64_t count = 0;
+  EXPECT_EQ(userperf_read(fd, &count, sizeof count), static_cast<ssize_t>(sizeof count));
+  return count;
+}
+
+std::size_t count_samples(const std::vector<std::vector<std::uint8_t>>& records) {
+  return static_cast<std::size_t>(std::count_if(records.begin(), records.end(), [](const auto& r) {
+    return testing::record_type(r) == PERF_RECORD_SAMPLE;
+  }));
+}
+
+// Spins in user code, no system call, until the thread has used `ns` more CPU time (the clock is
+// read once per million iterations).
+__attribute__((noinline)) void spin_in_user_code_ns(std::uint64_t ns) {
+  volatile std::uint64_t sink = 0;
+  const std::uint64_t end = thread_cpu_ns() + ns;
+  while (thread_cpu_ns() < end) {
+    for (int i = 0; i < 1'000'000; ++i) sink = sink * 3 + static_cast<unsigned>(i);
+  }
+}
+
+TEST(ClockPmu, ExcludeKernelTakesNoSampleWhereTheTickFoundTheKernel) {
+  // The timer's signal arriving at a system call's exit: the tick found the thread in the kernel,
+  // where exclude_kernel takes no sample (perf_exclude_event). The period still counts.
+  const int fd = quiet_clock(0, true);
+  ASSERT_GE(fd, 0) << strerror(errno);
+  {
+    testing::MappedRing ring(fd, 16);
+    const std::uint64_t before = read_count(fd);
+    queue_with_rbp(clock_signal_info(fd, SI_TIMER), 0);
+    EXPECT_EQ(count_samples(ring.drain()), 0u) << "a sample at the system call's return address";
+    EXPECT_EQ(read_count(fd) - before, 1000'000'000'000u);
+  }
+  userperf_close(fd);
+}
+
+TEST(ClockPmu, TickerSignalAtASystemCallExitIsTakenAtTheNextTick) {
+  // The ticker's signal arriving at a system call's exit is re-aimed at the thread's next tick,
+  // which finds it in its user-code loop: one sample there, its period counted once.
+  const int fd = quiet_clock(0, true);
+  ASSERT_GE(fd, 0) << strerror(errno);
+  {
+    testing::MappedRing ring(fd, 16);
+    const std::uint64_t before = read_count(fd);
+    queue_with_rbp(clock_signal_info(fd, SI_QUEUE), 0);
+    EXPECT_EQ(count_samples(ring.drain()), 0u) << "taken at the system call's exit";
+    spin_in_user_code_ns(50 * kMillisecond);  // several ticks of CPU time
+    const auto records = ring.drain();
+    ASSERT_EQ(count_samples(records), 1u);
+    const auto& r = records[0];
+    EXPECT_EQ(testing::field_at<std::uint64_t>(r, 24), 1000'000'000'000u) << "PERIOD";
+    EXPECT_EQ(read_count(fd) - before, 1000'000'000'000u) << "counted once";
+  }
+  userperf_close(fd);
 }
 
 TEST(ClockPmu, RbpNearTheTopOfTheAddressSpaceEndsTheWalk) {
@@ -229,7 +295,7 @@ TEST(ClockPmu, RbpNearTheTopOfTheAddressSpaceEndsTheWalk) {
   ASSERT_GE(fd, 0) << strerror(errno);
   {
     testing::MappedRing ring(fd, 16);
-    const siginfo_t info = clock_signal_info(fd);
+    const siginfo_t info = clock_signal_info(fd, SI_TIMER);
     for (const std::uint64_t rbp : {~std::uint64_t{15}, ~std::uint64_t{7}}) {
       queue_with_rbp(info, rbp);
     }
@@ -289,7 +355,7 @@ TEST(ClockPmu, SampleOnAnotherStackCarriesNoStack) {
     testing::MappedRing ring(fd, 16);
     Coroutine coroutine;
     ASSERT_NE(coroutine.mapping, MAP_FAILED);
-    g_coroutine_signal = clock_signal_info(fd);
+    g_coroutine_signal = clock_signal_info(fd, SI_TIMER);
     coroutine.run(queue_from_the_coroutine);
     const auto samples = stack_samples(ring.drain());
     ASSERT_EQ(samples.size(), 1u);
@@ -302,7 +368,7 @@ TEST(ClockPmu, SampleOnAnotherStackCarriesNoStack) {
     EXPECT_EQ(s.dyn_size, 0u);
 
     // Back on the thread's own stack, samples carry it again.
-    queue_with_rbp(clock_signal_info(fd), 0);
+    queue_with_rbp(clock_signal_info(fd, SI_TIMER), 0);
     const auto after = stack_samples(ring.drain());
     ASSERT_EQ(after.size(), 1u);
     const testing::StackRange own = testing::own_stack();

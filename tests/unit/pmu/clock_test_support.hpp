@@ -29,11 +29,14 @@ inline pid_t own_tid() {
 }
 
 // Spins until the calling thread has used `ns` more CPU time.
+// The clock is read (a system call) once per ~0.5 ms of spinning: a ticker signal that arrives at a
+// system-call exit waits for the thread's next tick (clock_timer.cpp), so a loop dense in system
+// calls would be sampled at tick rate.
 __attribute__((noinline)) inline void burn_cpu_ns(std::uint64_t ns) {
   volatile std::uint64_t sink = 0;  // per call: burning threads share nothing
   const std::uint64_t end = thread_cpu_ns() + ns;
   while (thread_cpu_ns() < end) {
-    for (int i = 0; i < 10000; ++i) sink = sink + static_cast<unsigned>(i);
+    for (int i = 0; i < 500'000; ++i) sink = sink + static_cast<unsigned>(i);
   }
 }
 
