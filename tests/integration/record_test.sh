@@ -2,7 +2,7 @@
 # `userperf record` end to end, one scenario per run (each is its own ctest entry).
 # Usage: record_test.sh SCENARIO BIN_DIR PLUGIN_SO
 #   BIN_DIR holds userperf, hotspots, workload_hotspots_nofp, workload_family, workload_dlopen_host,
-#   workload_traced, workload_logged, workload_sigcount, workload_exec_variants
+#   workload_traced, workload_logged, workload_sigcount, workload_exec_variants, workload_sigmask
 #   (the build's bin/; the agent is found by userperf itself in BIN_DIR/../lib).
 # Every file a scenario writes must be read by perf report and perf script (Debian linux-perf)
 # with exit 0 and nothing on stderr.
@@ -289,6 +289,95 @@ case $scenario in
     chown root "$dir/out/n.data"  # perf refuses files owned by another user
     perf_reads "$dir/out/n.data"
     check_shares "as nobody" "$(perf_shares "$dir/out/n.data")"
+    ;;
+  sigmask)
+    # Threads that block every signal (a pool created under a full mask, as xz's are) are sampled,
+    # and every mask they read back is the one they set (the workload checks: "masks ok"). A
+    # thread that blocks with a raw rt_sigprocmask cannot be: its periods are LOST_SAMPLES in the
+    # file and the summary names it.
+    "$userperf" record -o "$dir/m.data" -- "$bin/workload_sigmask" 0.4 >"$dir/out" 2>"$dir/err"
+    rc=$?
+    ((rc == 0)) || fail "record exited $rc: $(cat "$dir/err")"
+    grep -q "masks ok" "$dir/out" || fail "the workload saw a mask it did not set: $(cat "$dir/err")"
+    grep -q "samples not taken: 1 thread blocked the sampling signal.*: [0-9]* (rawblock): [0-9]*" "$dir/err" ||
+      fail "the summary does not name the thread that blocked the signal: $(cat "$dir/err")"
+    perf report -i "$dir/m.data" --stdio >"$dir/report.txt" 2>"$dir/report.err" || fail "perf report exited $?"
+    lost=$(awk '/^# Total Lost Samples:/ { print $NF }' "$dir/report.txt")
+    perf script -i "$dir/m.data" -F comm,ip,sym >"$dir/script.txt" 2>"$dir/script.err" || fail "perf script exited $?"
+    # perf says how much was lost (above 5%), and nothing else.
+    if grep -v -e '^Warning:$' -e '^Processed [0-9]* samples and lost' -e '^$' "$dir/script.err" "$dir/report.err"; then
+      fail "perf wrote more than the lost-samples warning"
+    fi
+    pool=$(samples_of pool_burn)
+    raw=$(samples_of raw_burn)
+    echo "sigmask: pool_burn $pool samples, main_burn $(samples_of main_burn), raw_burn $raw, lost samples $lost"
+    ((pool >= 300)) || fail "the pool thread (every signal blocked) got $pool samples for 0.4 s of CPU"
+    ((raw <= 5)) || fail "raw_burn got $raw samples while it blocked the signal"
+    ((${lost:-0} >= 300)) || fail "only ${lost:-0} lost samples counted for 0.4 s of blocked CPU time"
+    ;;
+  xz)
+    # Debian's xz: its worker threads block every signal. userperf must give at least 90% of
+    # kernel perf's samples on the same command, with the same hottest addresses (liblzma is
+    # stripped: perf names them by address).
+    awk 'BEGIN { srand(7); n = split("the of and to in is that for it as was with be by on not he this are or his from at which but have an they you were her she there been one all we their", w, " ")
+      for (i = 0; i < 120000; i++) { line = ""; for (j = 0; j < 8; j++) line = line w[int(rand() * n) + 1] " "; print line int(rand() * 100000) } }' >"$dir/words.txt"
+    xz_cmd=(xz -T2 -6 --block-size=1MiB -c "$dir/words.txt")
+    "$userperf" record -q -o "$dir/x.data" -- "${xz_cmd[@]}" >/dev/null || fail "record exited $?"
+    perf_reads "$dir/x.data"
+    top() { perf report -i "$1" --stdio --no-children --sort dso,sym -q 2>/dev/null | awk 'NF { print $2 " " $4 }' | head -"$2"; }
+    samples() { perf script -i "$1" -F ip 2>/dev/null | wc -l; }
+    u=$(samples "$dir/x.data")
+    echo "xz: userperf $u samples; top: $(top "$dir/x.data" 5 | tr '\n' ',')"
+    if perf record -q -e cpu-clock -F 1000 -o "$dir/k.data" -- "${xz_cmd[@]}" >/dev/null 2>"$dir/k.err"; then
+      k=$(samples "$dir/k.data")
+      echo "xz: kernel perf $k samples; top: $(top "$dir/k.data" 5 | tr '\n' ',')"
+      ((u * 10 >= k * 9)) || fail "userperf took $u samples, under 90% of kernel perf's $k"
+      top "$dir/x.data" 5 >"$dir/top.u"
+      while read -r entry; do
+        grep -qxF "$entry" "$dir/top.u" || fail "kernel perf's top-3 $entry is not in userperf's top 5"
+      done < <(top "$dir/k.data" 3)
+    else
+      echo "SKIP kernel comparison: perf record refused: $(head -2 "$dir/k.err")"
+      ((u >= 1000)) || fail "userperf took $u samples of about 2 s of CPU"
+    fi
+    ;;
+  syscall-dense)
+    # sqlite3 sorting through temporary files: ~300k pread64/pwrite64 calls a second. Ticker
+    # signals that arrive at a system-call exit must not pile samples onto the call wrappers: the
+    # top-10 user-mode self shares are within 3 points of kernel perf's (cpu-clock:u).
+    {
+      echo "PRAGMA cache_size=-64; PRAGMA temp_store=FILE;"
+      echo "CREATE TABLE t(a INTEGER, b INTEGER, c TEXT);"
+      echo "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM s WHERE i < 600000)"
+      echo "INSERT INTO t SELECT i, i % 1000, printf('row-%08d', i * 7919 % 600000) FROM s;"
+      echo "SELECT b, count(*), sum(a), max(c) FROM t GROUP BY b ORDER BY 2 DESC LIMIT 3;"
+      echo "SELECT count(*) FROM t x JOIN t y ON x.a = y.a + 1 WHERE x.b < 500;"
+      echo "SELECT c, count(*) FROM t GROUP BY c ORDER BY c LIMIT 3;"
+      echo "SELECT count(DISTINCT c), count(DISTINCT a % 77777) FROM t;"
+    } >"$dir/q.sql"
+    "$userperf" record -q -F 2000 -o "$dir/s.data" -- sqlite3 :memory: <"$dir/q.sql" >/dev/null || fail "record exited $?"
+    perf_reads "$dir/s.data"
+    # User-mode self shares: "symbol percent", over the samples perf shows as [.].
+    user_shares() {
+      perf report -i "$1" --stdio --no-children --sort sym -q 2>/dev/null |
+        awk '$2 == "[.]" { s[$3] += $1; t += $1 } END { for (k in s) printf "%s %.2f\n", k, s[k] * 100 / t }' | sort -k2 -rn
+    }
+    user_shares "$dir/s.data" >"$dir/u.shares"
+    pread=$(awk '$1 ~ /^__libc_p(read|write)/ { s += $2 } END { printf "%.2f", s }' "$dir/u.shares")
+    echo "syscall-dense: userperf top: $(head -5 "$dir/u.shares" | tr '\n' ',') __libc_pread+pwrite $pread%"
+    awk -v p="$pread" 'BEGIN { exit !(p < 3) }' || fail "__libc_pread/pwrite take $pread% of userperf's samples"
+    if perf record -q -e cpu-clock:u -F 2000 -o "$dir/k.data" -- sqlite3 :memory: <"$dir/q.sql" >/dev/null 2>"$dir/k.err"; then
+      user_shares "$dir/k.data" >"$dir/k.shares"
+      echo "syscall-dense: kernel perf top: $(head -5 "$dir/k.shares" | tr '\n' ',')"
+      while read -r sym kshare; do
+        ushare=$(awk -v s="$sym" '$1 == s { print $2 }' "$dir/u.shares")
+        echo "  $sym: kernel $kshare%, userperf ${ushare:-0}%"
+        awk -v a="${ushare:-0}" -v b="$kshare" 'BEGIN { d = a - b; exit !(d <= 3 && d >= -3) }' ||
+          fail "$sym: userperf ${ushare:-0}% vs kernel perf $kshare% (more than 3 points)"
+      done < <(head -10 "$dir/k.shares")
+    else
+      echo "SKIP kernel comparison: perf record refused: $(head -2 "$dir/k.err")"
+    fi
     ;;
   bad-input)
     cd "$dir" || fail "cd"

@@ -121,6 +121,23 @@ void stop_child(pid_t child) {
   }
 }
 
+// Threads that blocked the sampling signal where the agent could not see it (a raw
+// rt_sigprocmask): their periods are in the file as LOST_SAMPLES; each is named here, even with -q.
+void report_unsampled(const record::Recorder& recorder) {
+  const auto& threads = recorder.unsampled_threads();
+  if (threads.empty()) return;
+  std::string names;
+  for (const auto& [tid, t] : threads) {
+    names += (names.empty() ? "" : ", ") + std::to_string(tid) + " (" +
+             (t.comm.empty() ? "?" : t.comm) + "): " + std::to_string(t.periods);
+  }
+  std::fprintf(stderr,
+               "userperf record: %llu samples not taken: %zu thread%s blocked the sampling signal "
+               "(a raw rt_sigprocmask the agent cannot see): %s\n",
+               static_cast<unsigned long long>(recorder.stats().unsampled), threads.size(),
+               threads.size() == 1 ? "" : "s", names.c_str());
+}
+
 int run_record(const RecordOptions& options, const std::vector<std::string>& command) {
   if (command.empty()) return fail("no command given (userperf record [options] -- COMMAND)");
   record::RecordRequest request;
@@ -205,6 +222,7 @@ int run_record(const RecordOptions& options, const std::vector<std::string>& com
         static_cast<double>(st.st_size) / (1024.0 * 1024.0), options.output.c_str(),
         static_cast<unsigned long long>(s.samples), static_cast<unsigned long long>(s.lost));
   }
+  report_unsampled(recorder);
   return exit_status_of(wait_status);
 }
 

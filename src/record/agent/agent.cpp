@@ -16,6 +16,7 @@
 #include "api/engine_instance.hpp"
 #include "pmu/clock_timer.hpp"
 #include "record/agent/session.hpp"
+#include "record/agent/signal_mask.hpp"
 #include "record/agent/thread_events.hpp"
 
 namespace userperf::record::agent {
@@ -67,6 +68,7 @@ __attribute__((constructor)) void start_agent() {
   Session* session = start_session_from_env();
   if (session == nullptr) return;
   init_thread_key();
+  guard_clock_signal();
   pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
   std::atexit(at_exit);
   start_thread(*session, 0);

@@ -6,7 +6,8 @@
 // again, and the disposition is restored when the exec fails; the ticker is then told that signals
 // it sent meanwhile were discarded, or it would wait for their delivery and never signal those
 // threads again. A program run without the agent inherits the ignored disposition of that one
-// signal (SIGRTMIN + 4 unless USERPERF_SIGNAL).
+// signal (SIGRTMIN + 4 unless USERPERF_SIGNAL). The new image also starts with the mask the program
+// set (signal_mask.hpp: the agent keeps the clock signal unblocked whatever the program asked).
 //
 // Every variant is wrapped: glibc's execl, execvp... call execve internally, not through the
 // symbol the agent interposes. A file of its own: <unistd.h> declares these with exception
@@ -22,6 +23,7 @@
 #include "pmu/clock_ticker.hpp"
 #include "pmu/clock_timer.hpp"
 #include "record/agent/session.hpp"
+#include "record/agent/signal_mask.hpp"
 
 namespace {
 
@@ -104,27 +106,32 @@ extern "C" {
 __attribute__((visibility("default"))) int execve(const char* path, char* const argv[],
                                                   char* const envp[]) {
   ClockSignalQuiet quiet;
+  userperf::record::agent::ProgramMaskForExec mask;  // after quiet: undone first
   return resolve(g_real.execve, "execve")(path, argv, envp);
 }
 
 __attribute__((visibility("default"))) int execv(const char* path, char* const argv[]) {
   ClockSignalQuiet quiet;
+  userperf::record::agent::ProgramMaskForExec mask;  // after quiet: undone first
   return resolve(g_real.execv, "execv")(path, argv);
 }
 
 __attribute__((visibility("default"))) int execvp(const char* file, char* const argv[]) {
   ClockSignalQuiet quiet;
+  userperf::record::agent::ProgramMaskForExec mask;  // after quiet: undone first
   return resolve(g_real.execvp, "execvp")(file, argv);
 }
 
 __attribute__((visibility("default"))) int execvpe(const char* file, char* const argv[],
                                                    char* const envp[]) {
   ClockSignalQuiet quiet;
+  userperf::record::agent::ProgramMaskForExec mask;  // after quiet: undone first
   return resolve(g_real.execvpe, "execvpe")(file, argv, envp);
 }
 
 __attribute__((visibility("default"))) int fexecve(int fd, char* const argv[], char* const envp[]) {
   ClockSignalQuiet quiet;
+  userperf::record::agent::ProgramMaskForExec mask;  // after quiet: undone first
   return resolve(g_real.fexecve, "fexecve")(fd, argv, envp);
 }
 

@@ -1,16 +1,21 @@
 // The libc and libdl functions the agent wraps (exported by agent.map; the real ones come from
 // dlsym(RTLD_NEXT)): pthread_create (new threads set up their events before the user's routine),
-// pthread_setname_np (Comm). Not dlopen: glibc resolves a dlopen'ed name (RUNPATH, $ORIGIN, the
+// pthread_setname_np (Comm); a new thread also takes its creator's view of the clock signal's mask
+// (signal_mask.hpp). Not dlopen: glibc resolves a dlopen'ed name (RUNPATH, $ORIGIN, the
 // caller's namespace) from its caller's address, which a wrapper would change; the recorder finds
 // objects loaded later by re-reading /proc/PID/maps.
 #include <dlfcn.h>
 #include <pthread.h>
 
+#include <signal.h>
+
 #include <cerrno>
 #include <new>
 
+#include "pmu/clock_timer.hpp"
 #include "pmu/internal_thread.hpp"
 #include "record/agent/session.hpp"
+#include "record/agent/signal_mask.hpp"
 #include "record/agent/thread_events.hpp"
 
 namespace userperf::record::agent {
@@ -30,11 +35,23 @@ struct ThreadStart {
   void* (*routine)(void*);
   void* arg;
   pid_t ptid;
+  bool blocks_clock_signal;  // the program's mask for the new thread has it
 };
+
+// Whether the program means the new thread's mask to block the clock signal: the attr's mask
+// (pthread_attr_setsigmask_np) when it has one, else the creator's.
+bool new_thread_blocks_clock_signal(const pthread_attr_t* attr) {
+  sigset_t mask;
+  if (attr != nullptr && pthread_attr_getsigmask_np(attr, &mask) == 0) {
+    return sigismember(&mask, userperf::pmu::clock_signal()) == 1;
+  }
+  return program_blocks_clock_signal();
+}
 
 void* start_recorded_thread(void* p) {
   const ThreadStart start = *static_cast<ThreadStart*>(p);
   delete static_cast<ThreadStart*>(p);
+  if (guarding_clock_signal()) adopt_thread_mask(start.blocks_clock_signal);
   if (Session* session = current_session()) start_thread(*session, start.ptid);
   return start.routine(start.arg);
 }
@@ -52,10 +69,11 @@ __attribute__((visibility("default"))) int pthread_create(pthread_t* thread,
   using Create = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
   static const auto real_create = real<Create>("pthread_create");
   if (real_create == nullptr) return EAGAIN;
-  if (current_session() == nullptr || creating_internal_thread()) {
+  if (creating_internal_thread() || (current_session() == nullptr && !guarding_clock_signal())) {
     return real_create(thread, attr, routine, arg);
   }
-  auto* start = new (std::nothrow) ThreadStart{routine, arg, current_thread_id()};
+  auto* start = new (std::nothrow)
+      ThreadStart{routine, arg, current_thread_id(), new_thread_blocks_clock_signal(attr)};
   if (start == nullptr) return real_create(thread, attr, routine, arg);
   const int rc = real_create(thread, attr, start_recorded_thread, start);
   if (rc != 0) delete start;

@@ -371,6 +371,12 @@ bool Recorder::drain_ring(Connection& c, ThreadRing& ring) {
   stats_.records += counts.records;
   stats_.samples += counts.samples;
   stats_.lost += counts.lost;
+  if (counts.lost_samples != 0) {
+    stats_.unsampled += counts.lost_samples;
+    UnsampledThread& t = unsampled_[ring.tid()];
+    if (t.tid == 0) t = {ring.pid(), ring.tid(), read_comm(ring.pid(), ring.tid()), 0};
+    t.periods += counts.lost_samples;
+  }
   if (!ok && error.empty()) return !(failed_ = true);
   if (!error.empty()) report_once(c, error);
   return true;

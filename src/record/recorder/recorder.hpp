@@ -29,7 +29,8 @@ namespace userperf::record {
 struct RecorderStats {
   std::uint64_t samples = 0;
   std::uint64_t lost = 0;
-  std::uint64_t records = 0;  // ring records written
+  std::uint64_t unsampled = 0;  // LOST_SAMPLES: periods of threads that blocked the clock signal
+  std::uint64_t records = 0;    // ring records written
   std::uint32_t processes = 0;
   std::uint32_t threads = 0;
 };
@@ -62,6 +63,15 @@ class Recorder {
   void abandon();
 
   const RecorderStats& stats() const { return stats_; }
+
+  // A thread some of whose periods could not be sampled (LOST_SAMPLES in its ring).
+  struct UnsampledThread {
+    pid_t pid = 0;
+    pid_t tid = 0;
+    std::string comm;  // when it was first seen losing periods
+    std::uint64_t periods = 0;
+  };
+  const std::map<pid_t, UnsampledThread>& unsampled_threads() const { return unsampled_; }
 
  private:
   struct Connection;
@@ -106,7 +116,8 @@ class Recorder {
   std::map<std::uint32_t, std::string> tracepoint_formats_;  // config index -> format
   std::vector<std::uint8_t> buffer_;                         // one received message
   RecorderStats stats_;
-  bool failed_ = false;  // the writer failed
+  std::map<pid_t, UnsampledThread> unsampled_;  // by tid
+  bool failed_ = false;                         // the writer failed
 };
 
 }  // namespace userperf::record

@@ -110,6 +110,11 @@ bool ThreadRing::drain(perfdata::Writer& writer, DrainCounts& counts, std::strin
     }
     ++counts.records;
     if (r.header.type == PERF_RECORD_SAMPLE) ++counts.samples;
+    if (r.header.type == PERF_RECORD_LOST_SAMPLES && copy_.size() >= 16) {
+      std::uint64_t lost = 0;
+      std::memcpy(&lost, copy_.data() + 8, sizeof lost);
+      counts.lost_samples += lost;
+    }
   }
   counts.lost += reader_.lost() - lost_before;
   if (bad.empty() && status != ring::ReadStatus::kEmpty) bad = ring::to_string(status);

@@ -19,6 +19,9 @@ struct DrainCounts {
   std::uint64_t records = 0;
   std::uint64_t samples = 0;
   std::uint64_t lost = 0;  // sum of the LOST records' counts
+  // Sum of the LOST_SAMPLES records' counts: periods the agent could not sample (the thread
+  // blocked the clock signal).
+  std::uint64_t lost_samples = 0;
 };
 
 // An event whose records the ring holds: its id and attr (every attr of `userperf record` has
