@@ -388,7 +388,10 @@ void ticker_signals_discarded() {
 }
 
 void ticker_after_fork_child() {
-  for (int i = 0; i < kClockSlots; ++i) {
+  // Slots past the highest ever claimed were never touched: writing them would copy their pages
+  // into every fork child.
+  const int end = g_clock_slot_end.load(std::memory_order_relaxed);
+  for (int i = 0; i < end; ++i) {
     ClockSlot& slot = g_clock_slots[i];
     slot.ticker_period.store(0, std::memory_order_relaxed);
     slot.arm_seq.store(0, std::memory_order_relaxed);

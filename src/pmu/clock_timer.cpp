@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -19,6 +20,8 @@
 #include "pmu/clock_slots.hpp"
 #include "pmu/clock_ticker.hpp"
 #include "pmu/thread_id.hpp"
+
+extern "C" void* __libc_stack_end;  // glibc: the stack pointer at _start
 
 namespace userperf::pmu {
 
@@ -237,8 +240,29 @@ void install_handler() {
   g_pid.store(getpid(), std::memory_order_relaxed);
 }
 
-// [low, high) of the calling thread's stack; {0, 0} when unknown.
+// [low, high) of the calling thread's stack; {0, 0} when unknown. The main thread's comes from
+// __libc_stack_end (the stack pointer _start left, above every frame of the program) and
+// RLIMIT_STACK, not from pthread_getattr_np: for the main thread that reads the whole of
+// /proc/self/maps, a cost every recorded process would pay at its start. The kernel keeps other
+// mappings max(RLIMIT_STACK, 128 MiB) below the stack's top (mmap_base), so nothing but the stack
+// lies in [high - min(RLIMIT_STACK, 128 MiB), high).
 StackBounds own_stack() {
+  constexpr std::uint64_t kStackGap = 128ull << 20;
+  const std::uint64_t top = reinterpret_cast<std::uint64_t>(__libc_stack_end);
+  const std::uint64_t page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+  // The page holding __libc_stack_end is mapped to its end (argv and the environment lie above).
+  const std::uint64_t high = (top + page) & ~(page - 1);
+  rlimit limit{};
+  const std::uint64_t reach = getrlimit(RLIMIT_STACK, &limit) == 0 && limit.rlim_cur < kStackGap
+                                  ? limit.rlim_cur
+                                  : kStackGap;
+  const StackBounds initial{high > reach ? high - reach : 0, high};
+  // A fork child of another thread runs on that thread's stack: pthread_getattr_np knows it.
+  const auto here = reinterpret_cast<std::uint64_t>(__builtin_frame_address(0));
+  if (getpid() == static_cast<pid_t>(syscall(SYS_gettid)) && here >= initial.low &&
+      here < initial.high) {
+    return initial;
+  }
   pthread_attr_t attr;
   if (pthread_getattr_np(pthread_self(), &attr) != 0) return {};
   void* base = nullptr;
@@ -387,7 +411,14 @@ void clock_timers_after_fork_child() {
   ticker_after_fork_child();
   // Every slot, not just those below g_clock_slot_end: a thread may have been claiming one when
   // the process forked.
+  // Only slots that hold something are written: a store into each of 4096 slots would copy every
+  // page of the table in each fork child (a shell forks for every command it runs).
   for (ClockSlot& slot : g_clock_slots) {
+    if (slot.event.load(std::memory_order_relaxed) == nullptr &&
+        slot.engine.load(std::memory_order_relaxed) == nullptr &&
+        (slot.generation.load(std::memory_order_relaxed) & 1) == 0) {
+      continue;
+    }
     if (slot.generation.load(std::memory_order_relaxed) & 1) {
       slot.generation.fetch_add(1, std::memory_order_relaxed);
     }

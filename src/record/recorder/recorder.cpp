@@ -207,6 +207,8 @@ bool Recorder::handle(Connection& c, const std::uint8_t* bytes, std::size_t size
   return true;
 }
 
+// The process's state is read before it is welcomed: until the answer comes it waits, so even one
+// that lives a millisecond cannot exit or exec under the reads.
 bool Recorder::on_hello(Connection& c, const HelloMessage& m) {
   WelcomeMessage welcome;
   welcome.id_base = c.id_base;
@@ -214,10 +216,17 @@ bool Recorder::on_hello(Connection& c, const HelloMessage& m) {
   if (welcome.accepted == 0) {
     report_once(c, "connection " + std::to_string(c.number) + ": protocol version " +
                        std::to_string(m.version) + " refused");
+    send_message(c.fd, &welcome, sizeof welcome);
+    return false;
   }
-  if (send_message(c.fd, &welcome, sizeof welcome) != 0 || welcome.accepted == 0) return false;
-  c.welcomed = true;
   c.pid = m.pid;
+  if (!write_image_state(c, m)) return false;
+  if (send_message(c.fd, &welcome, sizeof welcome) != 0) return false;
+  c.welcomed = true;
+  return true;
+}
+
+bool Recorder::write_image_state(Connection& c, const HelloMessage& m) {
   auto [it, fresh] = processes_.try_emplace(m.pid);
   Process& p = it->second;
   const SyntheticStamp s = stamp(m.time);
@@ -247,9 +256,25 @@ bool Recorder::on_hello(Connection& c, const HelloMessage& m) {
                                        synthetic_attr(), s, writer_)) {
     return !(failed_ = true);
   }
+  // A fork child has its parent's address space: the parent's mappings, as last read, without a
+  // read of its own (a shell's fork child lives only until it execs). The 100 ms rescan adds what
+  // the parent mapped since.
+  if (const auto parent = processes_.find(m.ppid);
+      m.parent_tid != 0 && parent != processes_.end() && parent->second.image != nullptr) {
+    p.mappings = parent->second.mappings;
+    p.maps_read_at = m.time;
+    if (!write_comm(m.pid, m.pid, read_comm(m.pid, m.pid), 0, synthetic_attr(), s, writer_)) {
+      return !(failed_ = true);
+    }
+    for (const FileMapping& mapping : p.mappings) {
+      if (!write_mmap2(m.pid, mapping, synthetic_attr(), s, writer_)) return !(failed_ = true);
+    }
+    return true;
+  }
   SynthesisResult result;
   if (!synthesize_process(m.pid, synthetic_attr(), s, writer_, &result)) {
     if (writer_.error()) return !(failed_ = true);
+    // Only a process killed while it waited for its Welcome gets here.
     report_once(c, "process " + std::to_string(m.pid) + " vanished before its state was read");
     return true;
   }

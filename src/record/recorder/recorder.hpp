@@ -88,6 +88,8 @@ class Recorder {
   bool receive_all(Connection& c);
   bool handle(Connection& c, const std::uint8_t* message, std::size_t size, int* fds, int nfds);
   bool on_hello(Connection& c, const HelloMessage& m);
+  // COMM, FORK and MMAP2 for the image that said Hello. False when the writer failed.
+  bool write_image_state(Connection& c, const HelloMessage& m);
   bool on_thread_start(Connection& c, const ThreadStartMessage& m, int* fds, int nfds);
   bool on_thread_exit(Connection& c, const ThreadExitMessage& m);
   bool rescan_mappings(std::uint64_t now);
