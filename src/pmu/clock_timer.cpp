@@ -71,10 +71,17 @@ void fill_regs(const mcontext_t& mc, core::SampleRegs& regs) {
   set(PERF_REG_X86_R15, g[REG_R15]);
 }
 
+// The first address past user space: 2^56 with 5-level page tables, 2^47 with 4 levels. A "return
+// address" at or above it is not one: a program built without frame pointers leaves anything in
+// RBP, and a word of -1 stored as a frame would read as a context marker (PERF_CONTEXT_MAX up)
+// to every consumer (hotspot's perfparser warned on -g files of gcc).
+constexpr std::uint64_t kUserAddressEnd = 1ull << 56;
+
 // Frame-pointer walk bounded to [sp, stack_high), which the caller checked lies inside the
 // sampled thread's own stack: it reads nothing else, so it cannot fault. Frames outside the bounds
-// or not moving upwards end the walk. The bound is written as stack_high - fp: fp + 16 wraps for
-// an RBP of -16 or -8 (a function using RBP as a scratch register).
+// or not moving upwards, and return addresses of 0 or outside user space, end the walk. The bound
+// is written as stack_high - fp: fp + 16 wraps for an RBP of -16 or -8 (a function using RBP as a
+// scratch register).
 std::uint64_t walk_frames(std::uint64_t ip, std::uint64_t fp, std::uint64_t sp,
                           std::uint64_t stack_high, std::uint64_t* out, int max) {
   int n = 0;
@@ -83,7 +90,7 @@ std::uint64_t walk_frames(std::uint64_t ip, std::uint64_t fp, std::uint64_t sp,
   while (n < max && fp >= sp && fp < stack_high && stack_high - fp >= 16 && (fp & 7) == 0) {
     const auto* frame = reinterpret_cast<const std::uint64_t*>(fp);
     const std::uint64_t ret = frame[1];
-    if (ret == 0) break;
+    if (ret == 0 || ret >= kUserAddressEnd) break;
     out[n++] = ret;
     if (frame[0] <= fp) break;
     fp = frame[0];

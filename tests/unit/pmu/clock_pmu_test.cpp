@@ -312,6 +312,29 @@ TEST(ClockPmu, RbpNearTheTopOfTheAddressSpaceEndsTheWalk) {
   userperf_close(fd);
 }
 
+TEST(ClockPmu, AReturnAddressOutsideUserSpaceEndsTheWalk) {
+  // RBP at a "frame" on this thread's stack whose return address is -1 (what a function built
+  // without frame pointers may leave there): stored, it would read as a context marker.
+  const int fd = quiet_clock(64);
+  ASSERT_GE(fd, 0) << strerror(errno);
+  {
+    testing::MappedRing ring(fd, 16);
+    const siginfo_t info = clock_signal_info(fd, SI_TIMER);
+    for (const std::uint64_t bad_return : {~std::uint64_t{0}, std::uint64_t{1} << 63}) {
+      volatile std::uint64_t frame[2] = {0, bad_return};
+      queue_with_rbp(info, reinterpret_cast<std::uint64_t>(&frame[0]));
+    }
+    const auto samples = stack_samples(ring.drain());
+    ASSERT_EQ(samples.size(), 2u);
+    for (const auto& s : samples) {
+      ASSERT_EQ(s.callchain.size(), 2u) << "the bad return address was stored";
+      EXPECT_EQ(s.callchain[0], PERF_CONTEXT_USER);
+      EXPECT_EQ(s.callchain[1], s.ip);
+    }
+  }
+  userperf_close(fd);
+}
+
 // A coroutine (makecontext) on a stack of its own, mapped with a PROT_NONE page above its top.
 struct Coroutine {
   static constexpr std::size_t kStackBytes = 64 * 1024;
