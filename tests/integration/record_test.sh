@@ -398,6 +398,9 @@ case $scenario in
     expect_error "--aux" --aux ftrace -- "$bin/hotspots" 0.1
     expect_error "needs --aux" --aux-sample 1024 -- "$bin/hotspots" 0.1
     expect_error "denied\|directory\|cannot" -o /proc/no/such/dir/perf.data -- "$bin/hotspots" 0.1
+    # A program the verifier rejects: refused before the command runs, with the verifier's reason.
+    expect_error "verifier rejected it.*R0 invalid mem access 'map_value_or_null'" \
+      --bpf "$bin/../bpf/progs/handler_rejected.bpf.o" -- "$bin/hotspots" 0.1
     ;;
   *) fail "unknown scenario $scenario" ;;
 esac

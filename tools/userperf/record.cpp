@@ -57,6 +57,40 @@ int exit_status_of(int wait_status) {
   return 255;
 }
 
+// Loads --bpf's program here, with the loader and verifier every recorded process runs, so that a
+// program the verifier rejects is refused before the command starts (as perf refuses a bad
+// filter) with the verifier's reason: the last lines of its log, down to the failing instruction.
+bool bpf_program_loads(const std::string& path, std::string& error) {
+  std::vector<char> log(64 * 1024);
+  const int prog = userperf_bpf_prog_load(path.c_str(), nullptr, log.data(), log.size());
+  if (prog >= 0) {
+    userperf_close(prog);
+    return true;
+  }
+  const int err = errno;
+  std::vector<std::string> lines;
+  std::string line;
+  for (const char* c = log.data(); *c != '\0'; ++c) {
+    if (*c != '\n') {
+      line += *c;
+    } else if (!line.empty()) {
+      lines.push_back(std::move(line));
+      line.clear();
+    }
+  }
+  if (!line.empty()) lines.push_back(std::move(line));
+  // The reason comes before the closing "processed N insns" line.
+  while (!lines.empty() && lines.back().rfind("processed ", 0) == 0) lines.pop_back();
+  error = "--bpf " + path + ": " + std::strerror(err);
+  if (!lines.empty()) {
+    error +=
+        (err == EACCES || err == EINVAL ? " (the verifier rejected it): " : ": ") + lines.back();
+    const std::size_t from = lines.size() > 4 ? lines.size() - 4 : 0;
+    for (std::size_t i = from; i + 1 < lines.size(); ++i) error += "\n  " + lines[i];
+  }
+  return false;
+}
+
 bool build_request(const RecordOptions& o, record::RecordRequest& request, std::string& error) {
   request.events = o.events;
   request.frequency = o.frequency;
@@ -81,6 +115,7 @@ bool build_request(const RecordOptions& o, record::RecordRequest& request, std::
     }
     request.bpf_object = resolved;
     std::free(resolved);
+    if (!bpf_program_loads(request.bpf_object, error)) return false;
   }
   return o.mmap_pages.empty() || record::parse_mmap_pages(o.mmap_pages, request, error);
 }
