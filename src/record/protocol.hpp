@@ -59,9 +59,10 @@ enum class MessageType : std::uint32_t {
   kThreadStart = 3,  // + SCM_RIGHTS: ring memfd [, AUX memfd]
   kThreadExit = 4,
   // 5 is retired: a dlopen notice (wrapping dlopen changed how glibc resolves the name).
-  kComm = 6,         // a thread renamed itself
-  kTracepoint = 7,   // a recorded tracepoint registered: its format
-  kProcessExit = 8,  // orderly exit (exit(), return from main); absent after kill -9
+  kComm = 6,            // a thread renamed itself
+  kTracepoint = 7,      // a recorded tracepoint registered: its format
+  kProcessExit = 8,     // orderly exit (exit(), return from main); absent after kill -9
+  kUnrecordedExec = 9,  // a process is about to exec a program the agent cannot enter
 };
 
 struct MessageHeader {
@@ -121,6 +122,16 @@ struct CommMessage {
   std::int32_t tid = 0;
   std::uint64_t time = 0;
   char comm[16] = {};  // NUL-terminated
+};
+
+// Sent by the exec wrappers before an exec the agent will not follow (exec_target.hpp says why);
+// sent again with reason 0 (ExecTarget::kEnterable) when that exec failed and the image goes on.
+struct UnrecordedExecMessage {
+  MessageHeader header{static_cast<std::uint32_t>(MessageType::kUnrecordedExec),
+                       sizeof(UnrecordedExecMessage)};
+  std::int32_t pid = 0;
+  std::uint32_t reason = 0;  // an ExecTarget
+  char path[256] = {};       // the program, NUL-terminated (cut to fit)
 };
 
 // Followed by format_size bytes of text (libtraceevent's "format" file of the tracepoint).

@@ -2,7 +2,8 @@
 # `userperf record` end to end, one scenario per run (each is its own ctest entry).
 # Usage: record_test.sh SCENARIO BIN_DIR PLUGIN_SO
 #   BIN_DIR holds userperf, hotspots, workload_hotspots_nofp, workload_family, workload_dlopen_host,
-#   workload_traced, workload_logged, workload_sigcount, workload_exec_variants, workload_sigmask
+#   workload_traced, workload_logged, workload_sigcount, workload_exec_variants, workload_sigmask,
+#   workload_static
 #   (the build's bin/; the agent is found by userperf itself in BIN_DIR/../lib).
 # Every file a scenario writes must be read by perf report and perf script (Debian linux-perf)
 # with exit 0 and nothing on stderr.
@@ -378,6 +379,40 @@ case $scenario in
     else
       echo "SKIP kernel comparison: perf record refused: $(head -2 "$dir/k.err")"
     fi
+    ;;
+  refusals)
+    # What the agent cannot enter is refused before it runs, with the reason and the way out, and no
+    # file is left: a static program; as a user other than root, a setuid-root one. Run from a
+    # recorded shell instead, such programs (and one exec'd with a cleared environment) are named
+    # at the end; the exit status stays the command's.
+    cd "$dir" || fail "cd"
+    "$userperf" record -o "$dir/s.data" -- "$bin/workload_static" >/dev/null 2>"$dir/err"
+    rc=$?
+    ((rc != 0)) || fail "a static command was recorded (exit 0)"
+    grep -q "statically linked.*cannot enter it.*Build it dynamically linked" "$dir/err" ||
+      fail "no reason for the static command: $(cat "$dir/err")"
+    [[ ! -e $dir/s.data ]] || fail "the refused static command left a file"
+    echo "refusals: static -> exit $rc: $(head -c 150 "$dir/err")"
+    mkdir -p "$dir/suid" && chmod 755 "$dir" "$dir/suid"
+    cp "$bin/hotspots" "$dir/suid/hotspots" && chmod 4755 "$dir/suid/hotspots"
+    mkdir -p "$dir/out" && chown nobody "$dir/out"
+    setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all \
+      "$userperf" record -o "$dir/out/u.data" -- "$dir/suid/hotspots" 0.1 >/dev/null 2>"$dir/err"
+    rc=$?
+    ((rc != 0)) || fail "a setuid-root command was recorded by nobody (exit 0)"
+    grep -q "setuid.*cannot enter it" "$dir/err" || fail "no reason for the setuid command: $(cat "$dir/err")"
+    [[ ! -e $dir/out/u.data ]] || fail "the refused setuid command left a file"
+    echo "refusals: setuid as nobody -> exit $rc"
+    "$userperf" record -o "$dir/m.data" -- sh -c "'$bin/workload_static'; env -i '$bin/hotspots' 0.2; '$bin/hotspots' 0.2; exit 5" \
+      >/dev/null 2>"$dir/err"
+    rc=$?
+    ((rc == 5)) || fail "record returned $rc, the command's status is 5: $(cat "$dir/err")"
+    grep -q "2 processes ran without the agent" "$dir/err" || fail "the summary does not name them: $(cat "$dir/err")"
+    grep -q "([w]orkload_static): statically linked" "$dir/err" || fail "the static program is not named: $(cat "$dir/err")"
+    grep -q "(hotspots): run with an environment that drops LD_PRELOAD" "$dir/err" ||
+      fail "the program run with env -i is not named: $(cat "$dir/err")"
+    perf_reads "$dir/m.data"
+    sed -n '/ran without the agent/,$p' "$dir/err" | sed 's/^/refusals: /'
     ;;
   bad-input)
     cd "$dir" || fail "cd"

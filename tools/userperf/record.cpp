@@ -14,6 +14,7 @@
 
 #include "commands.hpp"
 #include "perfdata/writer.hpp"
+#include "record/exec_target.hpp"
 #include "record/recorder/event_config.hpp"
 #include "record/recorder/recorder.hpp"
 #include "record/recorder/spawn.hpp"
@@ -156,6 +157,37 @@ void stop_child(pid_t child) {
   }
 }
 
+// Processes that exec'd a program the agent cannot enter: they ran unrecorded. Named even with -q.
+void report_unrecorded(const record::Recorder& recorder) {
+  const auto& processes = recorder.unrecorded_processes();
+  if (processes.empty()) return;
+  std::string names;
+  for (const auto& [pid, p] : processes) {
+    names += "\n  " + std::to_string(pid) + " (" + p.comm + "): " + p.reason;
+  }
+  std::fprintf(stderr, "userperf record: %zu process%s ran without the agent (not recorded):%s\n",
+               processes.size(), processes.size() == 1 ? "" : "es", names.c_str());
+}
+
+// The command itself must be a program the agent can enter: refused before it starts otherwise,
+// with the way out.
+bool command_enterable(const std::string& file, std::string& error) {
+  char path[4096];
+  if (!record::resolve_command(file.c_str(), std::getenv("PATH"), path, sizeof path)) {
+    return true;  // not found: the spawn says so (exit 127)
+  }
+  const record::ExecTarget target = record::check_exec_file(path, geteuid(), getegid());
+  if (target != record::ExecTarget::kStatic && target != record::ExecTarget::kSecure) return true;
+  error = std::string(path) + " is " + record::describe(target) +
+          ": userperf's agent cannot enter it, so nothing of it would be recorded. " +
+          (target == record::ExecTarget::kStatic
+               ? "Build it dynamically linked, or record it with kernel perf record where "
+                 "perf_event_open is allowed."
+               : "Run userperf record as the program's owner (or root), or record it with kernel "
+                 "perf record.");
+  return false;
+}
+
 // Threads that blocked the sampling signal where the agent could not see it (a raw
 // rt_sigprocmask): their periods are in the file as LOST_SAMPLES; each is named here, even with -q.
 void report_unsampled(const record::Recorder& recorder) {
@@ -177,7 +209,9 @@ int run_record(const RecordOptions& options, const std::vector<std::string>& com
   if (command.empty()) return fail("no command given (userperf record [options] -- COMMAND)");
   record::RecordRequest request;
   std::string error;
-  if (!build_request(options, request, error)) return fail(error);
+  if (!build_request(options, request, error) || !command_enterable(command.front(), error)) {
+    return fail(error);
+  }
   const int aux_type =
       request.aux == record::AuxSource::kNone
           ? -1
@@ -258,6 +292,7 @@ int run_record(const RecordOptions& options, const std::vector<std::string>& com
         static_cast<unsigned long long>(s.samples), static_cast<unsigned long long>(s.lost));
   }
   report_unsampled(recorder);
+  report_unrecorded(recorder);
   return exit_status_of(wait_status);
 }
 

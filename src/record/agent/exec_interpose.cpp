@@ -19,11 +19,18 @@
 #include <cerrno>
 #include <cstdarg>
 #include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include <unistd.h>
 
 #include "pmu/clock_ticker.hpp"
 #include "pmu/clock_timer.hpp"
 #include "record/agent/session.hpp"
 #include "record/agent/signal_mask.hpp"
+#include "record/exec_target.hpp"
+#include "record/protocol.hpp"
 
 namespace {
 
@@ -51,6 +58,59 @@ class ClockSignalQuiet {
  private:
   struct sigaction saved_ {};
   bool active_ = false;
+};
+
+// An exec the agent will not follow (exec_target.hpp): the recorder is told before it, so that it
+// can name the process at the end, and told again if the exec fails and this image goes on.
+class UnrecordedExecNotice {
+ public:
+  // `file` as execvp takes it when `search` (PATH lookup), else a path; `envp` the new
+  // environment.
+  UnrecordedExecNotice(const char* file, bool search, char* const envp[]) {
+    userperf::record::agent::Session* session = userperf::record::agent::current_session();
+    if (session == nullptr) return;
+    using userperf::record::ExecTarget;
+    char path[sizeof message_.path];
+    if (!userperf::record::resolve_command(file, search ? getenv("PATH") : nullptr, path,
+                                           sizeof path)) {
+      return;  // the exec fails with ENOENT
+    }
+    ExecTarget target = userperf::record::check_exec_env(envp, agent_path());
+    if (target == ExecTarget::kEnterable)
+      target = userperf::record::check_exec_file(path, geteuid(), getegid());
+    if (target == ExecTarget::kEnterable || target == ExecTarget::kUnknown) return;
+    message_.pid = getpid();
+    message_.reason = static_cast<std::uint32_t>(target);
+    std::memcpy(message_.path, path, sizeof path);
+    sent_ = userperf::record::agent::send(*session, &message_, sizeof message_);
+  }
+  ~UnrecordedExecNotice() {  // only reached when the exec failed
+    userperf::record::agent::Session* session = userperf::record::agent::current_session();
+    if (!sent_ || session == nullptr) return;
+    const int saved_errno = errno;
+    message_.reason = static_cast<std::uint32_t>(userperf::record::ExecTarget::kEnterable);
+    userperf::record::agent::send(*session, &message_, sizeof message_);
+    errno = saved_errno;
+  }
+  UnrecordedExecNotice(const UnrecordedExecNotice&) = delete;
+  UnrecordedExecNotice& operator=(const UnrecordedExecNotice&) = delete;
+
+ private:
+  // The agent's own file, as the loader mapped it (what LD_PRELOAD names).
+  static const char* agent_path() {
+    static char path[512];
+    if (path[0] == '\0') {
+      Dl_info info{};
+      if (dladdr(reinterpret_cast<void*>(&agent_path), &info) != 0 && info.dli_fname != nullptr &&
+          std::strlen(info.dli_fname) < sizeof path) {
+        std::strcpy(path, info.dli_fname);
+      }
+    }
+    return path;
+  }
+
+  userperf::record::UnrecordedExecMessage message_;
+  bool sent_ = false;
 };
 
 using ExecVe = int (*)(const char*, char* const*, char* const*);
@@ -105,18 +165,21 @@ extern "C" {
 
 __attribute__((visibility("default"))) int execve(const char* path, char* const argv[],
                                                   char* const envp[]) {
+  UnrecordedExecNotice notice(path, false, envp);
   ClockSignalQuiet quiet;
   userperf::record::agent::ProgramMaskForExec mask;  // after quiet: undone first
   return resolve(g_real.execve, "execve")(path, argv, envp);
 }
 
 __attribute__((visibility("default"))) int execv(const char* path, char* const argv[]) {
+  UnrecordedExecNotice notice(path, false, environ);
   ClockSignalQuiet quiet;
   userperf::record::agent::ProgramMaskForExec mask;  // after quiet: undone first
   return resolve(g_real.execv, "execv")(path, argv);
 }
 
 __attribute__((visibility("default"))) int execvp(const char* file, char* const argv[]) {
+  UnrecordedExecNotice notice(file, true, environ);
   ClockSignalQuiet quiet;
   userperf::record::agent::ProgramMaskForExec mask;  // after quiet: undone first
   return resolve(g_real.execvp, "execvp")(file, argv);
@@ -124,12 +187,16 @@ __attribute__((visibility("default"))) int execvp(const char* file, char* const 
 
 __attribute__((visibility("default"))) int execvpe(const char* file, char* const argv[],
                                                    char* const envp[]) {
+  UnrecordedExecNotice notice(file, true, envp);
   ClockSignalQuiet quiet;
   userperf::record::agent::ProgramMaskForExec mask;  // after quiet: undone first
   return resolve(g_real.execvpe, "execvpe")(file, argv, envp);
 }
 
 __attribute__((visibility("default"))) int fexecve(int fd, char* const argv[], char* const envp[]) {
+  char fd_path[32];
+  std::snprintf(fd_path, sizeof fd_path, "/proc/self/fd/%d", fd);
+  UnrecordedExecNotice notice(fd_path, false, envp);
   ClockSignalQuiet quiet;
   userperf::record::agent::ProgramMaskForExec mask;  // after quiet: undone first
   return resolve(g_real.fexecve, "fexecve")(fd, argv, envp);

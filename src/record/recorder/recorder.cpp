@@ -193,6 +193,19 @@ bool Recorder::handle(Connection& c, const std::uint8_t* bytes, std::size_t size
                                                  m.format_size);
       return true;
     }
+    case MessageType::kUnrecordedExec: {
+      UnrecordedExecMessage m;
+      if (!read_message(bytes, size, m) || m.pid <= 0) break;
+      const std::string path(m.path, strnlen(m.path, sizeof m.path));
+      if (m.reason == static_cast<std::uint32_t>(ExecTarget::kEnterable)) {
+        unrecorded_.erase(m.pid);  // the exec failed: the process goes on, recorded
+      } else {
+        const std::size_t slash = path.rfind('/');
+        unrecorded_[m.pid] = {path.substr(slash == std::string::npos ? 0 : slash + 1),
+                              describe(static_cast<ExecTarget>(m.reason))};
+      }
+      return true;
+    }
     case MessageType::kProcessExit: {
       ProcessExitMessage m;
       if (!read_message(bytes, size, m) || m.pid != c.pid) break;
@@ -220,6 +233,7 @@ bool Recorder::on_hello(Connection& c, const HelloMessage& m) {
     return false;
   }
   c.pid = m.pid;
+  unrecorded_.erase(m.pid);  // an image of it runs with the agent after all
   if (!write_image_state(c, m)) return false;
   if (send_message(c.fd, &welcome, sizeof welcome) != 0) return false;
   c.welcomed = true;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "perfdata/writer.hpp"
+#include "record/exec_target.hpp"
 #include "record/process_state.hpp"
 #include "record/protocol.hpp"
 #include "record/recorder/thread_ring.hpp"
@@ -73,6 +74,13 @@ class Recorder {
   };
   const std::map<pid_t, UnsampledThread>& unsampled_threads() const { return unsampled_; }
 
+  // A process that exec'd a program the agent cannot enter (its agent said so just before).
+  struct UnrecordedProcess {
+    std::string comm;    // the program's file name
+    std::string reason;  // exec_target.hpp's describe()
+  };
+  const std::map<pid_t, UnrecordedProcess>& unrecorded_processes() const { return unrecorded_; }
+
  private:
   struct Connection;
   struct Process {
@@ -119,7 +127,8 @@ class Recorder {
   std::vector<std::uint8_t> buffer_;                         // one received message
   RecorderStats stats_;
   std::map<pid_t, UnsampledThread> unsampled_;  // by tid
-  bool failed_ = false;                         // the writer failed
+  std::map<pid_t, UnrecordedProcess> unrecorded_;
+  bool failed_ = false;  // the writer failed
 };
 
 }  // namespace userperf::record
