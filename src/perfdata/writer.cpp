@@ -140,6 +140,18 @@ bool Writer::flush() {
   return ok || fail_errno("write");
 }
 
+bool Writer::checkpoint() {
+  if (!data_started_ || finished_) return !error_;
+  if (!flush()) return false;
+  if (checkpointed_size_ == data_size_) return true;
+  // The header as finish() would write it, less the features: no feature bits, no index.
+  FileHeader header = header_;
+  header.data.size = data_size_;
+  if (!write_all(fd_, &header, sizeof header, 0, true)) return fail_errno("header checkpoint");
+  checkpointed_size_ = data_size_;
+  return true;
+}
+
 bool Writer::begin_data() {
   if (data_started_) return true;
   if (attrs_.empty()) return fail(EINVAL, "a perf.data file needs at least one attr");

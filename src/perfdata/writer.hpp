@@ -13,13 +13,14 @@
 // records still read, but records of ids added later map to no attr.
 //
 // Crash semantics: the header is written with data.size = 0 and no feature bits when the first
-// record is appended, and rewritten (one 104-byte pwrite, after fdatasync of everything before it)
-// only at the end of finish(). A file whose writer never finished - crash, kill, a write error -
-// therefore says data.size 0: perf warns "Was the 'perf record' command properly terminated?",
-// and perfdata::Reader reports it incomplete and reads records up to the last whole one. A failed
-// finish() truncates the file back to the end of the data, so no partial feature bytes follow it.
-// finish() on a file without records appends one FINISHED_ROUND, so that a finished file never
-// says data.size 0. Records still in the write buffer at a crash are lost (see flush()).
+// record is appended, rewritten with the data size so far by each checkpoint(), and rewritten
+// whole (one 104-byte pwrite, after fdatasync of everything before it) at the end of finish(). A
+// file whose writer never finished nor checkpointed - crash, kill, a write error - says data.size
+// 0: perf warns "Was the 'perf record' command properly terminated?", and perfdata::Reader reports
+// it incomplete and reads records up to the last whole one. A failed finish() truncates the file
+// back to the end of the data, so no partial feature bytes follow it. finish() on a file without
+// records appends one FINISHED_ROUND, so that a finished file never says data.size 0. Records still
+// in the write buffer at a crash are lost (see flush()).
 //
 // Not signal-safe: it allocates and writes. A recorder drains rings into it from a normal thread.
 #pragma once
@@ -77,12 +78,21 @@ class Writer {
   // process after it loses none of them. Not a sync: that is finish()'s.
   bool flush();
 
+  // flush(), then rewrites the header with the data size so far (no features): a file whose
+  // writer then dies (kill -9, a disk that fills) is read up to here as a whole file - perf
+  // without a warning, perfdata::Reader as complete. Ids added after the first record are not in
+  // it (finish() writes them): with several attrs, records of such ids map to none. One write of
+  // the buffer and one 104-byte pwrite, no sync; nothing when no record came since the last one.
+  bool checkpoint();
   // Writes the data size, the feature index and bodies, syncs and rewrites the header, closes.
   bool finish();
 
   // The first failure; every call after it fails too.
   const Error& error() const { return error_; }
   std::uint64_t data_size() const { return data_size_; }
+  // The data size the header says since the last checkpoint() (0 before it): what a reader gets
+  // of a file whose writer failed or died after it.
+  std::uint64_t checkpointed_size() const { return checkpointed_size_; }
   std::size_t attr_count() const { return attrs_.size(); }
 
  private:
@@ -110,6 +120,7 @@ class Writer {
   bool finished_ = false;
   std::uint64_t file_pos_ = 0;  // bytes written to the file so far
   std::uint64_t data_size_ = 0;
+  std::uint64_t checkpointed_size_ = 0;  // data size in the header since the last checkpoint()
   std::vector<std::uint8_t> buffer_;
   std::size_t buffered_ = 0;
   Error error_;

@@ -275,6 +275,40 @@ case $scenario in
     for _ in $(seq 100); do [[ -s $dir/status ]] && break; sleep 0.1; done
     [[ $(cat "$dir/status" 2>/dev/null) == 0 ]] || fail "command after the recorder died: status '$(cat "$dir/status" 2>/dev/null)'"
     grep -q 'rounds' "$dir/out" || fail "command output lost: $(cat "$dir/out")"
+    # The file keeps what was drained before the kill, as a whole file perf reads without a word.
+    perf_reads "$dir/r.data"
+    n=$(perf script -i "$dir/r.data" -F ip,sym 2>/dev/null | grep -c 'hot_parse\|warm_transform\|cool_checksum')
+    echo "recorder-death: $n samples of the demo's functions in the file of the killed recorder"
+    ((n >= 200)) || fail "only $n samples in the file after 0.5 s of recording"
+    ;;
+  disk-full)
+    # The output's disk fills mid-run: said at once, the recording stops, the command runs on and
+    # its exit status is returned; the file keeps the records written before and perf reads them.
+    "$userperf" record -o /dev/full -- "$bin/hotspots" 0.3 >/dev/null 2>"$dir/err"
+    rc=$?
+    ((rc == 0)) || fail "record -o /dev/full returned $rc, hotspots' status is 0: $(cat "$dir/err")"
+    grep -q "No space left on device; recording stopped, the command runs on unrecorded" "$dir/err" ||
+      fail "the write error is not said: $(cat "$dir/err")"
+    echo "disk-full: /dev/full -> exit $rc: $(head -1 "$dir/err")"
+    [[ $(id -u) -eq 0 ]] || { echo "SKIP the full filesystem: needs root to mount a tmpfs"; exit 0; }
+    mkdir -p "$dir/small"
+    if ! mount -t tmpfs -o size=64k tmpfs "$dir/small" 2>"$dir/mount.err"; then
+      echo "SKIP the full filesystem: mount refused: $(cat "$dir/mount.err")"
+      echo "PASS [$scenario]"
+      exit 0
+    fi
+    trap 'umount "$dir/small" 2>/dev/null; rm -rf "$dir"' EXIT
+    # -g: about 0.2 MB a second of records, so 64 KiB fill within the run.
+    "$userperf" record -g -o "$dir/small/f.data" -- "$bin/hotspots" 2 >"$dir/out" 2>"$dir/err"
+    rc=$?
+    ((rc == 0)) || fail "record on a full tmpfs returned $rc: $(cat "$dir/err")"
+    grep -q 'rounds' "$dir/out" || fail "command output lost: $(cat "$dir/out")"
+    grep -q "No space left on device; recording stopped" "$dir/err" || fail "the full disk is not said: $(cat "$dir/err")"
+    grep -q "is incomplete" "$dir/err" || fail "the file is not said to be incomplete: $(cat "$dir/err")"
+    perf_reads "$dir/small/f.data"
+    n=$(perf script -i "$dir/small/f.data" -F tid 2>/dev/null | wc -l)
+    echo "disk-full: 64 KiB tmpfs -> exit $rc, $n samples kept: $(head -1 "$dir/err")"
+    ((n >= 20)) || fail "only $n samples kept in the full file"
     ;;
   unprivileged)
     # As nobody, with no capability: the tools and the program copied where nobody can read them.

@@ -267,20 +267,38 @@ int run_record(const RecordOptions& options, const std::vector<std::string>& com
   };
   const bool ran =
       recorder.begin() && recorder.run(child, &wait_status, &g_pending_signal, progress);
+  const auto failure = [&] {
+    return writer->error() ? writer->error().message
+                           : "writing " + options.output + ": recording failed";
+  };
+  const auto kept = [&] {
+    return std::to_string(writer->checkpointed_size() / 1024) + " KiB of records";
+  };
+  if (!ran && waitpid(child, &wait_status, WNOHANG) == 0) {
+    // The recorder gave up (a full disk, /dev/full): said at once. The command runs on
+    // unrecorded, its agents told so by their closed connections and, for new processes, the
+    // socket's absence; its exit status is still the one returned.
+    if (progress_shown && terminal) std::fputs("\r\x1b[K", stderr);
+    std::fprintf(stderr,
+                 "userperf record: %s; recording stopped, the command runs on unrecorded (the file "
+                 "keeps %s)\n",
+                 failure().c_str(), kept().c_str());
+    recorder.abandon();
+    socket_dir.reset();
+    while (waitpid(child, &wait_status, 0) < 0 && errno == EINTR) {
+    }
+  }
   const bool finished = ran && recorder.finish();
   // The summary replaces the progress line on a terminal.
   if (progress_shown && terminal) std::fputs("\r\x1b[K", stderr);
   if (!finished) {
-    if (!ran && waitpid(child, &wait_status, WNOHANG) == 0) {
-      // The recorder gave up (the file could not be written): the command runs on unrecorded, its
-      // agents told so by their closed connections and, for new processes, the socket's absence.
-      recorder.abandon();
-      socket_dir.reset();
-      while (waitpid(child, &wait_status, 0) < 0 && errno == EINTR) {
-      }
-    }
-    return fail("writing " + options.output + ": " +
-                (writer->error() ? writer->error().message : std::string("recording failed")));
+    std::fprintf(stderr,
+                 "userperf record: %s is incomplete (%s): perf reads its first %s, without the "
+                 "header features\n",
+                 options.output.c_str(), failure().c_str(), kept().c_str());
+    report_unsampled(recorder);
+    report_unrecorded(recorder);
+    return exit_status_of(wait_status);
   }
   if (!options.quiet) {
     struct stat st {};

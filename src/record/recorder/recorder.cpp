@@ -488,7 +488,10 @@ bool Recorder::run(pid_t child, int* wait_status, const volatile sig_atomic_t* p
     }
     const std::uint64_t now = monotonic_ns();
     if (now - last_drain >= kDrainIntervalMs * 1'000'000ULL) {
+      // Each pass ends with the file whole up to there: a recorder killed later, or a disk that
+      // fills, leaves a file perf reads up to the last pass.
       if (!rescan_mappings(now) || !drain_all()) return false;
+      if (!writer_.checkpoint()) return !(failed_ = true);
       last_drain = now;
     }
     if (progress && now - last_progress >= kProgressIntervalNs) {

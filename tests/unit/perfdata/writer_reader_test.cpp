@@ -247,6 +247,35 @@ TEST(PerfdataWriter, ReportsUnwritablePathsAndFullDisks) {
   EXPECT_NE(w->error().message.find("No space left"), std::string::npos);
 }
 
+TEST(PerfdataWriter, CheckpointedFileReadsWholeUpToTheCheckpoint) {
+  // What a recorder killed after a drain pass leaves: the header says the data up to the last
+  // checkpoint, records appended after it (in the file or not) are past data.size.
+  TempDir dir;
+  const std::string path = dir.file("checkpoint.data");
+  Error error;
+  const std::vector<std::uint8_t> record = testing::lost_samples_record({}, 7);
+  {
+    auto w = Writer::create(path, error);
+    ASSERT_EQ(w->add_attr(sample_attr(1, 0), {}), 0);
+    ASSERT_TRUE(w->checkpoint()) << "before any record: nothing to do";
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(w->append(record));
+    ASSERT_TRUE(w->checkpoint());
+    EXPECT_EQ(w->checkpointed_size(), 3 * record.size());
+    for (int i = 0; i < 2; ++i) ASSERT_TRUE(w->append(record));
+    // Destroyed without finish(): its buffer reaches the file, the header stays the checkpoint's.
+  }
+  auto reader = Reader::open(path, error);
+  ASSERT_TRUE(reader) << error.message;
+  EXPECT_TRUE(reader->complete());
+  EXPECT_EQ(reader->header().data.size, 3 * record.size());
+  RecordCursor cursor = reader->records();
+  RecordView v;
+  int n = 0;
+  while (cursor.next(v) == RecordCursor::Next::kRecord) ++n;
+  EXPECT_FALSE(cursor.error()) << cursor.error().message;
+  EXPECT_EQ(n, 3);
+}
+
 TEST(PerfdataWriter, UnfinishedFileReadsUpToTheLastWholeRecord) {
   TempDir dir;
   const std::string path = dir.file("crash.data");
