@@ -18,6 +18,7 @@
 #include "core/read_values.hpp"
 #include "core/sample_output.hpp"
 #include "ring/aux_reader.hpp"
+#include "support/descriptors.hpp"
 #include "support/user_memory.hpp"
 
 namespace userperf::core {
@@ -197,7 +198,7 @@ int Engine::open_locked(perf_event_attr* uattr, pid_t pid, int cpu, int group_fd
     }
   } bind_guard{event.get()};
 
-  const int fd = eventfd(0, EFD_CLOEXEC);
+  const int fd = support::place_descriptor(eventfd(0, EFD_CLOEXEC));
   if (fd < 0) return -errno;
   bind_guard.event = nullptr;  // close() destroys it from now on
   event->fd = fd;

@@ -1,6 +1,7 @@
 // The ticker thread and its arming. Not the write path: the ticker may block, read /proc and make
 // syscalls; it shares slot state with the signal handler and the control path through atomics.
 #include "pmu/clock_ticker.hpp"
+#include "support/descriptors.hpp"
 
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -97,18 +98,40 @@ bool read_thread_cpu_ns(pid_t tid, std::uint64_t& ns) {
 // says "running" while it is on a CPU, "-1 ..." when it is off one but not in a system call
 // (preempted in user code), and the call's number when it is inside one - blocked in nanosleep or
 // poll, or preempted on its way in, where a signal would end the call with EINTR.
-bool outside_system_call(int syscall_fd) {
+int open_task_file(std::atomic<int>& fd, pid_t tid, const char* name);
+void close_task_file(std::atomic<int>& fd);
+
+// pread of the slot's /proc/self/task/TID/NAME file. A program that closed it behind userperf's
+// back (a raw close_range: support/descriptors.hpp) gets it reopened once, rather than a thread
+// that is never signalled again.
+ssize_t read_task_file(std::atomic<int>& fd, pid_t tid, const char* name, char* buf,
+                       std::size_t cap) {
+  ssize_t n = pread(fd.load(std::memory_order_relaxed), buf, cap, 0);
+  if (n < 0 && errno == EBADF && fd.load(std::memory_order_relaxed) >= 0) {
+    close_task_file(fd);
+    if (open_task_file(fd, tid, name) == 0)
+      n = pread(fd.load(std::memory_order_relaxed), buf, cap, 0);
+  }
+  return n;
+}
+
+bool outside_system_call(ClockSlot& slot) {
   char buf[16];
-  const ssize_t n = pread(syscall_fd, buf, sizeof buf, 0);
+  const ssize_t n = read_task_file(slot.syscall_fd, slot.tid.load(std::memory_order_relaxed),
+                                   "syscall", buf, sizeof buf);
   if (n < 2) return false;
   return std::memcmp(buf, "-1", 2) == 0 || (n >= 7 && std::memcmp(buf, "running", 7) == 0);
 }
 
 // The time the thread spent runnable but waiting for a CPU (/proc/self/task/TID/schedstat: "run
 // wait slices"); 0 when the kernel has no schedstat.
-std::uint64_t runqueue_wait_ns(int schedstat_fd) {
+std::uint64_t runqueue_wait_ns(ClockSlot& slot) {
   char buf[96];
-  const ssize_t n = schedstat_fd < 0 ? -1 : pread(schedstat_fd, buf, sizeof buf - 1, 0);
+  const ssize_t n =
+      slot.schedstat_fd.load(std::memory_order_relaxed) < 0
+          ? -1
+          : read_task_file(slot.schedstat_fd, slot.tid.load(std::memory_order_relaxed), "schedstat",
+                           buf, sizeof buf - 1);
   if (n <= 0) return 0;
   buf[n] = '\0';
   char* end = nullptr;
@@ -205,7 +228,7 @@ std::uint64_t poll_slot(int index, ClockSlot& slot, TickerSlotState& state, std:
   std::uint64_t cpu = 0;
   if (!read_thread_cpu_ns(tid, cpu)) return period;  // the thread is gone; its owner disarms
   const std::uint64_t wall = monotonic_ns();
-  const std::uint64_t wait = runqueue_wait_ns(slot.schedstat_fd.load(std::memory_order_relaxed));
+  const std::uint64_t wait = runqueue_wait_ns(slot);
   const std::uint64_t ran = cpu > state.last_cpu_ns ? cpu - state.last_cpu_ns : 0;
   const std::uint64_t waited = wait > state.last_wait_ns ? wait - state.last_wait_ns : 0;
   const std::uint64_t elapsed = wall - state.last_wall_ns;
@@ -233,7 +256,7 @@ std::uint64_t poll_slot(int index, ClockSlot& slot, TickerSlotState& state, std:
   // More delivered than sent: a resynchronisation counted one that was only late. Forget it, so
   // that the next one in flight counts.
   if (in_flight < 0) state.sent = delivered;
-  if (!outside_system_call(slot.syscall_fd.load(std::memory_order_relaxed))) {
+  if (!outside_system_call(slot)) {
     return state.pending_ns < signed_period ? until_due() : not_now;
   }
   const std::int64_t periods = (state.pending_ns + signed_period / 2) / signed_period;
@@ -267,7 +290,7 @@ std::uint64_t scan_slots() {
       state.seen_arm_seq = seq;
       state.last_cpu_ns = slot.armed_cpu_ns.load(std::memory_order_relaxed);
       state.last_wall_ns = slot.armed_wall_ns.load(std::memory_order_relaxed);
-      state.last_wait_ns = runqueue_wait_ns(slot.schedstat_fd.load(std::memory_order_relaxed));
+      state.last_wait_ns = runqueue_wait_ns(slot);
       state.pending_ns = 0;
       state.sent = slot.ticker_delivered.load(std::memory_order_acquire);
       state.blocked = false;
@@ -341,7 +364,7 @@ int open_task_file(std::atomic<int>& fd, pid_t tid, const char* name) {
   if (fd.load(std::memory_order_relaxed) >= 0) return 0;
   char path[64];
   std::snprintf(path, sizeof path, "/proc/self/task/%d/%s", static_cast<int>(tid), name);
-  const int opened = open(path, O_RDONLY | O_CLOEXEC);
+  const int opened = support::place_descriptor(open(path, O_RDONLY | O_CLOEXEC));
   if (opened < 0) return -errno;
   fd.store(opened, std::memory_order_relaxed);
   return 0;

@@ -89,6 +89,14 @@ std::uint64_t read_start_time(pid_t pid) {
   return fields && std::sscanf(field.c_str(), "%" SCNu64, &start) == 1 ? start : 0;
 }
 
+bool process_running(pid_t pid, std::uint64_t start_time) {
+  const std::string stat = read_line("/proc/" + std::to_string(pid) + "/stat");
+  const std::size_t close = stat.rfind(')');
+  if (close == std::string::npos || close + 2 >= stat.size()) return false;
+  const char state = stat[close + 2];
+  return state != 'Z' && state != 'X' && read_start_time(pid) == start_time;
+}
+
 bool write_comm(pid_t pid, pid_t tid, const std::string& comm, std::uint16_t misc,
                 const perf_event_attr& attr, const SyntheticStamp& stamp,
                 perfdata::Writer& writer) {

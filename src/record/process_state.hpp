@@ -38,6 +38,9 @@ std::string read_comm(pid_t pid, pid_t tid);
 // When the process started (/proc/PID/stat's starttime, in clock ticks after boot): exec keeps
 // it, a new process that reuses the pid has another. 0 when the process is gone.
 std::uint64_t read_start_time(pid_t pid);
+// Whether `pid` is still the process that started at `start_time` and has not exited (a zombie
+// has).
+bool process_running(pid_t pid, std::uint64_t start_time);
 
 // Single records, shaped for `attr` (sample_id_all). misc: PERF_RECORD_MISC_COMM_EXEC for a COMM
 // after exec. False when the writer failed (its error says why).

@@ -59,10 +59,10 @@ enum class MessageType : std::uint32_t {
   kThreadStart = 3,  // + SCM_RIGHTS: ring memfd [, AUX memfd]
   kThreadExit = 4,
   // 5 is retired: a dlopen notice (wrapping dlopen changed how glibc resolves the name).
-  kComm = 6,            // a thread renamed itself
-  kTracepoint = 7,      // a recorded tracepoint registered: its format
-  kProcessExit = 8,     // orderly exit (exit(), return from main); absent after kill -9
-  kUnrecordedExec = 9,  // a process is about to exec a program the agent cannot enter
+  kComm = 6,         // a thread renamed itself
+  kTracepoint = 7,   // a recorded tracepoint registered: its format
+  kProcessExit = 8,  // orderly exit (exit(), return from main); absent after kill -9
+  kExecNotice = 9,   // a process is about to exec (or its exec failed)
 };
 
 struct MessageHeader {
@@ -124,14 +124,18 @@ struct CommMessage {
   char comm[16] = {};  // NUL-terminated
 };
 
-// Sent by the exec wrappers before an exec the agent will not follow (exec_target.hpp says why);
-// sent again with reason 0 (ExecTarget::kEnterable) when that exec failed and the image goes on.
-struct UnrecordedExecMessage {
-  MessageHeader header{static_cast<std::uint32_t>(MessageType::kUnrecordedExec),
-                       sizeof(UnrecordedExecMessage)};
-  std::int32_t pid = 0;
-  std::uint32_t reason = 0;  // an ExecTarget
-  char path[256] = {};       // the program, NUL-terminated (cut to fit)
+// Sent by the exec wrappers before every exec: the connection's end that follows is the image's,
+// not the program closing the agent's socket; and a target the agent cannot enter
+// (exec_target.hpp) is named at the end. Sent again with `failed` when the exec failed and the
+// image goes on.
+struct ExecNoticeMessage {
+  MessageHeader header{static_cast<std::uint32_t>(MessageType::kExecNotice),
+                       sizeof(ExecNoticeMessage)};
+  std::int32_t pid = 0;      // the caller's (a vfork child's differs from the connection's)
+  std::uint32_t target = 0;  // an ExecTarget
+  std::uint32_t failed = 0;  // 1: the exec failed
+  std::uint32_t reserved = 0;
+  char path[256] = {};  // the program, NUL-terminated (cut to fit)
 };
 
 // Followed by format_size bytes of text (libtraceevent's "format" file of the tracepoint).

@@ -7,6 +7,8 @@
 #include <atomic>
 #include <cerrno>
 
+#include "support/descriptors.hpp"
+
 namespace userperf::ring {
 
 int DataRing::create(std::size_t data_pages, const RingConfig& config,
@@ -15,8 +17,8 @@ int DataRing::create(std::size_t data_pages, const RingConfig& config,
   if (const int err = ring->memory_.create(data_pages, "userperf-ring"); err != 0) return err;
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC | O_NONBLOCK) != 0) return -errno;
-  ring->wake_read_ = pipe_fds[0];
-  ring->wake_write_ = pipe_fds[1];
+  ring->wake_read_ = support::place_descriptor(pipe_fds[0]);
+  ring->wake_write_ = support::place_descriptor(pipe_fds[1]);
   ring->config_ = config;
   const std::uint64_t size = ring->data_size();
   ring->mask_ = size == 0 ? 0 : size - 1;

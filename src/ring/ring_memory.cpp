@@ -7,6 +7,8 @@
 
 #include <cerrno>
 
+#include "support/descriptors.hpp"
+
 namespace userperf::ring {
 
 std::size_t page_size() {
@@ -20,7 +22,7 @@ RingMemory::~RingMemory() {
 }
 
 int create_ring_memfd(const char* name, std::size_t length) {
-  const int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  const int fd = support::place_descriptor(memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING));
   if (fd < 0) return -errno;
   if (ftruncate(fd, static_cast<off_t>(length)) != 0 ||
       fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {

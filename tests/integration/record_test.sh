@@ -3,7 +3,7 @@
 # Usage: record_test.sh SCENARIO BIN_DIR PLUGIN_SO
 #   BIN_DIR holds userperf, hotspots, workload_hotspots_nofp, workload_family, workload_dlopen_host,
 #   workload_traced, workload_logged, workload_sigcount, workload_exec_variants, workload_sigmask,
-#   workload_static
+#   workload_static, workload_closer
 #   (the build's bin/; the agent is found by userperf itself in BIN_DIR/../lib).
 # Every file a scenario writes must be read by perf report and perf script (Debian linux-perf)
 # with exit 0 and nothing on stderr.
@@ -447,6 +447,29 @@ case $scenario in
       fail "the program run with env -i is not named: $(cat "$dir/err")"
     perf_reads "$dir/m.data"
     sed -n '/ran without the agent/,$p' "$dir/err" | sed 's/^/refusals: /'
+    ;;
+  descriptors)
+    # A program that closes every descriptor it did not open and then talks over its own
+    # socketpair receives exactly its own bytes, and is sampled throughout: through the C library
+    # (close_range, closefrom, close up to its limit: the agent's descriptors, high above its own,
+    # are not closed) and with a raw close_range system call (they are; the recorder still reads
+    # the rings it maps and says what is no longer recorded).
+    for mode in wrapped raw; do
+      "$userperf" record -o "$dir/$mode.data" -- "$bin/workload_closer" "$mode" 0.4 >"$dir/out" 2>"$dir/err"
+      rc=$?
+      ((rc == 0)) || fail "$mode: record returned $rc: $(cat "$dir/err")"
+      grep -q "own bytes ok" "$dir/out" || fail "$mode: the program's socketpair got other bytes: $(cat "$dir/err")"
+      perf_reads "$dir/$mode.data"
+      n=$(samples_of closer_burn)
+      echo "descriptors: $mode: $n samples in closer_burn; $(grep -v '^\[' "$dir/err" | head -1)"
+      ((n >= 300)) || fail "$mode: only $n samples for 0.4 s of CPU"
+      if [[ $mode == raw ]]; then
+        grep -q "closed its connection to the recorder and runs on" "$dir/err" ||
+          fail "raw: the lost connection is not said: $(cat "$dir/err")"
+      elif grep -v '^\[ userperf record' "$dir/err" | grep -q .; then
+        fail "wrapped: unexpected messages: $(cat "$dir/err")"
+      fi
+    done
     ;;
   bad-input)
     cd "$dir" || fail "cd"

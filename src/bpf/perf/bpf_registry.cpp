@@ -9,6 +9,7 @@
 #include "bpf/loader/elf_loader.hpp"
 #include "bpf/perf/perf_event_ctx.hpp"
 #include "bpf/perf/perf_helpers.hpp"
+#include "support/descriptors.hpp"
 #include "support/user_memory.hpp"
 
 namespace userperf::bpf {
@@ -60,7 +61,7 @@ int BpfRegistry::load_program(ObjectImage image, const std::string& name, std::s
     return -program.error().code;
   }
   if (log) *log = (*program)->verdict().log;
-  const int fd = eventfd(0, EFD_CLOEXEC);
+  const int fd = support::place_descriptor(eventfd(0, EFD_CLOEXEC));
   if (fd < 0) return -errno;
   std::lock_guard lock(mutex_);
   programs_.emplace(fd, std::make_shared<BpfOverflowHandler>(std::move(*program)));
@@ -76,7 +77,7 @@ int BpfRegistry::map_fd(int prog_fd, const std::string& name) {
   auto entry = std::make_shared<MapEntry>();
   entry->object = object;
   entry->map = map;
-  const int fd = eventfd(0, EFD_CLOEXEC);
+  const int fd = support::place_descriptor(eventfd(0, EFD_CLOEXEC));
   if (fd < 0) return -errno;
   std::lock_guard lock(mutex_);
   maps_.emplace(fd, std::move(entry));

@@ -9,6 +9,7 @@
 // wrapper (libc's internal forks) runs unrecorded and never writes into the parent's rings.
 #include <dlfcn.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -18,6 +19,8 @@
 #include "record/agent/session.hpp"
 #include "record/agent/signal_mask.hpp"
 #include "record/agent/thread_events.hpp"
+#include "record/protocol.hpp"
+#include "support/descriptors.hpp"
 
 namespace userperf::record::agent {
 namespace {
@@ -65,6 +68,13 @@ void at_exit() {
 }
 
 __attribute__((constructor)) void start_agent() {
+  // Before the first descriptor: the agent's live high above the program's (descriptors.hpp).
+  if (std::getenv(kSocketEnv) != nullptr) {
+    rlimit files{};
+    if (getrlimit(RLIMIT_NOFILE, &files) == 0) {
+      support::set_descriptor_floor(support::descriptor_floor_for(files.rlim_cur));
+    }
+  }
   Session* session = start_session_from_env();
   if (session == nullptr) return;
   init_thread_key();

@@ -60,13 +60,14 @@ class ClockSignalQuiet {
   bool active_ = false;
 };
 
-// An exec the agent will not follow (exec_target.hpp): the recorder is told before it, so that it
-// can name the process at the end, and told again if the exec fails and this image goes on.
-class UnrecordedExecNotice {
+// Every exec is announced to the recorder first (ExecNoticeMessage): the connection's end that
+// follows is then the image's, and a program the agent cannot enter (exec_target.hpp) is named at
+// the end. Announced again if the exec fails and this image goes on.
+class ExecNotice {
  public:
   // `file` as execvp takes it when `search` (PATH lookup), else a path; `envp` the new
   // environment.
-  UnrecordedExecNotice(const char* file, bool search, char* const envp[]) {
+  ExecNotice(const char* file, bool search, char* const envp[]) {
     userperf::record::agent::Session* session = userperf::record::agent::current_session();
     if (session == nullptr) return;
     using userperf::record::ExecTarget;
@@ -76,24 +77,24 @@ class UnrecordedExecNotice {
       return;  // the exec fails with ENOENT
     }
     ExecTarget target = userperf::record::check_exec_env(envp, agent_path());
-    if (target == ExecTarget::kEnterable)
+    if (target == ExecTarget::kEnterable) {
       target = userperf::record::check_exec_file(path, geteuid(), getegid());
-    if (target == ExecTarget::kEnterable || target == ExecTarget::kUnknown) return;
+    }
     message_.pid = getpid();
-    message_.reason = static_cast<std::uint32_t>(target);
+    message_.target = static_cast<std::uint32_t>(target);
     std::memcpy(message_.path, path, sizeof path);
     sent_ = userperf::record::agent::send(*session, &message_, sizeof message_);
   }
-  ~UnrecordedExecNotice() {  // only reached when the exec failed
+  ~ExecNotice() {  // only reached when the exec failed
     userperf::record::agent::Session* session = userperf::record::agent::current_session();
     if (!sent_ || session == nullptr) return;
     const int saved_errno = errno;
-    message_.reason = static_cast<std::uint32_t>(userperf::record::ExecTarget::kEnterable);
+    message_.failed = 1;
     userperf::record::agent::send(*session, &message_, sizeof message_);
     errno = saved_errno;
   }
-  UnrecordedExecNotice(const UnrecordedExecNotice&) = delete;
-  UnrecordedExecNotice& operator=(const UnrecordedExecNotice&) = delete;
+  ExecNotice(const ExecNotice&) = delete;
+  ExecNotice& operator=(const ExecNotice&) = delete;
 
  private:
   // The agent's own file, as the loader mapped it (what LD_PRELOAD names).
@@ -109,7 +110,7 @@ class UnrecordedExecNotice {
     return path;
   }
 
-  userperf::record::UnrecordedExecMessage message_;
+  userperf::record::ExecNoticeMessage message_;
   bool sent_ = false;
 };
 
@@ -165,21 +166,21 @@ extern "C" {
 
 __attribute__((visibility("default"))) int execve(const char* path, char* const argv[],
                                                   char* const envp[]) {
-  UnrecordedExecNotice notice(path, false, envp);
+  ExecNotice notice(path, false, envp);
   ClockSignalQuiet quiet;
   userperf::record::agent::ProgramMaskForExec mask;  // after quiet: undone first
   return resolve(g_real.execve, "execve")(path, argv, envp);
 }
 
 __attribute__((visibility("default"))) int execv(const char* path, char* const argv[]) {
-  UnrecordedExecNotice notice(path, false, environ);
+  ExecNotice notice(path, false, environ);
   ClockSignalQuiet quiet;
   userperf::record::agent::ProgramMaskForExec mask;  // after quiet: undone first
   return resolve(g_real.execv, "execv")(path, argv);
 }
 
 __attribute__((visibility("default"))) int execvp(const char* file, char* const argv[]) {
-  UnrecordedExecNotice notice(file, true, environ);
+  ExecNotice notice(file, true, environ);
   ClockSignalQuiet quiet;
   userperf::record::agent::ProgramMaskForExec mask;  // after quiet: undone first
   return resolve(g_real.execvp, "execvp")(file, argv);
@@ -187,7 +188,7 @@ __attribute__((visibility("default"))) int execvp(const char* file, char* const 
 
 __attribute__((visibility("default"))) int execvpe(const char* file, char* const argv[],
                                                    char* const envp[]) {
-  UnrecordedExecNotice notice(file, true, envp);
+  ExecNotice notice(file, true, envp);
   ClockSignalQuiet quiet;
   userperf::record::agent::ProgramMaskForExec mask;  // after quiet: undone first
   return resolve(g_real.execvpe, "execvpe")(file, argv, envp);
@@ -196,7 +197,7 @@ __attribute__((visibility("default"))) int execvpe(const char* file, char* const
 __attribute__((visibility("default"))) int fexecve(int fd, char* const argv[], char* const envp[]) {
   char fd_path[32];
   std::snprintf(fd_path, sizeof fd_path, "/proc/self/fd/%d", fd);
-  UnrecordedExecNotice notice(fd_path, false, envp);
+  ExecNotice notice(fd_path, false, envp);
   ClockSignalQuiet quiet;
   userperf::record::agent::ProgramMaskForExec mask;  // after quiet: undone first
   return resolve(g_real.fexecve, "fexecve")(fd, argv, envp);

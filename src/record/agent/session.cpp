@@ -16,6 +16,7 @@
 #include "record/agent/thread_events.hpp"
 #include "record/agent/tracepoints.hpp"
 #include "record/transport.hpp"
+#include "support/descriptors.hpp"
 #include "userperf/userperf.h"
 
 namespace userperf::record::agent {
@@ -35,7 +36,7 @@ int connect_to(const std::string& path) {
     return -1;
   }
   std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
-  const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  const int fd = support::place_descriptor(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
   if (fd < 0) return -1;
   const timeval send_timeout{kSendTimeoutSeconds, 0};
   if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof send_timeout) != 0 ||
@@ -195,6 +196,16 @@ Session* start_child_session(const Session& parent, pid_t parent_tid) {
 
 bool send(Session& session, const void* message, std::size_t size, const int* fds, int nfds) {
   if (!session.active.load()) return false;
+  // Closed behind the agent's back (a raw close_range) and maybe another file at that number now:
+  // never written into (support/descriptors.hpp).
+  if (support::owns_descriptor(session.socket) && !support::still_ours(session.socket)) {
+    say("the program closed the agent's connection to the recorder (descriptor %d); recording of "
+        "this process stops",
+        session.socket);
+    session.active.store(false);
+    if (t_engine_callbacks == 0) go_idle(session);
+    return false;
+  }
   if (send_message(session.socket, message, size, fds, nfds) == 0) return true;
   session.active.store(false);
   if (t_engine_callbacks == 0) go_idle(session);
@@ -204,8 +215,11 @@ bool send(Session& session, const void* message, std::size_t size, const int* fd
 void go_idle(Session& session) {
   session.active.store(false);
   if (session.stopped.exchange(true)) return;
-  // shutdown, not close: another thread may be sending on this descriptor right now.
-  shutdown(session.socket, SHUT_RDWR);
+  // shutdown, not close: another thread may be sending on this descriptor right now. Only while
+  // it is still the agent's.
+  if (!support::owns_descriptor(session.socket) || support::still_ours(session.socket)) {
+    shutdown(session.socket, SHUT_RDWR);
+  }
   close_all_threads();
 }
 

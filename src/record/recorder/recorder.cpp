@@ -48,6 +48,10 @@ struct Recorder::Connection {
   pid_t pid = 0;  // 0 until Hello
   bool welcomed = false;
   bool main_exit_written = false;
+  // The connection ended while its process runs on (the program closed the agent's socket with a
+  // raw system call): its rings are still drained until the process ends or execs.
+  bool orphaned = false;
+  bool exec_pending = false;  // an ExecNotice came: the end of this connection is an exec
   std::map<pid_t, std::unique_ptr<ThreadRing>> rings;  // by tid
   std::set<std::string> reported;                      // problems said once
 };
@@ -193,17 +197,20 @@ bool Recorder::handle(Connection& c, const std::uint8_t* bytes, std::size_t size
                                                  m.format_size);
       return true;
     }
-    case MessageType::kUnrecordedExec: {
-      UnrecordedExecMessage m;
+    case MessageType::kExecNotice: {
+      ExecNoticeMessage m;
       if (!read_message(bytes, size, m) || m.pid <= 0) break;
-      const std::string path(m.path, strnlen(m.path, sizeof m.path));
-      if (m.reason == static_cast<std::uint32_t>(ExecTarget::kEnterable)) {
-        unrecorded_.erase(m.pid);  // the exec failed: the process goes on, recorded
-      } else {
-        const std::size_t slash = path.rfind('/');
-        unrecorded_[m.pid] = {path.substr(slash == std::string::npos ? 0 : slash + 1),
-                              describe(static_cast<ExecTarget>(m.reason))};
+      // The image's own exec (not a vfork child's through it): its connection's end is no orphan.
+      if (m.pid == c.pid) c.exec_pending = m.failed == 0;
+      const auto target = static_cast<ExecTarget>(m.target);
+      if (m.failed != 0 || target == ExecTarget::kEnterable || target == ExecTarget::kUnknown) {
+        if (m.failed != 0) unrecorded_.erase(m.pid);  // the process goes on, recorded
+        return true;
       }
+      const std::string path(m.path, strnlen(m.path, sizeof m.path));
+      const std::size_t slash = path.rfind('/');
+      unrecorded_[m.pid] = {path.substr(slash == std::string::npos ? 0 : slash + 1),
+                            describe(target)};
       return true;
     }
     case MessageType::kProcessExit: {
@@ -431,6 +438,14 @@ bool Recorder::drain(Connection& c) {
 bool Recorder::drain_all() {
   for (auto& c : connections_) {
     if (!drain(*c)) return false;
+    // An orphaned connection's process ended (or was replaced): its rings are done.
+    if (c->orphaned) {
+      const auto it = processes_.find(c->pid);
+      if (it == processes_.end() || it->second.image != c.get() ||
+          !process_running(c->pid, it->second.start_time)) {
+        close_connection(*c);
+      }
+    }
   }
   return true;
 }
@@ -438,12 +453,23 @@ bool Recorder::drain_all() {
 void Recorder::close_connection(Connection& c) {
   // The image is gone (exit, exec, kill -9): what its threads committed is still in the rings.
   drain(c);
-  c.rings.clear();
-  close(c.fd);
+  if (c.fd >= 0) close(c.fd);
   c.fd = -1;
-  if (auto it = processes_.find(c.pid); it != processes_.end() && it->second.image == &c) {
-    it->second.image = nullptr;
+  const auto it = processes_.find(c.pid);
+  const bool image = it != processes_.end() && it->second.image == &c;
+  // Unless the process runs on: then the program closed the agent's socket (a raw close_range),
+  // and its threads still sample into the rings this recorder maps.
+  if (image && !c.orphaned && !c.exec_pending && !c.rings.empty() &&
+      process_running(c.pid, it->second.start_time)) {
+    c.orphaned = true;
+    report_once(c, "process " + std::to_string(c.pid) +
+                       " closed its connection to the recorder and runs on: its threads' rings are "
+                       "still read, threads it starts from now on are not recorded");
+    return;
   }
+  c.orphaned = false;
+  c.rings.clear();
+  if (image) it->second.image = nullptr;
 }
 
 void Recorder::abandon() {
@@ -468,7 +494,7 @@ bool Recorder::run(pid_t child, int* wait_status, const volatile sig_atomic_t* p
     }
     std::vector<pollfd> fds;
     fds.push_back({listen_fd_, POLLIN, 0});
-    for (const auto& c : connections_) fds.push_back({c->fd, POLLIN, 0});
+    for (const auto& c : connections_) fds.push_back({c->fd, POLLIN, 0});  // -1: ignored
     const int n = poll(fds.data(), fds.size(), kDrainIntervalMs);
     if (n < 0 && errno != EINTR) {
       report(std::string("poll: ") + strerror(errno));
@@ -484,7 +510,7 @@ bool Recorder::run(pid_t child, int* wait_status, const volatile sig_atomic_t* p
           close_connection(c);
         }
       }
-      std::erase_if(connections_, [](const auto& c) { return c->fd < 0; });
+      std::erase_if(connections_, [](const auto& c) { return c->fd < 0 && !c->orphaned; });
     }
     const std::uint64_t now = monotonic_ns();
     if (now - last_drain >= kDrainIntervalMs * 1'000'000ULL) {
@@ -508,7 +534,7 @@ bool Recorder::run(pid_t child, int* wait_status, const volatile sig_atomic_t* p
   // The command is gone: what its processes said and committed is read before finishing.
   accept_all();
   for (auto& c : connections_) {
-    if (!receive_all(*c) && failed_) return false;
+    if (c->fd >= 0 && !receive_all(*c) && failed_) return false;
   }
   return drain_all();
 }

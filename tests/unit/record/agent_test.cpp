@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "record/exec_target.hpp"
 #include "record/protocol.hpp"
 #include "record/transport.hpp"
 #include "ring/reader.hpp"
@@ -78,6 +79,7 @@ struct Image {
   std::vector<ThreadExitMessage> exits;
   std::vector<CommMessage> comms;
   std::vector<std::pair<std::uint32_t, std::string>> tracepoints;  // config index, format
+  std::vector<ExecNoticeMessage> exec_notices;
   bool process_exit = false;
 };
 
@@ -311,6 +313,9 @@ class FakeRecorder {
                                             static_cast<std::size_t>(n) - sizeof message));
     } else if (type == MessageType::kProcessExit && n == sizeof(ProcessExitMessage)) {
       image.process_exit = true;
+    } else if (type == MessageType::kExecNotice && n == sizeof(ExecNoticeMessage)) {
+      image.exec_notices.emplace_back();
+      std::memcpy(&image.exec_notices.back(), buf, sizeof(ExecNoticeMessage));
     } else {
       ADD_FAILURE() << "unexpected message type " << header.type << " size " << n;
     }
@@ -482,6 +487,14 @@ TEST(AgentTest, ExecedImageSaysHelloAgainWithTheSamePid) {
   EXPECT_EQ(run.images[0]->hello.pid, run.images[1]->hello.pid);
   EXPECT_FALSE(run.images[0]->process_exit);  // exec is no exit
   EXPECT_TRUE(run.images[1]->process_exit);
+  // The old image announced its exec (its connection's end is the exec's), of a program the agent
+  // enters.
+  ASSERT_EQ(run.images[0]->exec_notices.size(), 1u);
+  const ExecNoticeMessage& notice = run.images[0]->exec_notices[0];
+  EXPECT_EQ(notice.pid, run.images[0]->hello.pid);
+  EXPECT_EQ(notice.failed, 0u);
+  EXPECT_EQ(notice.target, static_cast<std::uint32_t>(ExecTarget::kEnterable));
+  EXPECT_EQ(std::string(notice.path), USERPERF_AGENT_WORKLOAD);
   for (const auto& image : run.images) ASSERT_EQ(image->threads.size(), 1u);
   expect_own_samples(*run.images[1], 1);
 }
