@@ -13,36 +13,31 @@
 namespace userperf::record {
 namespace {
 
-// Reads the ELF program headers of the open file: true when one is PT_INTERP. Anything that is
-// not a 64- or 32-bit ELF counts as having one (the exec decides).
+// Whether the ELF file's program headers (of class Ehdr/Phdr) hold a PT_INTERP; a file that
+// cannot be read as one counts as having one (the exec decides).
+template <class Ehdr, class Phdr>
+bool has_interpreter_of_class(int fd) {
+  Ehdr header;
+  if (pread(fd, &header, sizeof header, 0) != static_cast<ssize_t>(sizeof header)) return true;
+  for (unsigned i = 0; i < header.e_phnum; ++i) {
+    Phdr ph;
+    const off_t at = static_cast<off_t>(header.e_phoff + i * sizeof ph);
+    if (pread(fd, &ph, sizeof ph, at) != static_cast<ssize_t>(sizeof ph)) return true;
+    if (ph.p_type == PT_INTERP) return true;
+  }
+  return false;
+}
+
+// Whether the open file, an ELF of either class, names a dynamic loader (PT_INTERP). Anything
+// that is not an ELF counts as having one.
 bool has_interpreter(int fd) {
   unsigned char ident[EI_NIDENT];
   if (pread(fd, ident, sizeof ident, 0) != static_cast<ssize_t>(sizeof ident) ||
       std::memcmp(ident, ELFMAG, SELFMAG) != 0) {
     return true;
   }
-  if (ident[EI_CLASS] == ELFCLASS64) {
-    Elf64_Ehdr header;
-    if (pread(fd, &header, sizeof header, 0) != static_cast<ssize_t>(sizeof header)) return true;
-    for (unsigned i = 0; i < header.e_phnum; ++i) {
-      Elf64_Phdr ph;
-      const off_t at = static_cast<off_t>(header.e_phoff + i * sizeof ph);
-      if (pread(fd, &ph, sizeof ph, at) != static_cast<ssize_t>(sizeof ph)) return true;
-      if (ph.p_type == PT_INTERP) return true;
-    }
-    return false;
-  }
-  if (ident[EI_CLASS] == ELFCLASS32) {
-    Elf32_Ehdr header;
-    if (pread(fd, &header, sizeof header, 0) != static_cast<ssize_t>(sizeof header)) return true;
-    for (unsigned i = 0; i < header.e_phnum; ++i) {
-      Elf32_Phdr ph;
-      const off_t at = static_cast<off_t>(header.e_phoff + i * sizeof ph);
-      if (pread(fd, &ph, sizeof ph, at) != static_cast<ssize_t>(sizeof ph)) return true;
-      if (ph.p_type == PT_INTERP) return true;
-    }
-    return false;
-  }
+  if (ident[EI_CLASS] == ELFCLASS64) return has_interpreter_of_class<Elf64_Ehdr, Elf64_Phdr>(fd);
+  if (ident[EI_CLASS] == ELFCLASS32) return has_interpreter_of_class<Elf32_Ehdr, Elf32_Phdr>(fd);
   return true;
 }
 

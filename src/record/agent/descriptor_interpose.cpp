@@ -18,6 +18,7 @@
 #include <climits>
 #include <cstdint>
 
+#include "record/agent/real_function.hpp"
 #include "record/agent/session.hpp"
 #include "support/descriptors.hpp"
 
@@ -28,11 +29,7 @@ namespace {
 
 using userperf::support::owns_descriptor;
 
-template <class Function>
-Function resolve(Function& slot, const char* name) {
-  if (slot == nullptr) slot = reinterpret_cast<Function>(dlsym(RTLD_NEXT, name));
-  return slot;
-}
+using userperf::record::agent::resolve_real;
 
 using Close = int (*)(int);
 using CloseRange = int (*)(unsigned, unsigned, int);
@@ -51,11 +48,11 @@ RealDescriptorCalls g_real;
 
 // Resolved at load: close is async-signal-safe, dlsym is not.
 __attribute__((constructor)) void resolve_real_descriptor_calls() {
-  resolve(g_real.close, "close");
-  resolve(g_real.close_range, "close_range");
-  resolve(g_real.closefrom, "closefrom");
-  resolve(g_real.dup2, "dup2");
-  resolve(g_real.dup3, "dup3");
+  resolve_real(g_real.close, "close");
+  resolve_real(g_real.close_range, "close_range");
+  resolve_real(g_real.closefrom, "closefrom");
+  resolve_real(g_real.dup2, "dup2");
+  resolve_real(g_real.dup3, "dup3");
 }
 
 bool from_agent(const void* return_address) {
@@ -71,14 +68,14 @@ int close_own(int fd) {
     userperf::support::release_descriptor(fd);
     if (!ours) return 0;  // closed behind the agent's back; the number is the program's now
   }
-  return resolve(g_real.close, "close")(fd);
+  return resolve_real(g_real.close, "close")(fd);
 }
 
 // close_range(first, last, flags) on the program's behalf: every range between the agent's
 // descriptors. CLOSE_RANGE_CLOEXEC alone touches nothing the agent needs (its descriptors are
 // close-on-exec already) and goes through whole.
 int close_program_range(unsigned first, unsigned last, int flags) {
-  const CloseRange real = resolve(g_real.close_range, "close_range");
+  const CloseRange real = resolve_real(g_real.close_range, "close_range");
   if (real == nullptr) {
     errno = ENOSYS;
     return -1;
@@ -121,12 +118,12 @@ __attribute__((visibility("default"))) int close(int fd) {
     errno = EBADF;
     return -1;
   }
-  return resolve(g_real.close, "close")(fd);
+  return resolve_real(g_real.close, "close")(fd);
 }
 
 __attribute__((visibility("default"))) int close_range(unsigned first, unsigned last, int flags) {
   if (from_agent(__builtin_return_address(0))) {
-    return resolve(g_real.close_range, "close_range")(first, last, flags);
+    return resolve_real(g_real.close_range, "close_range")(first, last, flags);
   }
   return close_program_range(first, last, flags);
 }
@@ -143,7 +140,7 @@ __attribute__((visibility("default"))) int dup2(int old_fd, int new_fd) {
     return -1;
   }
   if (!agent && old_fd != new_fd && owns_descriptor(new_fd)) yield_descriptor(new_fd);
-  return resolve(g_real.dup2, "dup2")(old_fd, new_fd);
+  return resolve_real(g_real.dup2, "dup2")(old_fd, new_fd);
 }
 
 __attribute__((visibility("default"))) int dup3(int old_fd, int new_fd, int flags) {
@@ -153,7 +150,7 @@ __attribute__((visibility("default"))) int dup3(int old_fd, int new_fd, int flag
     return -1;
   }
   if (!agent && old_fd != new_fd && owns_descriptor(new_fd)) yield_descriptor(new_fd);
-  return resolve(g_real.dup3, "dup3")(old_fd, new_fd, flags);
+  return resolve_real(g_real.dup3, "dup3")(old_fd, new_fd, flags);
 }
 
 }  // extern "C"

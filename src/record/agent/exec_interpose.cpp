@@ -27,6 +27,7 @@
 
 #include "pmu/clock_ticker.hpp"
 #include "pmu/clock_timer.hpp"
+#include "record/agent/real_function.hpp"
 #include "record/agent/session.hpp"
 #include "record/agent/signal_mask.hpp"
 #include "record/exec_target.hpp"
@@ -130,18 +131,14 @@ struct RealExec {
 };
 RealExec g_real;
 
-template <class Function>
-Function resolve(Function& slot, const char* name) {
-  if (slot == nullptr) slot = reinterpret_cast<Function>(dlsym(RTLD_NEXT, name));
-  return slot;
-}
+using userperf::record::agent::resolve_real;
 
 __attribute__((constructor)) void resolve_real_exec() {
-  resolve(g_real.execve, "execve");
-  resolve(g_real.execv, "execv");
-  resolve(g_real.execvp, "execvp");
-  resolve(g_real.execvpe, "execvpe");
-  resolve(g_real.fexecve, "fexecve");
+  resolve_real(g_real.execve, "execve");
+  resolve_real(g_real.execv, "execv");
+  resolve_real(g_real.execvp, "execvp");
+  resolve_real(g_real.execvpe, "execvpe");
+  resolve_real(g_real.fexecve, "fexecve");
 }
 
 // How many arguments an execl-style call passes after `first`, the terminating NULL not counted.
@@ -169,21 +166,21 @@ __attribute__((visibility("default"))) int execve(const char* path, char* const 
   ExecNotice notice(path, false, envp);
   ClockSignalQuiet quiet;
   userperf::record::agent::ProgramMaskForExec mask;  // after quiet: undone first
-  return resolve(g_real.execve, "execve")(path, argv, envp);
+  return resolve_real(g_real.execve, "execve")(path, argv, envp);
 }
 
 __attribute__((visibility("default"))) int execv(const char* path, char* const argv[]) {
   ExecNotice notice(path, false, environ);
   ClockSignalQuiet quiet;
   userperf::record::agent::ProgramMaskForExec mask;  // after quiet: undone first
-  return resolve(g_real.execv, "execv")(path, argv);
+  return resolve_real(g_real.execv, "execv")(path, argv);
 }
 
 __attribute__((visibility("default"))) int execvp(const char* file, char* const argv[]) {
   ExecNotice notice(file, true, environ);
   ClockSignalQuiet quiet;
   userperf::record::agent::ProgramMaskForExec mask;  // after quiet: undone first
-  return resolve(g_real.execvp, "execvp")(file, argv);
+  return resolve_real(g_real.execvp, "execvp")(file, argv);
 }
 
 __attribute__((visibility("default"))) int execvpe(const char* file, char* const argv[],
@@ -191,7 +188,7 @@ __attribute__((visibility("default"))) int execvpe(const char* file, char* const
   ExecNotice notice(file, true, envp);
   ClockSignalQuiet quiet;
   userperf::record::agent::ProgramMaskForExec mask;  // after quiet: undone first
-  return resolve(g_real.execvpe, "execvpe")(file, argv, envp);
+  return resolve_real(g_real.execvpe, "execvpe")(file, argv, envp);
 }
 
 __attribute__((visibility("default"))) int fexecve(int fd, char* const argv[], char* const envp[]) {
@@ -200,7 +197,7 @@ __attribute__((visibility("default"))) int fexecve(int fd, char* const argv[], c
   ExecNotice notice(fd_path, false, envp);
   ClockSignalQuiet quiet;
   userperf::record::agent::ProgramMaskForExec mask;  // after quiet: undone first
-  return resolve(g_real.fexecve, "fexecve")(fd, argv, envp);
+  return resolve_real(g_real.fexecve, "fexecve")(fd, argv, envp);
 }
 
 // The execl family builds argv on the stack, as glibc's own does (no allocation: execle is

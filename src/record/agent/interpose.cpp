@@ -14,6 +14,7 @@
 
 #include "pmu/clock_timer.hpp"
 #include "pmu/internal_thread.hpp"
+#include "record/agent/real_function.hpp"
 #include "record/agent/session.hpp"
 #include "record/agent/signal_mask.hpp"
 #include "record/agent/thread_events.hpp"
@@ -23,7 +24,8 @@ namespace {
 
 template <class Function>
 Function real(const char* name) {
-  return reinterpret_cast<Function>(dlsym(RTLD_NEXT, name));
+  Function slot = nullptr;
+  return resolve_real(slot, name);
 }
 
 // The clock PMU's ticker thread and other threads userperf makes for itself are not recorded.

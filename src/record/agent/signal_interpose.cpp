@@ -20,6 +20,7 @@
 #include <cerrno>
 
 #include "pmu/clock_timer.hpp"
+#include "record/agent/real_function.hpp"
 #include "record/agent/signal_mask.hpp"
 
 namespace {
@@ -27,11 +28,7 @@ namespace {
 using userperf::pmu::clock_signal;
 using namespace userperf::record::agent;
 
-template <class Function>
-Function resolve(Function& slot, const char* name) {
-  if (slot == nullptr) slot = reinterpret_cast<Function>(dlsym(RTLD_NEXT, name));
-  return slot;
-}
+using userperf::record::agent::resolve_real;
 
 using SigMask = int (*)(int, const sigset_t*, sigset_t*);
 using SigWait = int (*)(const sigset_t*, int*);
@@ -61,17 +58,17 @@ struct RealSignal {
 RealSignal g_real;
 
 __attribute__((constructor)) void resolve_real_signal() {
-  resolve(g_real.pthread_sigmask, "pthread_sigmask");
-  resolve(g_real.sigprocmask, "sigprocmask");
-  resolve(g_real.sigwait, "sigwait");
-  resolve(g_real.sigwaitinfo, "sigwaitinfo");
-  resolve(g_real.sigtimedwait, "sigtimedwait");
-  resolve(g_real.signalfd, "signalfd");
-  resolve(g_real.sigsuspend, "sigsuspend");
-  resolve(g_real.pselect, "pselect");
-  resolve(g_real.ppoll, "ppoll");
-  resolve(g_real.epoll_pwait, "epoll_pwait");
-  resolve(g_real.epoll_pwait2, "epoll_pwait2");
+  resolve_real(g_real.pthread_sigmask, "pthread_sigmask");
+  resolve_real(g_real.sigprocmask, "sigprocmask");
+  resolve_real(g_real.sigwait, "sigwait");
+  resolve_real(g_real.sigwaitinfo, "sigwaitinfo");
+  resolve_real(g_real.sigtimedwait, "sigtimedwait");
+  resolve_real(g_real.signalfd, "signalfd");
+  resolve_real(g_real.sigsuspend, "sigsuspend");
+  resolve_real(g_real.pselect, "pselect");
+  resolve_real(g_real.ppoll, "ppoll");
+  resolve_real(g_real.epoll_pwait, "epoll_pwait");
+  resolve_real(g_real.epoll_pwait2, "epoll_pwait2");
 }
 
 // A mask change: `set` (may be null) with the clock signal taken out into `applied`, the program's
@@ -138,67 +135,67 @@ extern "C" {
 
 __attribute__((visibility("default"))) int pthread_sigmask(int how, const sigset_t* set,
                                                            sigset_t* old) {
-  return change_mask(resolve(g_real.pthread_sigmask, "pthread_sigmask"), how, set, old, true);
+  return change_mask(resolve_real(g_real.pthread_sigmask, "pthread_sigmask"), how, set, old, true);
 }
 
 __attribute__((visibility("default"))) int sigprocmask(int how, const sigset_t* set,
                                                        sigset_t* old) {
-  return change_mask(resolve(g_real.sigprocmask, "sigprocmask"), how, set, old, false);
+  return change_mask(resolve_real(g_real.sigprocmask, "sigprocmask"), how, set, old, false);
 }
 
 __attribute__((visibility("default"))) int sigwait(const sigset_t* set, int* sig) {
   sigset_t copy;
-  return resolve(g_real.sigwait, "sigwait")(without_clock(set, copy), sig);
+  return resolve_real(g_real.sigwait, "sigwait")(without_clock(set, copy), sig);
 }
 
 __attribute__((visibility("default"))) int sigwaitinfo(const sigset_t* set, siginfo_t* info) {
   sigset_t copy;
-  return resolve(g_real.sigwaitinfo, "sigwaitinfo")(without_clock(set, copy), info);
+  return resolve_real(g_real.sigwaitinfo, "sigwaitinfo")(without_clock(set, copy), info);
 }
 
 __attribute__((visibility("default"))) int sigtimedwait(const sigset_t* set, siginfo_t* info,
                                                         const timespec* timeout) {
   sigset_t copy;
-  return resolve(g_real.sigtimedwait, "sigtimedwait")(without_clock(set, copy), info, timeout);
+  return resolve_real(g_real.sigtimedwait, "sigtimedwait")(without_clock(set, copy), info, timeout);
 }
 
 __attribute__((visibility("default"))) int signalfd(int fd, const sigset_t* mask, int flags) {
   sigset_t copy;
-  return resolve(g_real.signalfd, "signalfd")(fd, without_clock(mask, copy), flags);
+  return resolve_real(g_real.signalfd, "signalfd")(fd, without_clock(mask, copy), flags);
 }
 
 __attribute__((visibility("default"))) int sigsuspend(const sigset_t* mask) {
   sigset_t copy;
-  return resolve(g_real.sigsuspend, "sigsuspend")(with_clock(mask, copy));
+  return resolve_real(g_real.sigsuspend, "sigsuspend")(with_clock(mask, copy));
 }
 
 __attribute__((visibility("default"))) int pselect(int n, fd_set* readfds, fd_set* writefds,
                                                    fd_set* exceptfds, const timespec* timeout,
                                                    const sigset_t* mask) {
   sigset_t copy;
-  return resolve(g_real.pselect, "pselect")(n, readfds, writefds, exceptfds, timeout,
-                                            with_clock(mask, copy));
+  return resolve_real(g_real.pselect, "pselect")(n, readfds, writefds, exceptfds, timeout,
+                                                 with_clock(mask, copy));
 }
 
 __attribute__((visibility("default"))) int ppoll(pollfd* fds, nfds_t nfds, const timespec* timeout,
                                                  const sigset_t* mask) {
   sigset_t copy;
-  return resolve(g_real.ppoll, "ppoll")(fds, nfds, timeout, with_clock(mask, copy));
+  return resolve_real(g_real.ppoll, "ppoll")(fds, nfds, timeout, with_clock(mask, copy));
 }
 
 __attribute__((visibility("default"))) int epoll_pwait(int epfd, epoll_event* events, int maxevents,
                                                        int timeout, const sigset_t* mask) {
   sigset_t copy;
-  return resolve(g_real.epoll_pwait, "epoll_pwait")(epfd, events, maxevents, timeout,
-                                                    with_clock(mask, copy));
+  return resolve_real(g_real.epoll_pwait, "epoll_pwait")(epfd, events, maxevents, timeout,
+                                                         with_clock(mask, copy));
 }
 
 __attribute__((visibility("default"))) int epoll_pwait2(int epfd, epoll_event* events,
                                                         int maxevents, const timespec* timeout,
                                                         const sigset_t* mask) {
   sigset_t copy;
-  return resolve(g_real.epoll_pwait2, "epoll_pwait2")(epfd, events, maxevents, timeout,
-                                                      with_clock(mask, copy));
+  return resolve_real(g_real.epoll_pwait2, "epoll_pwait2")(epfd, events, maxevents, timeout,
+                                                           with_clock(mask, copy));
 }
 
 }  // extern "C"

@@ -1,12 +1,12 @@
 #include "record/agent/signal_mask.hpp"
 
-#include <dlfcn.h>
 #include <pthread.h>
 
 #include <atomic>
 
 #include "pmu/clock_timer.hpp"
 #include "pmu/internal_thread.hpp"
+#include "record/agent/real_function.hpp"
 
 namespace userperf::record::agent {
 namespace {
@@ -23,9 +23,7 @@ using SigMask = int (*)(int, const sigset_t*, sigset_t*);
 SigMask g_real_mask = nullptr;
 
 __attribute__((constructor)) void resolve_real_mask() {
-  if (g_real_mask == nullptr) {
-    g_real_mask = reinterpret_cast<SigMask>(dlsym(RTLD_NEXT, "pthread_sigmask"));
-  }
+  resolve_real(g_real_mask, "pthread_sigmask");
 }
 
 // Changes the kernel's mask of the calling thread for the clock signal alone.
