@@ -138,6 +138,12 @@ class LinkRun {
         if (auto error = apply(section, found->second, i + 1 < function.count, out_pc)) {
           return error;
         }
+      } else if (is_lddw(out_[out_pc]) && out_[out_pc].src_reg != 0) {
+        // Only a relocation makes an lddw name a map, a map value or a function: one that says
+        // so by itself would carry an index nothing checked (a bit-flipped object had map 1.7e9).
+        return make_error(EINVAL, "lddw at " + where(section, site) + " has src_reg " +
+                                      std::to_string(out_[out_pc].src_reg) +
+                                      " without a relocation");
       } else if (is_pseudo_call(out_[out_pc])) {
         // A call inside the section, resolved by the assembler: relative to this instruction.
         const std::int64_t target =
