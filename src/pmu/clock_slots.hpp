@@ -26,20 +26,29 @@ struct ClockSlot {
   std::atomic<std::uint64_t> stack_low{0};
   std::atomic<std::uint64_t> stack_high{0};
   std::atomic<pid_t> tid{0};
-  // Ticker state written by the control path: /proc/self/task/TID/syscall and schedstat, the period
-  // (0 while not on the ticker), the thread's CPU time and CLOCK_MONOTONIC when armed, and a
-  // counter bumped on every arm.
+  // The thread's CPU time its samples (and periods counted lost) stand for, written by the handler
+  // on the sampled thread and when the clock is armed. Up to half a period ahead of the thread's
+  // CPU time: a sample takes the pending time rounded to whole periods.
+  std::atomic<std::uint64_t> accounted_cpu_ns{0};
+  // The thread's CPU time when it was last poked, and when it last asked the external ticker for
+  // pokes (clock_timer.hpp, ExternalTicker).
+  std::atomic<std::uint64_t> poked_cpu_ns{0};
+  std::atomic<std::uint64_t> busy_said_cpu_ns{0};
+  // In-process ticker state written by the control path: /proc/self/task/TID/syscall and
+  // schedstat, the period (0 while not on the ticker), the thread's CPU time and CLOCK_MONOTONIC
+  // when armed, and a counter bumped on every arm.
   std::atomic<int> syscall_fd{-1};
   std::atomic<int> schedstat_fd{-1};
   std::atomic<std::uint64_t> ticker_period{0};
   std::atomic<std::uint64_t> armed_cpu_ns{0};
   std::atomic<std::uint64_t> armed_wall_ns{0};
   std::atomic<std::uint32_t> arm_seq{0};
-  // Ticker signals the handler received: the ticker keeps one signal in flight per slot, so a
-  // thread that blocks the signal does not fill the user's queue (RLIMIT_SIGPENDING).
+  // In-process ticker pokes the handler received: the ticker keeps one poke in flight per slot, so
+  // a thread that blocks the signal does not fill the user's queue (RLIMIT_SIGPENDING).
   std::atomic<std::uint32_t> ticker_delivered{0};
-  // The thread's CPU-time timer, and the ticker periods whose signal arrived at a system-call exit
-  // and waits for that timer's next expiry (clock_timer.cpp, reaim_at_next_tick).
+  // The thread's CPU-time timer: periodic while the clock is armed, so the thread's own scheduler
+  // ticks sample it whatever pokes it gets. Periods a poke found at a system-call exit wait here
+  // for its next tick (clock_timer.cpp, account).
   std::atomic<timer_t> timer{};
   std::atomic<std::uint64_t> reaimed_periods{0};
 };
@@ -48,27 +57,25 @@ extern std::array<ClockSlot, kClockSlots> g_clock_slots;
 // One past the highest slot ever claimed: the ticker scans [0, g_clock_slot_end).
 extern std::atomic<int> g_clock_slot_end;
 
-// What a clock signal carries in si_value: 12 bits of slot, 20 of generation, 32 of periods (the
-// ticker's count of whole periods; 0 for a CPU-time timer, whose count is 1 + si_overrun).
+// What a poke carries in si_value: 12 bits of slot, 20 of generation. A CPU-time timer's signal
+// carries the same (sigev_value). The handler counts the periods itself, from the thread's CPU
+// clock.
 struct ClockSignalValue {
   int slot = -1;
   std::uint32_t generation = 0;
-  std::uint32_t periods = 0;
 };
 constexpr std::uint32_t kGenerationMask = (1u << 20) - 1;
 
 inline void* encode_clock_signal(const ClockSignalValue& v) {
   const std::uint64_t bits = static_cast<std::uint64_t>(v.slot) |
-                             static_cast<std::uint64_t>(v.generation & kGenerationMask) << 12 |
-                             static_cast<std::uint64_t>(v.periods) << 32;
+                             static_cast<std::uint64_t>(v.generation & kGenerationMask) << 12;
   return reinterpret_cast<void*>(bits);
 }
 
 inline ClockSignalValue decode_clock_signal(const void* ptr) {
   const auto bits = reinterpret_cast<std::uint64_t>(ptr);
   return {static_cast<int>(bits & (kClockSlots - 1)),
-          static_cast<std::uint32_t>(bits >> 12) & kGenerationMask,
-          static_cast<std::uint32_t>(bits >> 32)};
+          static_cast<std::uint32_t>(bits >> 12) & kGenerationMask};
 }
 
 // glibc's MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED): the CPU-time clock of one thread of this

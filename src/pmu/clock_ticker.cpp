@@ -37,13 +37,7 @@ struct TickerSlotState {
   std::uint64_t last_cpu_ns = 0;   // the thread's CPU time at the previous poll
   std::uint64_t last_wall_ns = 0;  // CLOCK_MONOTONIC at the previous poll
   std::uint64_t last_wait_ns = 0;  // its time runnable but not running, at the previous poll
-  // CPU time used and not yet signalled; down to -period/2 after a rounded-up signal.
-  std::int64_t pending_ns = 0;
-  std::uint32_t sent = 0;         // signals sent, against ClockSlot::ticker_delivered
-  std::uint64_t cpu_at_send = 0;  // the thread's CPU time when the last signal was sent
-  // The thread blocks the clock signal (poll_undelivered): its periods are counted lost.
-  bool blocked = false;
-  std::uint64_t next_mask_check_cpu = 0;  // CPU time from which its mask may be read again
+  std::uint32_t sent = 0;          // pokes sent, against ClockSlot::ticker_delivered
 };
 
 // A thread is busy when, since the previous poll, it was running or runnable (waiting for a CPU
@@ -139,61 +133,14 @@ std::uint64_t runqueue_wait_ns(ClockSlot& slot) {
   return std::strtoull(end, nullptr, 10);
 }
 
-bool send_periods(int index, pid_t tid, std::uint32_t generation, std::uint64_t periods) {
+bool poke(int index, pid_t tid, std::uint32_t generation) {
   siginfo_t info{};
   info.si_signo = clock_signal();
   info.si_code = SI_QUEUE;
   info.si_pid = g_pid.load(std::memory_order_relaxed);
   info.si_uid = getuid();
-  info.si_value.sival_ptr = encode_clock_signal(
-      {index, generation, static_cast<std::uint32_t>(std::min<std::uint64_t>(periods, UINT_MAX))});
+  info.si_value.sival_ptr = encode_clock_signal({index, generation});
   return syscall(SYS_rt_tgsigqueueinfo, info.si_pid, tid, info.si_signo, &info) == 0;
-}
-
-// Whether the thread has `signo` blocked, from the SigBlk line of /proc/self/task/TID/status.
-bool signal_blocked(pid_t tid, int signo) {
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/self/task/%d/status", static_cast<int>(tid));
-  const int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  char buf[4096];
-  const ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (n <= 0) return false;
-  buf[n] = '\0';
-  const char* line = std::strstr(buf, "\nSigBlk:");
-  if (line == nullptr) return false;
-  const std::uint64_t mask = std::strtoull(line + 9, nullptr, 16);
-  return signo >= 1 && signo <= 64 && (mask >> (signo - 1) & 1) != 0;
-}
-
-// CPU time a thread may use with a signal in flight before the ticker reads its mask: a signal to
-// a running thread arrives within microseconds unless it is blocked (or the thread is in one long
-// system call, which the mask read tells apart).
-constexpr std::uint64_t kBlockedCheckNs = kTickerMaxPeriodNs;
-
-// A signal was sent and has not arrived. When the thread has run on for kBlockedCheckNs since, its
-// mask is read (then at most once per kBlockedCheckNs of its CPU time): a thread that blocks the
-// clock signal with a raw rt_sigprocmask, which the agent's mask wrappers do not see, is not
-// sampled until it unblocks. Every whole period it uses meanwhile is counted lost in its own ring
-// (PERF_RECORD_LOST_SAMPLES, so the recorder can name the thread) instead of landing, all at
-// once, in one sample where it unblocks. The thread is polled once a period.
-std::uint64_t poll_undelivered(int index, ClockSlot& slot, TickerSlotState& state,
-                               std::uint64_t period) {
-  const std::uint64_t cpu = state.last_cpu_ns;
-  if (!state.blocked && cpu - state.cpu_at_send >= kBlockedCheckNs &&
-      cpu >= state.next_mask_check_cpu) {
-    state.next_mask_check_cpu = cpu + kBlockedCheckNs;
-    state.blocked = signal_blocked(slot.tid.load(std::memory_order_relaxed), clock_signal());
-  }
-  const auto signed_period = static_cast<std::int64_t>(period);
-  const std::int64_t lost = state.pending_ns / signed_period;
-  if (state.blocked && lost > 0 &&
-      clock_slot_count_lost(index, slot.generation.load(std::memory_order_relaxed),
-                            static_cast<std::uint64_t>(lost))) {
-    state.pending_ns -= lost * signed_period;
-  }
-  return period;
 }
 
 // When to poll a thread that still needs `remaining` CPU time for a period: at the CPU share it
@@ -207,22 +154,23 @@ std::uint64_t next_poll_in(std::uint64_t remaining, std::uint64_t ran, std::uint
   return std::max(std::min(predicted, period), kTickerMinSleepNs);
 }
 
-// Accounts one armed slot's CPU time and signals its thread when a period is due. Returns how long
-// until the slot should be polled again.
+// Pokes one armed slot's thread when a period is due. Returns how long until the slot should be
+// polled again.
 //
-// Due means half a period or more pending, and the signal carries the pending time rounded to
-// whole periods: a thread polled because another one was due is sampled in the same wakeup
-// when it is at least halfway there. Threads that run at once so converge on one wakeup per
-// period, not one each. The rounding has no drift: pending stays within [-period/2, period) plus
-// what a deferred thread accumulates, so the PERIOD sum follows the CPU time.
+// Due means half a period or more of CPU time the thread's samples do not yet stand for (the
+// handler's account, ClockSlot::accounted_cpu_ns): a thread polled because another one was due is
+// poked in the same wakeup when it is at least halfway there, and its sample rounds to whole
+// periods. Threads that run at once so converge on one wakeup per period, not one each.
 //
 // A signal to a thread blocked in nanosleep, poll, epoll_wait... ends that call with EINTR even
-// under SA_RESTART (signal(7)), which would change the program. So a due period is signalled only
-// to a thread that was busy since the previous poll (kBusyNumerator) and is not inside a system
-// call now (/proc/self/task/TID/syscall). One that is keeps its pending time (the PERIOD of its
-// next sample covers every period it used) and is polled again 100 us later if it ran at all, else
-// a period later. The window that remains: a thread running on a CPU that enters a blocking call
-// between that read and the signal's delivery (a few microseconds) sees EINTR.
+// under SA_RESTART (signal(7)), which would change the program. So a due thread is poked only when
+// it was busy since the previous poll (kBusyNumerator) and is not inside a system call now
+// (/proc/self/task/TID/syscall). One that is keeps its pending time (the PERIOD of its next
+// sample covers every period it used) and is polled again 100 us later if it ran at all, else a
+// period later. The window that remains: a thread running on a CPU that enters a blocking call
+// between that read and the signal's delivery (a few microseconds) sees EINTR. One poke is kept in
+// flight: a thread that blocks the signal gets one, not one per period (the handler counts the
+// periods it could not take when the poke arrives).
 std::uint64_t poll_slot(int index, ClockSlot& slot, TickerSlotState& state, std::uint64_t period) {
   const pid_t tid = slot.tid.load(std::memory_order_relaxed);
   std::uint64_t cpu = 0;
@@ -232,41 +180,34 @@ std::uint64_t poll_slot(int index, ClockSlot& slot, TickerSlotState& state, std:
   const std::uint64_t ran = cpu > state.last_cpu_ns ? cpu - state.last_cpu_ns : 0;
   const std::uint64_t waited = wait > state.last_wait_ns ? wait - state.last_wait_ns : 0;
   const std::uint64_t elapsed = wall - state.last_wall_ns;
-  state.pending_ns += static_cast<std::int64_t>(ran);
   state.last_cpu_ns = std::max(cpu, state.last_cpu_ns);
   state.last_wait_ns = std::max(wait, state.last_wait_ns);
   state.last_wall_ns = wall;
+  const auto pending =
+      static_cast<std::int64_t>(cpu - slot.accounted_cpu_ns.load(std::memory_order_relaxed));
   const auto signed_period = static_cast<std::int64_t>(period);
   // Until a whole period is pending: the next wakeup is planned for that, not for the halfway
   // point at which another slot's wakeup may take this one along.
   const auto until_due = [&] {
-    const std::int64_t remaining = std::max<std::int64_t>(signed_period - state.pending_ns, 0);
+    const std::int64_t remaining = std::max<std::int64_t>(signed_period - pending, 0);
     return next_poll_in(static_cast<std::uint64_t>(remaining), ran, elapsed, period);
   };
-  if (state.pending_ns * 2 < signed_period) return until_due();
+  if (pending * 2 < signed_period) return until_due();
   const std::uint64_t not_now = ran > 0 ? kTickerMinSleepNs : period;
   const bool busy = (ran + waited) * kBusyDenominator >= elapsed * kBusyNumerator ||
-                    state.pending_ns >= static_cast<std::int64_t>(kMaxDeferredNs);
-  if (!busy) return state.pending_ns < signed_period ? until_due() : not_now;
+                    pending >= static_cast<std::int64_t>(kMaxDeferredNs);
+  if (!busy) return pending < signed_period ? until_due() : not_now;
   const std::uint32_t delivered = slot.ticker_delivered.load(std::memory_order_acquire);
   const auto in_flight = static_cast<std::int32_t>(state.sent - delivered);
   // The thread blocks the signal, is in a long system call, or has not run since.
-  if (in_flight > 0) return poll_undelivered(index, slot, state, period);
-  state.blocked = false;
+  if (in_flight > 0) return period;
   // More delivered than sent: a resynchronisation counted one that was only late. Forget it, so
   // that the next one in flight counts.
   if (in_flight < 0) state.sent = delivered;
-  if (!outside_system_call(slot)) {
-    return state.pending_ns < signed_period ? until_due() : not_now;
-  }
-  const std::int64_t periods = (state.pending_ns + signed_period / 2) / signed_period;
-  const std::uint32_t generation = slot.generation.load(std::memory_order_relaxed);
-  if (send_periods(index, tid, generation, static_cast<std::uint64_t>(periods))) {
-    state.pending_ns -= periods * signed_period;
-    ++state.sent;
-    state.cpu_at_send = state.last_cpu_ns;
-  }
-  return until_due();
+  if (!outside_system_call(slot)) return pending < signed_period ? until_due() : not_now;
+  if (poke(index, tid, slot.generation.load(std::memory_order_relaxed))) ++state.sent;
+  // The handler takes the pending time: the next period is due a period of CPU from now.
+  return next_poll_in(period, ran, elapsed, period);
 }
 
 // One pass over the slots. Returns the time until the earliest armed slot could be due, 0 when
@@ -291,9 +232,7 @@ std::uint64_t scan_slots() {
       state.last_cpu_ns = slot.armed_cpu_ns.load(std::memory_order_relaxed);
       state.last_wall_ns = slot.armed_wall_ns.load(std::memory_order_relaxed);
       state.last_wait_ns = runqueue_wait_ns(slot);
-      state.pending_ns = 0;
       state.sent = slot.ticker_delivered.load(std::memory_order_acquire);
-      state.blocked = false;
     }
     if (resync) state.sent = slot.ticker_delivered.load(std::memory_order_acquire);
     const std::uint64_t wait = poll_slot(i, slot, state, period);

@@ -1,10 +1,11 @@
-// The clock ticker: one process-wide thread that samples threads at periods a CPU-time POSIX
-// timer cannot deliver. CPU-time timers expire on scheduler ticks (HZ, 250 here), so a 1 ms period
-// arrives as 250 signals/s with overruns. The ticker wakes on CLOCK_MONOTONIC, reads each armed
-// thread's CPU clock and, once a thread has used a period (half of one when another thread's
-// period woke the ticker) and is busy (running, not about to be woken from a blocking call by our
-// signal), queues it the clock signal (rt_tgsigqueueinfo, SI_QUEUE) carrying the slot, its
-// generation and the CPU time used rounded to whole periods.
+// The in-process clock ticker: one process-wide thread that pokes threads at periods a CPU-time
+// POSIX timer cannot deliver. CPU-time timers expire on scheduler ticks (HZ, 250 here), so a 1 ms
+// period arrives as 250 signals/s. The ticker wakes on CLOCK_MONOTONIC, reads each armed thread's
+// CPU clock and, once a thread has used a period its samples do not stand for yet (half of one
+// when another thread's period woke the ticker) and is busy (running, not about to be woken from
+// a blocking call by our signal), queues it the clock signal (rt_tgsigqueueinfo, SI_QUEUE) with the
+// slot and its generation; the handler counts the periods (clock_timer.hpp). A recorded program
+// has none: the recorder pokes it (clock_timer.hpp, ExternalTicker).
 #pragma once
 
 #include <cstdint>

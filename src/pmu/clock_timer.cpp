@@ -126,41 +126,10 @@ bool delivered_at_syscall_exit(const mcontext_t& mc) {
   return (cx == ip || cx == ip + 2) && mc.gregs[REG_R11] == mc.gregs[REG_EFL];
 }
 
-// Where a signal came from: the thread's CPU-time timer firing its period (periods from 10 ms),
-// the ticker, or the CPU-time timer firing once for a ticker sample re-aimed at the next tick.
-enum class ClockSource { kTimerPeriod, kTicker, kReaimed };
-
-// A ticker signal that arrived at a system-call exit is re-aimed at the thread's next scheduler
-// tick: its CPU-time timer, armed to expire at once, fires from the tick interrupt on the thread's
-// own CPU and finds the thread exactly where it is, as the kernel's hrtimer would. The ticker's
-// signal crosses CPUs and takes microseconds to arrive (tens in a VM); a thread that makes a system
-// call every few microseconds has entered one by then, and the signal is delivered on its way out:
-// taken there, half the samples of a pread-dense program landed in __libc_pread. A CPU-time timer
-// never fires while the thread sleeps, so the tick cannot cut a blocking call short. The periods
-// wait in the slot; several re-aimed signals before the tick make one sample.
-bool reaim_at_next_tick(ClockSlot& slot, std::uint64_t periods) {
-  slot.reaimed_periods.fetch_add(periods, std::memory_order_relaxed);
-  itimerspec once{};
-  once.it_value.tv_nsec = 1;
-  if (timer_settime(slot.timer.load(std::memory_order_relaxed), 0, &once, nullptr) == 0) {
-    return true;
-  }
-  slot.reaimed_periods.fetch_sub(periods, std::memory_order_relaxed);
-  return false;
-}
-
-void sample(core::Engine& engine, core::Event& event, ClockSlot& slot, const StackBounds& stack,
-            std::uint64_t periods, ClockSource source, const ucontext_t& uc) {
+// One sample of `periods` periods, where the signal interrupted the thread.
+void sample(core::Engine& engine, core::Event& event, const StackBounds& stack,
+            std::uint64_t periods, const ucontext_t& uc) {
   const std::uint64_t elapsed = event.sample_period.load(std::memory_order_relaxed) * periods;
-  // A re-aimed sample's periods were counted when the ticker's signal arrived.
-  if (source != ClockSource::kReaimed) event.count.fetch_add(elapsed, std::memory_order_relaxed);
-  if (delivered_at_syscall_exit(uc.uc_mcontext)) {
-    if (source == ClockSource::kTicker && reaim_at_next_tick(slot, periods)) return;
-    // The tick found the thread in the kernel: under exclude_kernel the kernel counts that time
-    // and takes no sample (perf_exclude_event). Otherwise the sample is taken at the user address
-    // the call returns to; the kernel's own address is not known here.
-    if (event.attr.exclude_kernel) return;
-  }
   core::SampleRegs regs;
   fill_regs(uc.uc_mcontext, regs);
   std::uint64_t chain[kMaxCallchain];
@@ -191,17 +160,125 @@ void sample(core::Engine& engine, core::Event& event, ClockSlot& slot, const Sta
   engine.overflow(event, data);
 }
 
-// SI_TIMER: the CPU-time timer, which expires on scheduler ticks: a period shorter than a tick
-// arrives as one signal with overruns; while the slot is on the ticker, it fires only for a
-// re-aimed sample. SI_QUEUE from this process: the ticker, which counts the periods itself. Either
-// way the sample stands for every period that elapsed.
+// A signal's source: the thread's own CPU-time timer, fired from a scheduler tick on the thread's
+// CPU, or a ticker's poke, sent from another CPU.
+enum class ClockSource { kTick, kPoke };
+
+// The CPU time the calling thread (in the handler: the sampled one) has used.
+std::uint64_t own_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+// Pending CPU time from which periods are counted lost rather than sampled. While the thread can
+// take the signal, its own timer fires on every tick it runs through, so pending time stays within
+// a period plus a tick or two (4 ms each at HZ 250, 10 ms at HZ 100). More means the signal could
+// not be taken: the thread blocked it (a raw rt_sigprocmask, which the recorder's agent cannot see)
+// or ran a long signal handler of its own that masks it.
+std::uint64_t unsampled_gap_ns(std::uint64_t period) {
+  constexpr std::uint64_t kMinGapNs = 25'000'000;
+  return std::max(kMinGapNs, 3 * period);
+}
+
+// A thread its own timer finds busy asks the external ticker for pokes once it has run this long
+// without one (a ticker that pokes it does so every period), and not again for as long.
+std::uint64_t unpoked_before_busy_ns(std::uint64_t period) {
+  constexpr std::uint64_t kMinUnpokedNs = 2'000'000;
+  return std::max(kMinUnpokedNs, 3 * period);
+}
+
+std::atomic<pid_t> g_external_pid{0};
+std::atomic<void (*)(pid_t)> g_external_busy{nullptr};
+
+void say_busy(ClockSlot& slot, const core::Event& event, std::uint64_t cpu, std::uint64_t period) {
+  void (*busy)(pid_t) = g_external_busy.load(std::memory_order_relaxed);
+  if (busy == nullptr || period >= kTickerMaxPeriodNs) return;
+  const std::uint64_t quiet = unpoked_before_busy_ns(period);
+  if (cpu - slot.poked_cpu_ns.load(std::memory_order_relaxed) < quiet ||
+      cpu - slot.busy_said_cpu_ns.load(std::memory_order_relaxed) < quiet) {
+    return;
+  }
+  slot.busy_said_cpu_ns.store(cpu, std::memory_order_relaxed);
+  busy(event.pid);
+}
+
+// Sets `periods` aside for the thread's next scheduler tick: its CPU-time timer, made to expire at
+// once (a timer expires on the tick after its time), then periodic again from there.
+void reaim_at_next_tick(ClockSlot& slot, const core::Event& event, std::uint64_t periods) {
+  slot.reaimed_periods.fetch_add(periods, std::memory_order_relaxed);
+  const std::uint64_t period =
+      std::max(event.sample_period.load(std::memory_order_relaxed), kMinPeriodNs);
+  itimerspec spec{};
+  spec.it_interval.tv_sec = static_cast<time_t>(period / 1'000'000'000u);
+  spec.it_interval.tv_nsec = static_cast<long>(period % 1'000'000'000u);
+  spec.it_value.tv_nsec = 1;
+  timer_settime(slot.timer.load(std::memory_order_relaxed), 0, &spec, nullptr);
+}
+
+// Counts the periods the thread used since its last sample, from its own CPU clock, and samples
+// them where the signal interrupted it.
+//
+// A poke that arrives at a system-call exit is re-aimed at the thread's next scheduler tick: a
+// poke crosses CPUs and takes microseconds to arrive (tens in a VM), and a thread that makes a
+// system call every few microseconds has entered one by then, so the signal is delivered on its
+// way out: taken there, half the samples of a pread-dense program landed in __libc_pread. Its
+// periods are set aside for the thread's next tick, whose timer signal finds the thread exactly
+// where it is, as the kernel's hrtimer would (a CPU-time timer never fires while the thread
+// sleeps, so it cannot cut a blocking call short); later pokes take the periods after them. A
+// tick that finds the thread in the kernel takes no sample under exclude_kernel, as the kernel's
+// perf_exclude_event does; the periods still count.
+void account(core::Engine& engine, core::Event& event, ClockSlot& slot, int index,
+             std::uint32_t generation, const StackBounds& stack, ClockSource source,
+             const ucontext_t& uc) {
+  const std::uint64_t period = event.sample_period.load(std::memory_order_relaxed);
+  if (period == 0) return;
+  const std::uint64_t cpu = own_cpu_ns();
+  const bool at_syscall_exit = delivered_at_syscall_exit(uc.uc_mcontext);
+  std::uint64_t periods = 0;
+  if (source == ClockSource::kPoke) slot.poked_cpu_ns.store(cpu, std::memory_order_relaxed);
+  if (source == ClockSource::kTick) {
+    say_busy(slot, event, cpu, period);
+    periods = slot.reaimed_periods.exchange(0, std::memory_order_relaxed);
+  }
+  if (periods == 0) {
+    const auto pending =
+        static_cast<std::int64_t>(cpu - slot.accounted_cpu_ns.load(std::memory_order_relaxed));
+    const auto signed_period = static_cast<std::int64_t>(period);
+    // Rounded to whole periods: a sample half a period early stands for one period, and the
+    // difference carries over to the next.
+    if (pending * 2 < signed_period) return;
+    periods = static_cast<std::uint64_t>((pending + signed_period / 2) / signed_period);
+    slot.accounted_cpu_ns.fetch_add(periods * period, std::memory_order_relaxed);
+    // More pending than a thread that can take the signal ever has: the time it could not be
+    // taken (wherever the signal now arrives, often at the system call that unblocked it) is
+    // counted lost, in a LOST_SAMPLES record, instead of landing all at once in one sample.
+    if (static_cast<std::uint64_t>(pending) >= unsampled_gap_ns(period) && periods > 1) {
+      clock_slot_count_lost(index, generation, periods - 1);
+      periods = 1;
+    } else if (source == ClockSource::kPoke && at_syscall_exit) {
+      reaim_at_next_tick(slot, event, periods);
+      return;
+    }
+  }
+  event.count.fetch_add(periods * period, std::memory_order_relaxed);
+  if (at_syscall_exit && event.attr.exclude_kernel) return;
+  sample(engine, event, stack, periods, uc);
+}
+
+// SI_TIMER: the thread's own CPU-time timer. SI_QUEUE from this process (its ticker thread) or
+// from the external ticker: a poke. Either way the handler counts what the thread used since its
+// last sample.
 void clock_signal_handler(int, siginfo_t* info, void* context) {
   const ClockSignalValue value = decode_clock_signal(info->si_value.sival_ptr);
-  const bool from_ticker =
+  const bool from_own_ticker =
       info->si_code == SI_QUEUE && info->si_pid == g_pid.load(std::memory_order_relaxed);
-  if (info->si_code != SI_TIMER && !from_ticker) return;
+  const pid_t external = g_external_pid.load(std::memory_order_relaxed);
+  const bool from_external = info->si_code == SI_QUEUE && external != 0 && info->si_pid == external;
+  if (info->si_code != SI_TIMER && !from_own_ticker && !from_external) return;
   ClockSlot& slot = g_clock_slots[static_cast<std::size_t>(value.slot)];
-  if (from_ticker) slot.ticker_delivered.fetch_add(1, std::memory_order_release);
+  if (from_own_ticker) slot.ticker_delivered.fetch_add(1, std::memory_order_release);
   core::Engine* engine = slot.engine.load(std::memory_order_acquire);
   if (engine == nullptr) return;
   const int saved_errno = errno;
@@ -212,24 +289,9 @@ void clock_signal_handler(int, siginfo_t* info, void* context) {
     StackBounds stack;
     core::Event* event = live_event(slot, *engine, value.generation, stack);
     if (event != nullptr && event->pid == current_tid()) {
-      ClockSource source = ClockSource::kTicker;
-      std::uint64_t periods = value.periods;
-      if (info->si_code == SI_TIMER) {
-        const std::uint64_t reaimed = slot.reaimed_periods.exchange(0, std::memory_order_relaxed);
-        source = reaimed != 0 ? ClockSource::kReaimed : ClockSource::kTimerPeriod;
-        periods = reaimed != 0
-                      ? reaimed
-                      : 1 + static_cast<std::uint64_t>(info->si_overrun > 0 ? info->si_overrun : 0);
-        // A late expiry of the period timer after the slot moved to the ticker: nothing to take.
-        if (source == ClockSource::kTimerPeriod &&
-            slot.ticker_period.load(std::memory_order_relaxed) != 0) {
-          periods = 0;
-        }
-      }
-      if (periods != 0) {
-        sample(*engine, *event, slot, stack, periods, source,
-               *static_cast<const ucontext_t*>(context));
-      }
+      account(*engine, *event, slot, value.slot, value.generation, stack,
+              info->si_code == SI_TIMER ? ClockSource::kTick : ClockSource::kPoke,
+              *static_cast<const ucontext_t*>(context));
     }
   }
   errno = saved_errno;
@@ -310,6 +372,32 @@ void stop_posix_timer(ClockTimer& timer) {
   timer_settime(timer.timer, 0, &stop, nullptr);
 }
 
+// When the clock stops: the periods its thread used since its last sample that it could not take
+// (more pending than unsampled_gap_ns) are counted lost, as the handler would have counted them at
+// the next signal. A thread that blocks the clock signal until it ends (a raw rt_sigprocmask) and
+// then closes its events gets here with every period it used.
+void count_unsampled(const ClockTimer& timer) {
+  ClockSlot& slot = g_clock_slots[static_cast<std::size_t>(timer.slot)];
+  const core::Event* event = slot.event.load(std::memory_order_acquire);
+  timespec now{};
+  if (event == nullptr ||
+      clock_gettime(thread_cpu_clock(slot.tid.load(std::memory_order_relaxed)), &now) != 0) {
+    return;
+  }
+  const std::uint64_t period = event->sample_period.load(std::memory_order_relaxed);
+  const std::uint64_t cpu = static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000u +
+                            static_cast<std::uint64_t>(now.tv_nsec);
+  const auto pending =
+      static_cast<std::int64_t>(cpu - slot.accounted_cpu_ns.load(std::memory_order_relaxed));
+  if (period == 0 || pending < 0 ||
+      static_cast<std::uint64_t>(pending) < unsampled_gap_ns(period)) {
+    return;
+  }
+  const std::uint64_t lost = static_cast<std::uint64_t>(pending) / period;
+  slot.accounted_cpu_ns.fetch_add(lost * period, std::memory_order_relaxed);
+  clock_slot_count_lost(timer.slot, slot.generation.load(std::memory_order_relaxed), lost);
+}
+
 }  // namespace
 
 int clock_signal() {
@@ -318,6 +406,24 @@ int clock_signal() {
     return SIGRTMIN + 4;
   }();
   return signo;
+}
+
+void use_external_ticker(const ExternalTicker& ticker) {
+  g_external_busy.store(ticker.busy, std::memory_order_relaxed);
+  g_external_pid.store(ticker.pid, std::memory_order_seq_cst);
+}
+
+std::uint32_t clock_poke_value(const core::Event& event) {
+  const int end = g_clock_slot_end.load(std::memory_order_acquire);
+  for (int i = 0; i < end; ++i) {
+    const ClockSlot& slot = g_clock_slots[static_cast<std::size_t>(i)];
+    const std::uint32_t generation = slot.generation.load(std::memory_order_acquire);
+    if ((generation & 1) != 0 && slot.event.load(std::memory_order_acquire) == &event) {
+      return static_cast<std::uint32_t>(
+          reinterpret_cast<std::uint64_t>(encode_clock_signal({i, generation})));
+    }
+  }
+  return 0;
 }
 
 bool clock_slot_count_lost(int index, std::uint32_t generation, std::uint64_t lost) {
@@ -357,7 +463,7 @@ int clock_timer_create(core::Engine& engine, core::Event& event, pid_t tid, Cloc
   sigevent sev{};
   sev.sigev_notify = SIGEV_THREAD_ID;
   sev.sigev_signo = clock_signal();
-  sev.sigev_value.sival_ptr = encode_clock_signal({index, generation, 0});
+  sev.sigev_value.sival_ptr = encode_clock_signal({index, generation});
   sev._sigev_un._tid = tid;
   if (timer_create(thread_cpu_clock(tid), &sev, &out.timer) != 0) {
     const int err = errno;
@@ -365,7 +471,6 @@ int clock_timer_create(core::Engine& engine, core::Event& event, pid_t tid, Cloc
     return -err;
   }
   slot.timer.store(out.timer, std::memory_order_relaxed);
-  slot.reaimed_periods.store(0, std::memory_order_relaxed);
   out.slot = index;
   out.fork_epoch = g_fork_epoch.load(std::memory_order_relaxed);
   out.on_ticker = false;
@@ -375,17 +480,24 @@ int clock_timer_create(core::Engine& engine, core::Event& event, pid_t tid, Cloc
 int clock_timer_arm(ClockTimer& timer, std::uint64_t period_ns) {
   if (!current_image(timer)) return -ESRCH;
   const std::uint64_t ns = std::max(period_ns, kMinPeriodNs);
-  if (ns < kTickerMaxPeriodNs) {
-    stop_posix_timer(timer);
-    // Without /proc (or a thread for the ticker) the CPU-time timer below still samples, at most
-    // HZ times a second.
-    if (ticker_arm(timer.slot, ns) == 0) {
-      timer.on_ticker = true;
-      return 0;
-    }
+  ClockSlot& slot = g_clock_slots[static_cast<std::size_t>(timer.slot)];
+  timespec now{};
+  if (clock_gettime(thread_cpu_clock(slot.tid.load(std::memory_order_relaxed)), &now) != 0) {
+    return -ESRCH;
   }
-  if (timer.on_ticker) ticker_disarm(timer.slot);
-  timer.on_ticker = false;
+  // Samples count from here: what the thread used before is nobody's.
+  const std::uint64_t cpu = static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000u +
+                            static_cast<std::uint64_t>(now.tv_nsec);
+  slot.accounted_cpu_ns.store(cpu, std::memory_order_relaxed);
+  slot.reaimed_periods.store(0, std::memory_order_relaxed);
+  slot.poked_cpu_ns.store(cpu, std::memory_order_relaxed);
+  slot.busy_said_cpu_ns.store(cpu, std::memory_order_relaxed);
+  // Shorter periods are poked in between the ticks by the in-process ticker, unless another
+  // process pokes (ExternalTicker). Without /proc (or a thread for the ticker) the timer alone
+  // samples, at most HZ times a second.
+  const bool poked_here = ns < kTickerMaxPeriodNs && g_external_pid.load() == 0;
+  if (timer.on_ticker && !poked_here) ticker_disarm(timer.slot);
+  timer.on_ticker = poked_here && ticker_arm(timer.slot, ns) == 0;
   itimerspec spec{};
   spec.it_interval.tv_sec = static_cast<time_t>(ns / 1'000'000'000u);
   spec.it_interval.tv_nsec = static_cast<long>(ns % 1'000'000'000u);
@@ -395,6 +507,7 @@ int clock_timer_arm(ClockTimer& timer, std::uint64_t period_ns) {
 
 void clock_timer_disarm(ClockTimer& timer) {
   if (!current_image(timer)) return;
+  count_unsampled(timer);
   if (timer.on_ticker) ticker_disarm(timer.slot);
   timer.on_ticker = false;
   stop_posix_timer(timer);

@@ -1,6 +1,10 @@
 // Per-thread clocks that deliver a signal to the sampled thread; the handler turns each signal
-// into an overflow. Periods from kTickerMaxPeriodNs up use a POSIX timer over the thread's
-// CPU-time clock (SI_TIMER); shorter ones the process-wide ticker (clock_ticker.hpp, SI_QUEUE).
+// into samples. Every armed clock has a periodic POSIX timer over the thread's CPU-time clock
+// (SI_TIMER), which fires on the thread's scheduler ticks (HZ: 250 here). Periods shorter than
+// kTickerMaxPeriodNs are also poked (SI_QUEUE) in between by a ticker: the in-process ticker
+// thread (clock_ticker.hpp) or, for a recorded program, the recorder (ExternalTicker). Whoever
+// signals, the handler counts the periods itself from the thread's CPU clock, so every sample's
+// PERIOD is the CPU time it stands for.
 // The handler finds its event through a slot table (clock_slots.hpp), so a signal that arrives
 // after the event is gone finds an empty slot instead of a dangling pointer.
 #pragma once
@@ -26,6 +30,22 @@ struct ClockTimer {
 // Signal used for clock samples (SIGRTMIN + 4 unless USERPERF_SIGNAL names another number).
 int clock_signal();
 
+// Another process pokes this process's clocks instead of an in-process ticker thread: the recorder
+// of `userperf record`, so that a recorded program holds no thread of userperf's (a thread costs a
+// short-lived process as much CPU as its own start, and changes what the program sees). The
+// handler accepts pokes from `pid`; `busy(tid)` (SIGNAL-SAFE: called in the signal handler) tells
+// the ticker that thread `tid`, which its own CPU-time timer found busy, got no poke for a while.
+// Set once, before any clock is armed; a fork child keeps it.
+struct ExternalTicker {
+  pid_t pid = 0;
+  void (*busy)(pid_t tid) = nullptr;
+};
+void use_external_ticker(const ExternalTicker& ticker);
+
+// What a poke for `event`'s clock carries in si_value (clock_slots.hpp: slot and generation), for
+// the external ticker; 0 when the event is no clock of this process image.
+std::uint32_t clock_poke_value(const core::Event& event);
+
 // Creates a stopped clock over `tid`'s CPU time that signals `tid` and samples into `engine`.
 // Returns 0 or -errno.
 int clock_timer_create(core::Engine& engine, core::Event& event, pid_t tid, ClockTimer& out);
@@ -35,9 +55,10 @@ void clock_timer_disarm(ClockTimer& timer);
 // Deletes the timer, empties its slot and waits until no handler uses the event.
 void clock_timer_destroy(ClockTimer& timer);
 
-// Periods the slot's thread used that could not be sampled (it blocked the clock signal): one
-// PERF_RECORD_LOST_SAMPLES of `lost` in the event's ring, the periods added to its count. From the
-// ticker thread. False when the slot no longer holds `generation` or the ring had no room.
+// Periods the slot's thread used that could not be sampled (it could not take the clock signal):
+// one PERF_RECORD_LOST_SAMPLES of `lost` in the event's ring, the periods added to its count.
+// SIGNAL-SAFE (the handler calls it). False when the slot no longer holds `generation` or the ring
+// had no room.
 bool clock_slot_count_lost(int slot, std::uint32_t generation, std::uint64_t lost);
 
 // In a fork child (one thread; POSIX timers and the ticker thread are not inherited): forgets

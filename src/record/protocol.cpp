@@ -1,7 +1,7 @@
 #include "record/protocol.hpp"
 
+#include <climits>
 #include <cstring>
-#include <sstream>
 
 namespace userperf::record {
 
@@ -58,26 +58,35 @@ bool power_of_two_or_zero(std::uint32_t v) {
 
 // One "key=value" per line. An event: "event=<leader>:<hex attr>:<name>" (leader -1 or an index).
 std::string RecordConfig::encode() const {
-  std::ostringstream out;
-  out << "version=" << kProtocolVersion << '\n';
-  out << "ring_pages=" << ring_pages << '\n';
-  out << "aux_pages=" << aux_pages << '\n';
-  out << "aux=" << static_cast<std::uint32_t>(aux) << '\n';
-  out << "flags=" << flags << '\n';
-  if (!bpf_object.empty()) out << "bpf=" << to_hex(bpf_object.data(), bpf_object.size()) << '\n';
+  std::string out;
+  const auto line = [&out](const char* key, const std::string& value) {
+    out.append(key).append("=").append(value).append("\n");
+  };
+  line("version", std::to_string(kProtocolVersion));
+  line("ring_pages", std::to_string(ring_pages));
+  line("aux_pages", std::to_string(aux_pages));
+  line("aux", std::to_string(static_cast<std::uint32_t>(aux)));
+  line("flags", std::to_string(flags));
+  if (ticker_pid > 0) line("ticker_pid", std::to_string(ticker_pid));
+  if (!bpf_object.empty()) line("bpf", to_hex(bpf_object.data(), bpf_object.size()));
   for (const EventConfig& e : events) {
-    out << "event=" << e.group_leader << ':' << to_hex(&e.attr, sizeof e.attr) << ':'
-        << to_hex(e.name.data(), e.name.size()) << '\n';
+    line("event", std::to_string(e.group_leader) + ':' + to_hex(&e.attr, sizeof e.attr) + ':' +
+                      to_hex(e.name.data(), e.name.size()));
   }
-  return out.str();
+  return out;
 }
 
+// Without streams: the agent decodes this in every process it enters, and iostreams would bring
+// the C++ locale's start-up into each.
 bool RecordConfig::decode(const std::string& text, RecordConfig& out, std::string& error) {
   RecordConfig config;
   bool versioned = false;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
+  std::size_t at = 0;
+  while (at < text.size()) {
+    std::size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(at, end - at);
+    at = end + 1;
     if (line.empty()) continue;
     const std::size_t eq = line.find('=');
     if (eq == std::string::npos) {
@@ -93,8 +102,10 @@ bool RecordConfig::decode(const std::string& text, RecordConfig& out, std::strin
         return false;
       }
       versioned = true;
-    } else if (key == "ring_pages" || key == "aux_pages" || key == "aux" || key == "flags") {
-      if (!parse_u32(value, number)) {
+    } else if (key == "ring_pages" || key == "aux_pages" || key == "aux" || key == "flags" ||
+               key == "ticker_pid") {
+      if (!parse_u32(value, number) ||
+          (key == "ticker_pid" && (number == 0 || number > INT32_MAX))) {
         error = "config " + key + " is not a number: " + value;
         return false;
       }
@@ -102,6 +113,7 @@ bool RecordConfig::decode(const std::string& text, RecordConfig& out, std::strin
       if (key == "aux_pages") config.aux_pages = number;
       if (key == "aux") config.aux = static_cast<AuxSource>(number);
       if (key == "flags") config.flags = number;
+      if (key == "ticker_pid") config.ticker_pid = static_cast<std::int32_t>(number);
     } else if (key == "bpf") {
       config.bpf_object.resize(value.size() / 2);
       if (value.empty() || !from_hex(value, config.bpf_object.data(), config.bpf_object.size())) {

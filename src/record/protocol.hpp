@@ -25,7 +25,7 @@ namespace userperf::record {
 
 inline constexpr const char* kSocketEnv = "USERPERF_RECORD_SOCKET";
 inline constexpr const char* kConfigEnv = "USERPERF_RECORD_CONFIG";
-inline constexpr std::uint32_t kProtocolVersion = 1;
+inline constexpr std::uint32_t kProtocolVersion = 2;
 inline constexpr std::size_t kMaxMessageSize = 64 * 1024;
 inline constexpr int kMaxMessageFds = 2;  // a ring memfd and an AUX memfd
 
@@ -47,6 +47,9 @@ struct RecordConfig {
   AuxSource aux = AuxSource::kNone;  // the AUX leader is the event of that source's PMU
   std::string bpf_object;            // --bpf: ELF object whose first program handles overflows
   std::uint32_t flags = 0;           // reserved
+  // The recorder, which pokes the agents' clocks (pmu::ExternalTicker); 0: each process pokes its
+  // own with a ticker thread.
+  std::int32_t ticker_pid = 0;
 
   // "key=value" lines; attrs as hex of their bytes. decode() checks everything and says why not.
   std::string encode() const;
@@ -63,6 +66,7 @@ enum class MessageType : std::uint32_t {
   kTracepoint = 7,   // a recorded tracepoint registered: its format
   kProcessExit = 8,  // orderly exit (exit(), return from main); absent after kill -9
   kExecNotice = 9,   // a process is about to exec (or its exec failed)
+  kBusyClock = 10,   // a thread's clock wants pokes (from the clock signal handler)
 };
 
 struct MessageHeader {
@@ -86,10 +90,12 @@ struct WelcomeMessage {
   std::uint64_t id_base = 0;  // event ids of this image start above it
 };
 
-// One event of a thread: which configured event it is and the id its records carry.
+// One event of a thread: which configured event it is, the id its records carry, and for a clock
+// (cpu-clock, task-clock) the si_value of the pokes that make its handler count (12 bits of slot,
+// 20 of generation: pmu/clock_slots.hpp; 0 for any other event).
 struct EventId {
   std::uint32_t config_index = 0;
-  std::uint32_t reserved = 0;
+  std::uint32_t clock = 0;
   std::uint64_t id = 0;
 };
 
@@ -104,7 +110,7 @@ struct ThreadStartMessage {
   std::uint32_t has_aux = 0;  // 1: a second descriptor, the AUX area's memfd, follows the ring's
   std::uint64_t time = 0;     // before the thread's events were opened
   std::uint32_t nr_events = 0;
-  std::uint32_t reserved = 0;
+  std::int32_t clock_signo = 0;  // the signal its clocks are poked with
   EventId events[kMaxThreadEvents];
 };
 
@@ -136,6 +142,16 @@ struct ExecNoticeMessage {
   std::uint32_t failed = 0;  // 1: the exec failed
   std::uint32_t reserved = 0;
   char path[256] = {};  // the program, NUL-terminated (cut to fit)
+};
+
+// A thread its own CPU-time timer found busy while no poke came (pmu::BusyClock): the recorder
+// pokes its clocks (rt_tgsigqueueinfo of ThreadStart's clock_signo, SI_QUEUE, each clock's value)
+// every period while it runs outside system calls.
+struct BusyClockMessage {
+  MessageHeader header{static_cast<std::uint32_t>(MessageType::kBusyClock),
+                       sizeof(BusyClockMessage)};
+  std::int32_t pid = 0;
+  std::int32_t tid = 0;
 };
 
 // Followed by format_size bytes of text (libtraceevent's "format" file of the tracepoint).

@@ -205,6 +205,18 @@ void report_unsampled(const record::Recorder& recorder) {
                threads.size() == 1 ? "" : "s", names.c_str());
 }
 
+// Threads the recorder could not poke between their scheduler ticks (their /proc/PID/task/TID/
+// syscall refused, or the signal): sampled on their ticks alone, so fewer samples than asked for.
+void report_unpokable(record::Recorder& recorder) {
+  const record::TickerStats stats = recorder.ticker_stats();
+  if (stats.unpokable_threads == 0) return;
+  std::fprintf(stderr,
+               "userperf record: %u thread%s could not be poked between scheduler ticks (%s); "
+               "sampled on their ticks alone, at most HZ times a second, PERIOD-weighted\n",
+               stats.unpokable_threads, stats.unpokable_threads == 1 ? "" : "s",
+               std::strerror(stats.unpokable_errno));
+}
+
 int run_record(const RecordOptions& options, const std::vector<std::string>& command) {
   if (command.empty()) return fail("no command given (userperf record [options] -- COMMAND)");
   record::RecordRequest request;
@@ -220,6 +232,7 @@ int run_record(const RecordOptions& options, const std::vector<std::string>& com
   if (!record::build_record_config(request, aux_type, config, error)) return fail(error);
   record::SpawnRequest spawn;
   spawn.argv = command;
+  config.ticker_pid = getpid();  // the recorder pokes the command's clocks (record/recorder/ticker)
   spawn.config = config.encode();
   if (!record::find_agent(spawn.agent, error) || !output_writable(options.output, error)) {
     return fail(error);
@@ -297,6 +310,7 @@ int run_record(const RecordOptions& options, const std::vector<std::string>& com
                  "header features\n",
                  options.output.c_str(), failure().c_str(), kept().c_str());
     report_unsampled(recorder);
+    report_unpokable(recorder);
     report_unrecorded(recorder);
     return exit_status_of(wait_status);
   }
@@ -310,6 +324,7 @@ int run_record(const RecordOptions& options, const std::vector<std::string>& com
         static_cast<unsigned long long>(s.samples), static_cast<unsigned long long>(s.lost));
   }
   report_unsampled(recorder);
+  report_unpokable(recorder);
   report_unrecorded(recorder);
   return exit_status_of(wait_status);
 }

@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "core/engine.hpp"
+#include "pmu/clock_timer.hpp"
 #include "record/agent/thread_events.hpp"
 #include "record/agent/tracepoints.hpp"
 #include "record/transport.hpp"
@@ -27,6 +28,19 @@ constexpr time_t kSendTimeoutSeconds = 2;
 
 std::atomic<Session*> g_session{nullptr};
 thread_local int t_engine_callbacks = 0;
+
+// The clock handler's word that a thread is busy and unpoked (pmu::ExternalTicker): straight to
+// the recorder's ticker. SIGNAL-SAFE: no lock, no allocation, and a send that never blocks (a
+// full socket drops it; the thread says it again a few periods later).
+void say_clock_busy(pid_t tid) {
+  Session* session = g_session.load(std::memory_order_acquire);
+  if (session == nullptr || !session->active.load(std::memory_order_relaxed)) return;
+  if (support::owns_descriptor(session->socket) && !support::still_ours(session->socket)) return;
+  BusyClockMessage message;
+  message.pid = session->pid;
+  message.tid = tid;
+  ::send(session->socket, &message, sizeof message, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
 
 int connect_to(const std::string& path) {
   sockaddr_un address{};
@@ -134,6 +148,9 @@ Session* start_session(const std::string& socket_path, const RecordConfig& confi
     say("the recorder did not welcome this process; not recording");
   } else if (check_config(*session)) {
     core::Engine::instance().set_id_base(id_base);
+    if (session->config.ticker_pid > 0) {
+      pmu::use_external_ticker({session->config.ticker_pid, say_clock_busy});
+    }
     session->active.store(true);
     // Published first: tracepoints registered before this constructor ran (in libraries the program
     // links, whose constructors run earlier) bind inside define_tracepoints and send their formats

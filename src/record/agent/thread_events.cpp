@@ -9,6 +9,8 @@
 #include <mutex>
 #include <vector>
 
+#include "core/engine.hpp"
+#include "pmu/clock_timer.hpp"
 #include "userperf/userperf.h"
 
 namespace userperf::record::agent {
@@ -38,6 +40,9 @@ std::vector<ThreadEvents*>& recorded_threads() {
 std::atomic<bool> g_setup_failure_said{false};
 
 void close_events(ThreadEvents& t) {
+  // Stopped while the ring is still mapped: a clock that stops counts what its thread could not
+  // sample (LOST_SAMPLES) into it.
+  for (int i = 0; i < t.nr; ++i) userperf_ioctl(t.fds[i], PERF_EVENT_IOC_DISABLE, 0);
   if (t.aux != MAP_FAILED) userperf_munmap(t.aux, t.aux_length);
   if (t.ring != MAP_FAILED) userperf_munmap(t.ring, t.ring_length);
   t.aux = t.ring = MAP_FAILED;
@@ -113,9 +118,13 @@ bool announce_start(Session& session, const ThreadEvents& t, pid_t ptid, std::ui
   message.ptid = ptid;
   message.time = time;
   message.nr_events = static_cast<std::uint32_t>(session.config.events.size());
+  message.clock_signo = pmu::clock_signal();
   for (std::uint32_t i = 0; i < message.nr_events; ++i) {
     message.events[i].config_index = i;
     message.events[i].id = t.ids[i];
+    if (const core::Event* event = core::Engine::instance().event(t.fds[i])) {
+      message.events[i].clock = pmu::clock_poke_value(*event);
+    }
   }
   const int owner = t.fds[session.ring_owner];
   int fds[kMaxMessageFds] = {userperf_event_ring_fd(owner), -1};

@@ -53,6 +53,8 @@ struct Recorder::Connection {
   bool orphaned = false;
   bool exec_pending = false;  // an ExecNotice came: the end of this connection is an exec
   std::map<pid_t, std::unique_ptr<ThreadRing>> rings;  // by tid
+  std::map<pid_t, ThreadClocks> clocks;                // by tid: those with a clock
+  std::map<pid_t, std::string> comms;                  // by tid: the last name it was given
   std::set<std::string> reported;                      // problems said once
 };
 
@@ -182,6 +184,7 @@ bool Recorder::handle(Connection& c, const std::uint8_t* bytes, std::size_t size
       CommMessage m;
       if (!read_message(bytes, size, m) || m.pid != c.pid) break;
       const std::string comm(m.comm, strnlen(m.comm, sizeof m.comm));
+      c.comms[m.tid] = comm;
       failed_ = !write_comm(m.pid, m.tid, comm, 0, synthetic_attr(), stamp(m.time), writer_);
       return !failed_;
     }
@@ -211,6 +214,12 @@ bool Recorder::handle(Connection& c, const std::uint8_t* bytes, std::size_t size
       const std::size_t slash = path.rfind('/');
       unrecorded_[m.pid] = {path.substr(slash == std::string::npos ? 0 : slash + 1),
                             describe(target)};
+      return true;
+    }
+    case MessageType::kBusyClock: {
+      BusyClockMessage m;
+      if (!read_message(bytes, size, m)) break;
+      on_busy_clock(c, m);
       return true;
     }
     case MessageType::kProcessExit: {
@@ -379,10 +388,24 @@ bool Recorder::on_thread_start(Connection& c, const ThreadStartMessage& m, int* 
   }
   c.rings.emplace(m.tid, std::move(ring));
   ++stats_.threads;
+  // The pokes its clocks take: a real-time signal, a period from the config (clock events turn a
+  // frequency into the fixed period 1e9 / freq).
+  ThreadClocks clocks{m.pid, m.tid, m.clock_signo, {}};
+  for (std::uint32_t i = 0; i < m.nr_events; ++i) {
+    const perf_event_attr& attr = config_.events[m.events[i].config_index].attr;
+    const std::uint64_t period =
+        attr.freq ? (attr.sample_freq != 0 ? 1'000'000'000 / attr.sample_freq : 0)
+                  : attr.sample_period;
+    if (m.events[i].clock != 0 && period != 0) clocks.clocks.push_back({m.events[i].clock, period});
+  }
+  if (!clocks.clocks.empty() && m.clock_signo >= SIGRTMIN && m.clock_signo <= SIGRTMAX) {
+    c.clocks[m.tid] = std::move(clocks);
+  }
   if (m.tid != m.pid) {
     const SyntheticStamp s = stamp(m.time);
     std::string comm = read_comm(m.pid, m.tid);
     if (comm.empty()) comm = read_comm(m.pid, m.pid);
+    c.comms[m.tid] = comm;
     if (!write_task(PERF_RECORD_FORK, m.pid, m.pid, m.tid, m.ptid != 0 ? m.ptid : m.pid,
                     synthetic_attr(), s, writer_) ||
         !write_comm(m.pid, m.tid, comm, 0, synthetic_attr(), s, writer_)) {
@@ -392,12 +415,26 @@ bool Recorder::on_thread_start(Connection& c, const ThreadStartMessage& m, int* 
   return true;
 }
 
+// Only a thread of the connection's process whose ThreadStart named its clocks.
+void Recorder::on_busy_clock(Connection& c, const BusyClockMessage& m) {
+  const auto it = c.clocks.find(m.tid);
+  if (m.pid != c.pid || it == c.clocks.end()) {
+    report_once(c, "process " + std::to_string(c.pid) + ": a BusyClock for thread " +
+                       std::to_string(m.tid) + " ignored");
+    return;
+  }
+  ticker_.busy(it->second);
+}
+
 bool Recorder::on_thread_exit(Connection& c, const ThreadExitMessage& m) {
   if (m.pid != c.pid) return true;
+  ticker_.forget_thread(m.pid, m.tid);
   if (auto it = c.rings.find(m.tid); it != c.rings.end()) {
     if (!drain_ring(c, *it->second)) return false;
     c.rings.erase(it);
   }
+  c.clocks.erase(m.tid);
+  c.comms.erase(m.tid);
   return write_exit(c, m.tid, m.time);
 }
 
@@ -420,7 +457,12 @@ bool Recorder::drain_ring(Connection& c, ThreadRing& ring) {
   if (counts.lost_samples != 0) {
     stats_.unsampled += counts.lost_samples;
     UnsampledThread& t = unsampled_[ring.tid()];
-    if (t.tid == 0) t = {ring.pid(), ring.tid(), read_comm(ring.pid(), ring.tid()), 0};
+    if (t.tid == 0) {
+      // Named as it was last called: the thread may be gone by the time its ring says so.
+      const auto known = c.comms.find(ring.tid());
+      t = {ring.pid(), ring.tid(),
+           known != c.comms.end() ? known->second : read_comm(ring.pid(), ring.tid()), 0};
+    }
     t.periods += counts.lost_samples;
   }
   if (!ok && error.empty()) return !(failed_ = true);
@@ -462,13 +504,21 @@ void Recorder::close_connection(Connection& c) {
   if (image && !c.orphaned && !c.exec_pending && !c.rings.empty() &&
       process_running(c.pid, it->second.start_time)) {
     c.orphaned = true;
+    // It cannot say which threads are busy any more: the ticker watches them all.
+    for (const auto& [tid, clocks] : c.clocks) ticker_.watch(clocks);
     report_once(c, "process " + std::to_string(c.pid) +
                        " closed its connection to the recorder and runs on: its threads' rings are "
                        "still read, threads it starts from now on are not recorded");
     return;
   }
   c.orphaned = false;
+  // An exec'd image keeps its main thread, which the new image's clock may already have named.
+  for (const auto& [tid, ring] : c.rings) {
+    if (!(c.exec_pending && tid == c.pid)) ticker_.forget_thread(c.pid, tid);
+  }
   c.rings.clear();
+  c.clocks.clear();
+  c.comms.clear();
   if (image) it->second.image = nullptr;
 }
 

@@ -24,6 +24,7 @@
 #include "record/process_state.hpp"
 #include "record/protocol.hpp"
 #include "record/recorder/thread_ring.hpp"
+#include "record/recorder/ticker.hpp"
 
 namespace userperf::record {
 
@@ -81,6 +82,9 @@ class Recorder {
   };
   const std::map<pid_t, UnrecordedProcess>& unrecorded_processes() const { return unrecorded_; }
 
+  // The pokes between the recorded threads' ticks (ticker.hpp).
+  TickerStats ticker_stats() { return ticker_.stats(); }
+
  private:
   struct Connection;
   struct Process {
@@ -100,6 +104,7 @@ class Recorder {
   bool write_image_state(Connection& c, const HelloMessage& m);
   bool on_thread_start(Connection& c, const ThreadStartMessage& m, int* fds, int nfds);
   bool on_thread_exit(Connection& c, const ThreadExitMessage& m);
+  void on_busy_clock(Connection& c, const BusyClockMessage& m);
   bool rescan_mappings(std::uint64_t now);
   bool write_new_mappings(pid_t pid, std::uint64_t time, bool all);
   void close_connection(Connection& c);
@@ -129,6 +134,7 @@ class Recorder {
   std::map<pid_t, UnsampledThread> unsampled_;  // by tid
   std::map<pid_t, UnrecordedProcess> unrecorded_;
   bool failed_ = false;  // the writer failed
+  Ticker ticker_;
 };
 
 }  // namespace userperf::record

@@ -154,8 +154,8 @@ TEST(ClockPmu, CloseWhileTheTimerFires) {
   }
 }
 
-// What the ticker would send for fd's clock (SI_QUEUE): its slot, generation and one period. With
-// SI_TIMER, what the clock's CPU-time timer sends when it fires from a scheduler tick.
+// What a ticker's poke for fd's clock carries (SI_QUEUE): its slot and generation. With SI_TIMER,
+// what the clock's CPU-time timer sends when it fires from a scheduler tick.
 siginfo_t clock_signal_info(int fd, int code = SI_QUEUE) {
   siginfo_t info{};
   info.si_signo = pmu::clock_signal();
@@ -167,14 +167,26 @@ siginfo_t clock_signal_info(int fd, int code = SI_QUEUE) {
     const pmu::ClockSlot& slot = pmu::g_clock_slots[static_cast<std::size_t>(i)];
     if (slot.event.load() != event) continue;
     const std::uint32_t generation = slot.generation.load() & pmu::kGenerationMask;
-    info.si_value.sival_ptr = pmu::encode_clock_signal({i, generation, 1});
+    info.si_value.sival_ptr = pmu::encode_clock_signal({i, generation});
   }
   return info;
 }
 
+// Makes the handler find one whole period pending on the calling thread at the next signal for
+// `info`'s clock: the handler counts periods from the thread's CPU clock, and a quiet clock's
+// period (below) is far longer than any test runs.
+void owe_one_period(const siginfo_t& info) {
+  pmu::ClockSlot& slot = pmu::g_clock_slots[static_cast<std::size_t>(
+      pmu::decode_clock_signal(info.si_value.sival_ptr).slot)];
+  const std::uint64_t period = slot.event.load()->sample_period.load();
+  slot.accounted_cpu_ns.store(thread_cpu_ns() - period);
+}
+
 // Queues `info` to the calling thread with RBP set to `rbp` (a function that uses RBP as a scratch
-// register): the handler runs as the system call returns, so it samples exactly that RBP.
+// register), one period owed: the handler runs as the system call returns, so it samples exactly
+// that RBP.
 void queue_with_rbp(const siginfo_t& info, std::uint64_t rbp) {
+  owe_one_period(info);
   const long pid = getpid();
   const long tid = testing::own_tid();
   const long signo = info.si_signo;
@@ -220,7 +232,8 @@ std::vector<StackSample> stack_samples(const std::vector<std::vector<std::uint8_
   return out;
 }
 
-// A clock that never fires by itself (a 1000 s period): only the signals a test queues sample. A
+// A clock that never fires by itself (a 1000 s period): only the signals a test queues, with a
+// period owed (owe_one_period), sample. A
 // signal a thread queues to itself arrives as its rt_tgsigqueueinfo returns, a kernel-mode
 // moment: queued as the clock's timer (SI_TIMER), it is sampled there, at the user address the call
 // returns to, only by a clock that includes the kernel (exclude_kernel 0, the default here).
@@ -269,9 +282,9 @@ TEST(ClockPmu, ExcludeKernelTakesNoSampleWhereTheTickFoundTheKernel) {
   userperf_close(fd);
 }
 
-TEST(ClockPmu, TickerSignalAtASystemCallExitIsTakenAtTheNextTick) {
-  // The ticker's signal arriving at a system call's exit is re-aimed at the thread's next tick,
-  // which finds it in its user-code loop: one sample there, its period counted once.
+TEST(ClockPmu, PokeAtASystemCallExitIsTakenAtTheNextTick) {
+  // A poke arriving at a system call's exit is re-aimed at the thread's next tick, which finds it
+  // in its user-code loop: one sample there, its period counted once.
   const int fd = quiet_clock(0, true);
   ASSERT_GE(fd, 0) << strerror(errno);
   {
@@ -364,6 +377,7 @@ struct Coroutine {
 siginfo_t g_coroutine_signal{};
 
 void queue_from_the_coroutine() {
+  owe_one_period(g_coroutine_signal);
   syscall(SYS_rt_tgsigqueueinfo, getpid(), testing::own_tid(), g_coroutine_signal.si_signo,
           &g_coroutine_signal);
 }
