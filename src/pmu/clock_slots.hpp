@@ -11,10 +11,9 @@
 #include <cstdint>
 
 #include "core/engine.hpp"
+#include "pmu/clock_signal_value.hpp"
 
 namespace userperf::pmu {
-
-constexpr int kClockSlots = 4096;  // the signal value gives the slot 12 bits
 
 struct ClockSlot {
   // Odd while the slot holds a live event; bumped when it is claimed and again when emptied.
@@ -56,27 +55,6 @@ struct ClockSlot {
 extern std::array<ClockSlot, kClockSlots> g_clock_slots;
 // One past the highest slot ever claimed: the ticker scans [0, g_clock_slot_end).
 extern std::atomic<int> g_clock_slot_end;
-
-// What a poke carries in si_value: 12 bits of slot, 20 of generation. A CPU-time timer's signal
-// carries the same (sigev_value). The handler counts the periods itself, from the thread's CPU
-// clock.
-struct ClockSignalValue {
-  int slot = -1;
-  std::uint32_t generation = 0;
-};
-constexpr std::uint32_t kGenerationMask = (1u << 20) - 1;
-
-inline void* encode_clock_signal(const ClockSignalValue& v) {
-  const std::uint64_t bits = static_cast<std::uint64_t>(v.slot) |
-                             static_cast<std::uint64_t>(v.generation & kGenerationMask) << 12;
-  return reinterpret_cast<void*>(bits);
-}
-
-inline ClockSignalValue decode_clock_signal(const void* ptr) {
-  const auto bits = reinterpret_cast<std::uint64_t>(ptr);
-  return {static_cast<int>(bits & (kClockSlots - 1)),
-          static_cast<std::uint32_t>(bits >> 12) & kGenerationMask};
-}
 
 // glibc's MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED): the CPU-time clock of one thread of this
 // process.

@@ -139,7 +139,8 @@ bool poke(int index, pid_t tid, std::uint32_t generation) {
   info.si_code = SI_QUEUE;
   info.si_pid = g_pid.load(std::memory_order_relaxed);
   info.si_uid = getuid();
-  info.si_value.sival_ptr = encode_clock_signal({index, generation});
+  info.si_value.sival_ptr =
+      encode_clock_signal({index, generation, clock_signal_stamp(monotonic_ns())});
   return syscall(SYS_rt_tgsigqueueinfo, info.si_pid, tid, info.si_signo, &info) == 0;
 }
 

@@ -1,6 +1,7 @@
 // The clock signal handler is the write path: SIGNAL-SAFE from clock_signal_handler down.
 #include "pmu/clock_timer.hpp"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -12,7 +13,9 @@
 #include <array>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 #include "core/sample_data.hpp"
@@ -20,6 +23,7 @@
 #include "pmu/clock_slots.hpp"
 #include "pmu/clock_ticker.hpp"
 #include "pmu/thread_id.hpp"
+#include "support/monotonic_clock.hpp"
 
 extern "C" void* __libc_stack_end;  // glibc: the stack pointer at _start
 
@@ -172,14 +176,31 @@ std::uint64_t own_cpu_ns() {
          static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
-// Pending CPU time from which periods are counted lost rather than sampled. While the thread can
-// take the signal, its own timer fires on every tick it runs through, so pending time stays within
-// a period plus a tick or two (4 ms each at HZ 250, 10 ms at HZ 100). More means the signal could
-// not be taken: the thread blocked it (a raw rt_sigprocmask, which the recorder's agent cannot see)
-// or ran a long signal handler of its own that masks it.
+// Pending CPU time from which periods are counted lost rather than sampled, when a poke says it
+// waited (kQueuedPokeUnits) and so could not be taken. While the thread takes the signal its own
+// timer fires on ticks it runs through, and pokes come every period, so pending time stays within
+// a period or a few ticks (4 ms each at HZ 250, 10 ms at HZ 100) unless it seldom runs at a tick
+// (a shell between its forks). A poke queued for longer than kQueuedPokeUnits while the thread
+// used more than this: the thread blocked the signal (a raw rt_sigprocmask, which the recorder's
+// agent cannot see) or ran a long signal handler of its own that masks it.
 std::uint64_t unsampled_gap_ns(std::uint64_t period) {
   constexpr std::uint64_t kMinGapNs = 25'000'000;
   return std::max(kMinGapNs, 3 * period);
+}
+constexpr std::uint32_t kQueuedPokeUnits = 10;  // ~10 ms (ClockSignalValue::sent units)
+
+// Whether another clock signal is queued for the calling thread (in the handler the signal is
+// blocked, so one queued behind the one being handled shows as pending).
+bool clock_signal_queued() {
+  sigset_t pending;
+  return sigpending(&pending) == 0 && sigismember(&pending, clock_signal()) == 1;
+}
+
+// Whether a poke sent at `sent` (0: not stamped) waited queued for long.
+bool poke_waited(std::uint32_t sent) {
+  if (sent == 0) return false;
+  const std::uint32_t now = clock_signal_stamp(support::monotonic_ns());
+  return now - sent >= kQueuedPokeUnits;
 }
 
 // A thread its own timer finds busy asks the external ticker for pokes once it has run this long
@@ -229,8 +250,8 @@ void reaim_at_next_tick(ClockSlot& slot, const core::Event& event, std::uint64_t
 // sleeps, so it cannot cut a blocking call short); later pokes take the periods after them. A
 // tick that finds the thread in the kernel takes no sample under exclude_kernel, as the kernel's
 // perf_exclude_event does; the periods still count.
-void account(core::Engine& engine, core::Event& event, ClockSlot& slot, int index,
-             std::uint32_t generation, const StackBounds& stack, ClockSource source,
+void account(core::Engine& engine, core::Event& event, ClockSlot& slot,
+             const ClockSignalValue& value, const StackBounds& stack, ClockSource source,
              const ucontext_t& uc) {
   const std::uint64_t period = event.sample_period.load(std::memory_order_relaxed);
   if (period == 0) return;
@@ -249,13 +270,21 @@ void account(core::Engine& engine, core::Event& event, ClockSlot& slot, int inde
     // Rounded to whole periods: a sample half a period early stands for one period, and the
     // difference carries over to the next.
     if (pending * 2 < signed_period) return;
+    // A tick that finds much pending while a poke is queued behind it (the signal was blocked,
+    // and queued signals arrive in the order they were sent): the poke, which knows it waited,
+    // takes the periods.
+    if (source == ClockSource::kTick &&
+        static_cast<std::uint64_t>(pending) >= unsampled_gap_ns(period) && clock_signal_queued()) {
+      return;
+    }
     periods = static_cast<std::uint64_t>((pending + signed_period / 2) / signed_period);
     slot.accounted_cpu_ns.fetch_add(periods * period, std::memory_order_relaxed);
-    // More pending than a thread that can take the signal ever has: the time it could not be
-    // taken (wherever the signal now arrives, often at the system call that unblocked it) is
-    // counted lost, in a LOST_SAMPLES record, instead of landing all at once in one sample.
-    if (static_cast<std::uint64_t>(pending) >= unsampled_gap_ns(period) && periods > 1) {
-      clock_slot_count_lost(index, generation, periods - 1);
+    // A poke that waited while the thread ran on: the time it could not be taken (wherever the
+    // signal now arrives, often at the system call that unblocked it) is counted lost, in a
+    // LOST_SAMPLES record, instead of landing all at once in one sample.
+    if (source == ClockSource::kPoke && poke_waited(value.sent) &&
+        static_cast<std::uint64_t>(pending) >= unsampled_gap_ns(period) && periods > 1) {
+      clock_slot_count_lost(value.slot, value.generation, periods - 1);
       periods = 1;
     } else if (source == ClockSource::kPoke && at_syscall_exit) {
       reaim_at_next_tick(slot, event, periods);
@@ -289,7 +318,7 @@ void clock_signal_handler(int, siginfo_t* info, void* context) {
     StackBounds stack;
     core::Event* event = live_event(slot, *engine, value.generation, stack);
     if (event != nullptr && event->pid == current_tid()) {
-      account(*engine, *event, slot, value.slot, value.generation, stack,
+      account(*engine, *event, slot, value, stack,
               info->si_code == SI_TIMER ? ClockSource::kTick : ClockSource::kPoke,
               *static_cast<const ucontext_t*>(context));
     }
@@ -372,10 +401,35 @@ void stop_posix_timer(ClockTimer& timer) {
   timer_settime(timer.timer, 0, &stop, nullptr);
 }
 
-// When the clock stops: the periods its thread used since its last sample that it could not take
-// (more pending than unsampled_gap_ns) are counted lost, as the handler would have counted them at
-// the next signal. A thread that blocks the clock signal until it ends (a raw rt_sigprocmask) and
-// then closes its events gets here with every period it used.
+// Whether thread `tid` of this process blocks the clock signal now: the calling thread's own mask
+// from the system call (the agent's wrappers show the program another), another's from its
+// SigBlk line in /proc/self/task/TID/status.
+bool blocks_clock_signal(pid_t tid) {
+  const int signo = clock_signal();
+  std::uint64_t mask = 0;
+  if (tid == current_tid()) {
+    if (syscall(SYS_rt_sigprocmask, SIG_BLOCK, nullptr, &mask, sizeof mask) != 0) return false;
+  } else {
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/self/task/%d/status", static_cast<int>(tid));
+    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    char buf[4096];
+    const ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return false;
+    buf[n] = '\0';
+    const char* line = std::strstr(buf, "\nSigBlk:");
+    if (line == nullptr) return false;
+    mask = std::strtoull(line + 9, nullptr, 16);
+  }
+  return signo >= 1 && signo <= 64 && (mask >> (signo - 1) & 1) != 0;
+}
+
+// When the clock stops while its thread blocks the clock signal (a raw rt_sigprocmask the agent
+// cannot see): the periods it used since its last sample are counted lost, as the handler would
+// have counted them had a poke reached it. A thread that blocks the signal until it ends gets here
+// with every period it used.
 void count_unsampled(const ClockTimer& timer) {
   ClockSlot& slot = g_clock_slots[static_cast<std::size_t>(timer.slot)];
   const core::Event* event = slot.event.load(std::memory_order_acquire);
@@ -390,7 +444,8 @@ void count_unsampled(const ClockTimer& timer) {
   const auto pending =
       static_cast<std::int64_t>(cpu - slot.accounted_cpu_ns.load(std::memory_order_relaxed));
   if (period == 0 || pending < 0 ||
-      static_cast<std::uint64_t>(pending) < unsampled_gap_ns(period)) {
+      static_cast<std::uint64_t>(pending) < unsampled_gap_ns(period) ||
+      !blocks_clock_signal(slot.tid.load(std::memory_order_relaxed))) {
     return;
   }
   const std::uint64_t lost = static_cast<std::uint64_t>(pending) / period;

@@ -91,8 +91,8 @@ struct WelcomeMessage {
 };
 
 // One event of a thread: which configured event it is, the id its records carry, and for a clock
-// (cpu-clock, task-clock) the si_value of the pokes that make its handler count (12 bits of slot,
-// 20 of generation: pmu/clock_slots.hpp; 0 for any other event).
+// (cpu-clock, task-clock) what names it in the pokes that make its handler count (12 bits of slot,
+// 20 of generation: pmu/clock_signal_value.hpp; 0 for any other event).
 struct EventId {
   std::uint32_t config_index = 0;
   std::uint32_t clock = 0;
@@ -144,9 +144,9 @@ struct ExecNoticeMessage {
   char path[256] = {};  // the program, NUL-terminated (cut to fit)
 };
 
-// A thread its own CPU-time timer found busy while no poke came (pmu::BusyClock): the recorder
-// pokes its clocks (rt_tgsigqueueinfo of ThreadStart's clock_signo, SI_QUEUE, each clock's value)
-// every period while it runs outside system calls.
+// A thread its own CPU-time timer found busy while no poke came (pmu::ExternalTicker): the
+// recorder pokes its clocks (rt_tgsigqueueinfo of ThreadStart's clock_signo, SI_QUEUE, si_value
+// pmu::clock_poke of each clock) every period while it runs outside system calls.
 struct BusyClockMessage {
   MessageHeader header{static_cast<std::uint32_t>(MessageType::kBusyClock),
                        sizeof(BusyClockMessage)};

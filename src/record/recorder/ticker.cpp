@@ -15,6 +15,7 @@
 #include <cstring>
 #include <set>
 
+#include "pmu/clock_signal_value.hpp"
 #include "support/monotonic_clock.hpp"
 
 namespace userperf::record {
@@ -98,13 +99,11 @@ void Ticker::watch(const ThreadClocks& thread) {
 }
 
 void Ticker::forget_thread(pid_t pid, pid_t tid) {
-  std::lock_guard lock(mutex_);
-  gone_threads_.emplace_back(pid, tid);
-}
-
-void Ticker::forget_process(pid_t pid) {
-  std::lock_guard lock(mutex_);
-  gone_processes_.push_back(pid);
+  {
+    std::lock_guard lock(mutex_);
+    gone_threads_.emplace_back(pid, tid);
+  }
+  wake_.notify_one();
 }
 
 TickerStats Ticker::stats() {
@@ -172,7 +171,7 @@ Ticker::Verdict Ticker::look(Thread& t, std::uint64_t now) {
     info.si_code = SI_QUEUE;
     info.si_pid = getpid();
     info.si_uid = getuid();
-    info.si_value.sival_ptr = reinterpret_cast<void*>(static_cast<std::uintptr_t>(clock.value));
+    info.si_value.sival_ptr = reinterpret_cast<void*>(pmu::clock_poke(clock.value, monotonic_ns()));
     if (syscall(SYS_rt_tgsigqueueinfo, pid, tid, info.si_signo, &info) != 0) {
       if (errno == EAGAIN) return Verdict::kKeep;  // the user's signal queue is full: later
       return errno == ESRCH ? Verdict::kDrop : refuse(errno);
@@ -203,20 +202,10 @@ void Ticker::run() {
     if (stop_) return;
     std::vector<std::pair<ThreadClocks, bool>> arrived;
     std::vector<Key> gone_threads;
-    std::vector<pid_t> gone_processes;
     arrived.swap(arrived_);
     gone_threads.swap(gone_threads_);
-    gone_processes.swap(gone_processes_);
     lock.unlock();
 
-    for (const pid_t pid : gone_processes) {
-      for (auto it = threads_.lower_bound({pid, 0});
-           it != threads_.end() && it->first.first == pid;) {
-        it->second.close_files();
-        it = threads_.erase(it);
-      }
-      std::erase_if(refused, [pid](const Key& k) { return k.first == pid; });
-    }
     for (const Key& key : gone_threads) {
       if (const auto it = threads_.find(key); it != threads_.end()) {
         it->second.close_files();
@@ -265,7 +254,7 @@ void Ticker::run() {
       ++it;
     }
     lock.lock();
-    if (stop_ || !arrived_.empty() || !gone_threads_.empty() || !gone_processes_.empty()) continue;
+    if (stop_ || !arrived_.empty() || !gone_threads_.empty()) continue;
     if (next == UINT64_MAX) {
       wake_.wait(lock);
     } else {

@@ -59,9 +59,8 @@ class Ticker {
   // From the main loop: the thread said it is busy (BusyClockMessage), or is to be watched.
   void busy(const ThreadClocks& thread);
   void watch(const ThreadClocks& thread);
-  // The thread (or every thread of the process) ended: no poke reaches its tid again.
+  // The thread ended: no poke reaches its tid again.
   void forget_thread(pid_t pid, pid_t tid);
-  void forget_process(pid_t pid);
 
   TickerStats stats();
 
@@ -84,7 +83,6 @@ class Ticker {
   // Handed over by the main loop; taken by the ticker thread at its next pass.
   std::vector<std::pair<ThreadClocks, bool>> arrived_;  // bool: watch
   std::vector<Key> gone_threads_;
-  std::vector<pid_t> gone_processes_;
   TickerStats stats_;
   std::map<Key, Thread> threads_;  // ticker thread only
   std::thread thread_;

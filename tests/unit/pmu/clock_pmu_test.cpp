@@ -18,6 +18,7 @@
 #include "clock_test_support.hpp"
 #include "pmu/clock_slots.hpp"
 #include "pmu/clock_timer.hpp"
+#include "support/monotonic_clock.hpp"
 
 namespace userperf {
 namespace {
@@ -183,10 +184,10 @@ void owe_one_period(const siginfo_t& info) {
 }
 
 // Queues `info` to the calling thread with RBP set to `rbp` (a function that uses RBP as a scratch
-// register), one period owed: the handler runs as the system call returns, so it samples exactly
-// that RBP.
-void queue_with_rbp(const siginfo_t& info, std::uint64_t rbp) {
-  owe_one_period(info);
+// register), one period owed unless the caller set up what is owed: the handler runs as the system
+// call returns, so it samples exactly that RBP.
+void queue_with_rbp(const siginfo_t& info, std::uint64_t rbp, bool owe = true) {
+  if (owe) owe_one_period(info);
   const long pid = getpid();
   const long tid = testing::own_tid();
   const long signo = info.si_signo;
@@ -245,6 +246,16 @@ int quiet_clock(std::uint64_t stack_bytes, bool exclude_kernel = false) {
   return userperf_perf_event_open(&attr, 0, -1, -1, 0);
 }
 
+std::uint64_t lost_samples(const std::vector<std::vector<std::uint8_t>>& records) {
+  std::uint64_t lost = 0;
+  for (const auto& r : records) {
+    if (testing::record_type(r) == PERF_RECORD_LOST_SAMPLES) {
+      lost += testing::field_at<std::uint64_t>(r, 8);
+    }
+  }
+  return lost;
+}
+
 std::uint64_t read_count(int fd) {
   std::uint64_t count = 0;
   EXPECT_EQ(userperf_read(fd, &count, sizeof count), static_cast<ssize_t>(sizeof count));
@@ -300,6 +311,66 @@ TEST(ClockPmu, PokeAtASystemCallExitIsTakenAtTheNextTick) {
     EXPECT_EQ(read_count(fd) - before, 1000'000'000'000u) << "counted once";
   }
   userperf_close(fd);
+}
+
+// Much CPU time its samples do not stand for yet is not enough to count periods lost: a thread
+// that seldom runs at a tick (a shell between its forks) has that too. Lost takes a poke that
+// waited while the thread ran on, or a clock stopped while the thread blocks the signal.
+TEST(ClockPmu, PendingTimeIsLostOnlyWhereTheSignalWasBlocked) {
+  const int fd = quiet_clock(0);
+  ASSERT_GE(fd, 0) << strerror(errno);
+  {
+    testing::MappedRing ring(fd, 16);
+    const siginfo_t tick = clock_signal_info(fd, SI_TIMER);
+    pmu::ClockSlot& slot = pmu::g_clock_slots[static_cast<std::size_t>(
+        pmu::decode_clock_signal(tick.si_value.sival_ptr).slot)];
+    const std::uint64_t period = 1000'000'000'000;
+    // Fifty periods pending, delivered by a tick: one sample of all fifty, nothing lost.
+    slot.accounted_cpu_ns.store(thread_cpu_ns() - 50 * period);
+    queue_with_rbp(tick, 0, false);
+    auto records = ring.drain();
+    ASSERT_EQ(count_samples(records), 1u);
+    EXPECT_EQ(testing::field_at<std::uint64_t>(records[0], 24), 50 * period);
+    EXPECT_EQ(lost_samples(records), 0u);
+    // The same delivered by a poke sent 50 ms ago: the periods it could not take are lost.
+    siginfo_t late = clock_signal_info(fd, SI_QUEUE);
+    const auto value = pmu::decode_clock_signal(late.si_value.sival_ptr);
+    late.si_value.sival_ptr = pmu::encode_clock_signal(
+        {value.slot, value.generation,
+         pmu::clock_signal_stamp(support::monotonic_ns() - 50 * kMillisecond)});
+    slot.accounted_cpu_ns.store(thread_cpu_ns() - 50 * period);
+    queue_with_rbp(late, 0, false);
+    records = ring.drain();
+    EXPECT_EQ(lost_samples(records), 49u);
+    EXPECT_EQ(count_samples(records), 1u) << "the last period, where the poke landed";
+  }
+  userperf_close(fd);
+}
+
+// A clock stopped while its thread blocks the signal counts what the thread used since its last
+// sample as lost; stopped while the signal is deliverable, it counts nothing lost.
+TEST(ClockPmu, StoppingWhileBlockedCountsTheUnsampledPeriods) {
+  for (const bool blocked : {false, true}) {
+    perf_event_attr attr = clock_attr(PERF_COUNT_SW_CPU_CLOCK);
+    attr.sample_period = 1000'000'000'000;
+    const int fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
+    ASSERT_GE(fd, 0) << strerror(errno);
+    {
+      testing::MappedRing ring(fd, 16);
+      const siginfo_t tick = clock_signal_info(fd, SI_TIMER);
+      pmu::ClockSlot& slot = pmu::g_clock_slots[static_cast<std::size_t>(
+          pmu::decode_clock_signal(tick.si_value.sival_ptr).slot)];
+      std::uint64_t mask = blocked ? std::uint64_t{1} << (pmu::clock_signal() - 1) : 0;
+      syscall(SYS_rt_sigprocmask, SIG_BLOCK, &mask, nullptr, sizeof mask);
+      slot.accounted_cpu_ns.store(thread_cpu_ns() - 30 * attr.sample_period);
+      ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+      syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &mask, nullptr, sizeof mask);
+      const auto records = ring.drain();
+      EXPECT_EQ(lost_samples(records), blocked ? 30u : 0u) << (blocked ? "blocked" : "deliverable");
+      EXPECT_EQ(count_samples(records), 0u);
+    }
+    userperf_close(fd);
+  }
 }
 
 TEST(ClockPmu, RbpNearTheTopOfTheAddressSpaceEndsTheWalk) {

@@ -1,0 +1,50 @@
+// What a clock signal carries in si_value, shared by the handler (clock_timer.cpp), the in-process
+// ticker and the recorder's ticker (record/recorder/ticker.cpp), which pokes clocks of another
+// process. Header-only and free of dependencies, so that the recorder needs nothing else of pmu.
+#pragma once
+
+#include <cstdint>
+
+namespace userperf::pmu {
+
+constexpr int kClockSlots = 4096;  // the signal value gives the slot 12 bits
+
+// What a clock signal carries in si_value: 12 bits of slot, 20 of generation, and in a poke the
+// time it was sent (CLOCK_MONOTONIC in units of 2^20 ns, about a millisecond; 32 bits, 0 for
+// none). A CPU-time timer's signal carries slot and generation (sigev_value). The handler counts
+// the periods itself, from the thread's CPU clock; the send time tells it a poke waited, queued
+// behind a mask that blocked it.
+struct ClockSignalValue {
+  int slot = -1;
+  std::uint32_t generation = 0;
+  std::uint32_t sent = 0;
+};
+constexpr std::uint32_t kGenerationMask = (1u << 20) - 1;
+constexpr int kSentShift = 20;  // ns >> 20: the unit of ClockSignalValue::sent
+
+inline std::uint32_t clock_signal_stamp(std::uint64_t monotonic_ns) {
+  const auto stamp = static_cast<std::uint32_t>(monotonic_ns >> kSentShift);
+  return stamp != 0 ? stamp : 1;
+}
+
+inline void* encode_clock_signal(const ClockSignalValue& v) {
+  const std::uint64_t bits = static_cast<std::uint64_t>(v.slot) |
+                             static_cast<std::uint64_t>(v.generation & kGenerationMask) << 12 |
+                             static_cast<std::uint64_t>(v.sent) << 32;
+  return reinterpret_cast<void*>(bits);
+}
+
+inline ClockSignalValue decode_clock_signal(const void* ptr) {
+  const auto bits = reinterpret_cast<std::uint64_t>(ptr);
+  return {static_cast<int>(bits & (kClockSlots - 1)),
+          static_cast<std::uint32_t>(bits >> 12) & kGenerationMask,
+          static_cast<std::uint32_t>(bits >> 32)};
+}
+
+// A poke for the clock that ThreadStart names `clock` (slot and generation, as encode_clock_signal
+// puts them in the low 32 bits), sent now.
+inline std::uint64_t clock_poke(std::uint32_t clock, std::uint64_t monotonic_ns) {
+  return clock | static_cast<std::uint64_t>(clock_signal_stamp(monotonic_ns)) << 32;
+}
+
+}  // namespace userperf::pmu

@@ -1,0 +1,163 @@
+// The recorder's ticker (record/recorder/ticker.hpp) against a real child process: a busy thread is
+// poked about once a period with the clock's value and a send time; one blocked in a system call is
+// never poked (a poke would end its nanosleep with EINTR); a thread that blocks the signal gets a
+// few pokes queued, not one per period; a forgotten thread gets no more.
+#include "record/recorder/ticker.hpp"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+
+#include "pmu/clock_signal_value.hpp"
+
+namespace userperf::record {
+namespace {
+
+constexpr std::uint64_t kPeriodNs = 1'000'000;
+constexpr std::uint32_t kClock = 0x7005;  // slot 5, generation 7
+
+// What the child saw, in memory it shares with the test.
+struct Seen {
+  std::atomic<int> pokes{0};
+  std::atomic<int> foreign{0};      // signals with another value or sender
+  std::atomic<int> interrupted{0};  // nanosleeps that returned EINTR
+  std::atomic<int> stamped{0};      // pokes carrying a send time
+  std::atomic<pid_t> sender{0};
+};
+
+Seen* g_seen = nullptr;
+
+void on_poke(int, siginfo_t* info, void*) {
+  const auto value = reinterpret_cast<std::uint64_t>(info->si_value.sival_ptr);
+  if (info->si_code != SI_QUEUE || info->si_pid != g_seen->sender.load() ||
+      (value & 0xffffffffu) != kClock) {
+    g_seen->foreign.fetch_add(1);
+    return;
+  }
+  g_seen->pokes.fetch_add(1);
+  if (value >> 32 != 0) g_seen->stamped.fetch_add(1);
+}
+
+std::uint64_t thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+enum class Behaviour { kSpin, kSleep, kBlockAndSpin };
+
+// Forks a child that behaves so for `ms` milliseconds, with its handler installed.
+pid_t start_child(Seen* seen, Behaviour behaviour, int ms) {
+  const int signo = SIGRTMIN + 4;
+  const pid_t child = fork();
+  if (child != 0) return child;
+  g_seen = seen;
+  struct sigaction sa {};
+  sa.sa_sigaction = on_poke;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  sigaction(signo, &sa, nullptr);
+  if (behaviour == Behaviour::kBlockAndSpin) {
+    sigset_t only;
+    sigemptyset(&only);
+    sigaddset(&only, signo);
+    sigprocmask(SIG_BLOCK, &only, nullptr);
+  }
+  if (behaviour == Behaviour::kSleep) {
+    timespec rest{ms / 1000, (ms % 1000) * 1'000'000L};
+    while (nanosleep(&rest, &rest) != 0) {
+      if (errno == EINTR) seen->interrupted.fetch_add(1);
+    }
+  } else {
+    const std::uint64_t end = thread_cpu_ns() + static_cast<std::uint64_t>(ms) * 1'000'000u;
+    volatile std::uint64_t sink = 0;
+    while (thread_cpu_ns() < end) {
+      for (int i = 0; i < 200'000; ++i) sink = sink + static_cast<unsigned>(i);
+    }
+  }
+  _exit(0);
+}
+
+ThreadClocks clocks_of(pid_t child) {
+  return ThreadClocks{child, child, SIGRTMIN + 4, {{kClock, kPeriodNs}}};
+}
+
+class TickerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    void* shared =
+        mmap(nullptr, sizeof(Seen), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(shared, MAP_FAILED);
+    seen_ = new (shared) Seen();
+    seen_->sender.store(getpid());
+  }
+  void TearDown() override { munmap(seen_, sizeof(Seen)); }
+
+  int wait_child(pid_t child) {
+    int status = 0;
+    EXPECT_EQ(waitpid(child, &status, 0), child);
+    return status;
+  }
+
+  Seen* seen_ = nullptr;
+};
+
+TEST_F(TickerTest, BusyThreadIsPokedAboutOncePerPeriod) {
+  const pid_t child = start_child(seen_, Behaviour::kSpin, 400);
+  Ticker ticker;
+  ticker.busy(clocks_of(child));
+  EXPECT_EQ(wait_child(child), 0);
+  // 400 ms of CPU at 1 ms: a few looks go to the baseline, and a ticker that shares 2 CPUs with
+  // the spinner and the test wakes late now and then.
+  EXPECT_GE(seen_->pokes.load(), 200);
+  EXPECT_LE(seen_->pokes.load(), 460);
+  EXPECT_EQ(seen_->stamped.load(), seen_->pokes.load()) << "every poke says when it was sent";
+  EXPECT_EQ(seen_->foreign.load(), 0);
+  EXPECT_GE(ticker.stats().pokes, static_cast<std::uint64_t>(seen_->pokes.load()));
+}
+
+TEST_F(TickerTest, ThreadInABlockingCallIsNeverPoked) {
+  const pid_t child = start_child(seen_, Behaviour::kSleep, 300);
+  Ticker ticker;
+  ticker.busy(clocks_of(child));  // it said so, but it sleeps: looked at, never poked
+  EXPECT_EQ(wait_child(child), 0);
+  EXPECT_EQ(seen_->pokes.load(), 0);
+  EXPECT_EQ(seen_->interrupted.load(), 0) << "a poke ended its nanosleep";
+}
+
+TEST_F(TickerTest, ThreadThatBlocksTheSignalGetsAFewQueued) {
+  const pid_t child = start_child(seen_, Behaviour::kBlockAndSpin, 300);
+  Ticker ticker;
+  ticker.busy(clocks_of(child));
+  // The child exits with the signal blocked: count what the ticker sent instead.
+  EXPECT_EQ(wait_child(child), 0);
+  EXPECT_EQ(seen_->pokes.load(), 0);
+  EXPECT_LE(ticker.stats().pokes, 16u) << "one poke per period queued behind the mask";
+  EXPECT_GE(ticker.stats().pokes, 1u);
+}
+
+TEST_F(TickerTest, ForgottenThreadIsPokedNoMore) {
+  const pid_t child = start_child(seen_, Behaviour::kSpin, 400);
+  Ticker ticker;
+  ticker.busy(clocks_of(child));
+  timespec pause{0, 100'000'000};
+  nanosleep(&pause, nullptr);
+  ticker.forget_thread(child, child);
+  nanosleep(&pause, nullptr);  // the ticker takes the news at its next pass
+  const int after = seen_->pokes.load();
+  EXPECT_GT(after, 0);
+  EXPECT_EQ(wait_child(child), 0);
+  EXPECT_LE(seen_->pokes.load(), after + 2);
+}
+
+}  // namespace
+}  // namespace userperf::record
