@@ -1,6 +1,7 @@
 // Open-time attribute rules; see attr_rules.hpp for the order in which the kernel applies them.
 #include "abi/attr_rules.hpp"
 
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <mutex>
 
 namespace userperf::abi {
 
@@ -202,31 +204,50 @@ int check_pmu_aux_caps(const perf_event_attr& attr) {
   return 0;
 }
 
+// The possible CPUs do not change while a process runs: read once.
 int possible_cpus() {
-  if (std::FILE* f = std::fopen("/sys/devices/system/cpu/possible", "r")) {
-    char line[256] = {};
-    const bool ok = std::fgets(line, sizeof(line), f) != nullptr;
-    std::fclose(f);
-    if (ok) {
-      const int count = parse_cpu_list_count(line);
-      if (count > 0) return count;
+  static const int count = [] {
+    if (std::FILE* f = std::fopen("/sys/devices/system/cpu/possible", "r")) {
+      char line[256] = {};
+      const bool ok = std::fgets(line, sizeof(line), f) != nullptr;
+      std::fclose(f);
+      if (ok) {
+        const int n = parse_cpu_list_count(line);
+        if (n > 0) return n;
+      }
     }
-  }
-  const long conf = sysconf(_SC_NPROCESSORS_CONF);
-  return conf > 0 ? static_cast<int>(conf) : 1;
+    const long conf = sysconf(_SC_NPROCESSORS_CONF);
+    return conf > 0 ? static_cast<int>(conf) : 1;
+  }();
+  return count;
 }
 
+// Read at most once a second: every thread a recorded program starts opens its events, and three
+// /proc reads per open were a tenth of what starting a short process cost. A change of the sysctls
+// reaches opens within a second instead of at once.
 OpenLimits host_limits() {
-  OpenLimits limits;
-  limits.max_sample_rate = static_cast<std::uint32_t>(
-      read_long_file("/proc/sys/kernel/perf_event_max_sample_rate", limits.max_sample_rate));
-  limits.max_stack = static_cast<std::uint32_t>(
-      read_long_file("/proc/sys/kernel/perf_event_max_stack", limits.max_stack));
-  limits.paranoid =
-      static_cast<int>(read_long_file("/proc/sys/kernel/perf_event_paranoid", limits.paranoid));
-  limits.nr_cpus = possible_cpus();
-  limits.privileged = geteuid() == 0;
-  return limits;
+  constexpr std::int64_t kRefreshNs = 1'000'000'000;
+  static std::mutex mutex;
+  static OpenLimits cached;
+  static std::int64_t read_at = 0;
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+  const std::int64_t ns = static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+  std::lock_guard lock(mutex);
+  if (read_at == 0 || ns - read_at >= kRefreshNs) {
+    OpenLimits limits;
+    limits.max_sample_rate = static_cast<std::uint32_t>(
+        read_long_file("/proc/sys/kernel/perf_event_max_sample_rate", limits.max_sample_rate));
+    limits.max_stack = static_cast<std::uint32_t>(
+        read_long_file("/proc/sys/kernel/perf_event_max_stack", limits.max_stack));
+    limits.paranoid =
+        static_cast<int>(read_long_file("/proc/sys/kernel/perf_event_paranoid", limits.paranoid));
+    limits.nr_cpus = possible_cpus();
+    limits.privileged = geteuid() == 0;
+    cached = limits;
+    read_at = ns != 0 ? ns : 1;
+  }
+  return cached;
 }
 
 std::uint64_t attr_flag_word(const perf_event_attr& attr) {

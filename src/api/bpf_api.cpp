@@ -27,19 +27,6 @@ int result(int rc) {
 
 extern "C" {
 
-int userperf_bpf_prog_load(const char* path, const char* prog_name, char* log_buf,
-                           size_t log_size) {
-  if (path == nullptr) return result(-EINVAL);
-  std::string log;
-  const int rc = registry().load_program(path, prog_name ? prog_name : "", &log);
-  if (log_buf != nullptr && log_size > 0) {
-    const std::size_t n = std::min(log.size(), log_size - 1);
-    std::memcpy(log_buf, log.data(), n);
-    log_buf[n] = '\0';
-  }
-  return result(rc);
-}
-
 int userperf_bpf_map_fd(int prog_fd, const char* name) {
   if (name == nullptr) return result(-EINVAL);
   return result(registry().map_fd(prog_fd, name));

@@ -96,6 +96,15 @@ void Engine::set_id_base(std::uint64_t base) {
   next_id_ = base + 1;
 }
 
+int Engine::inherit_id(int fd, std::uint64_t primary_id) {
+  std::lock_guard lock(mutex_);
+  Event* event = lookup(fd);
+  if (event == nullptr) return -EBADF;
+  if (primary_id == 0) return -EINVAL;
+  event->primary_id = primary_id;
+  return 0;
+}
+
 Event* Engine::lookup(int fd) {
   const auto it = events_.find(fd);
   return it == events_.end() ? nullptr : it->second.get();
@@ -147,7 +156,8 @@ int Engine::open_locked(perf_event_attr* uattr, pid_t pid, int cpu, int group_fd
   pid_t target = -1;
   if (pid != -1) {
     target = pid == 0 ? gettid() : pid;
-    if (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH) return -ESRCH;
+    // The calling thread itself (the agent opens every thread's events on it) exists.
+    if (pid > 0 && pid != gettid() && kill(pid, 0) != 0 && errno == ESRCH) return -ESRCH;
     // A task event joins only a group whose leader agrees on inherit.
     if (leader != nullptr && leader->attr.inherit != attr.inherit) return -EINVAL;
   }
@@ -168,7 +178,7 @@ int Engine::open_locked(perf_event_attr* uattr, pid_t pid, int cpu, int group_fd
 
   // userperf runs inside the process it observes: other processes' threads are out of reach, as
   // a task the caller may not ptrace is for the kernel.
-  if (pid > 0 && !is_thread_of_this_process(pid)) return -EACCES;
+  if (pid > 0 && pid != gettid() && !is_thread_of_this_process(pid)) return -EACCES;
   if (leader != nullptr) {
     // perf_event_open's group checks: a leader, on the same CPU and task.
     if (!leader->is_leader() || leader->cpu != cpu || leader->pid != target) return -EINVAL;
@@ -203,6 +213,7 @@ int Engine::open_locked(perf_event_attr* uattr, pid_t pid, int cpu, int group_fd
   bind_guard.event = nullptr;  // close() destroys it from now on
   event->fd = fd;
   event->id = next_id_++;
+  event->primary_id = event->id;
   event->header_size = static_cast<std::uint16_t>(abi::sample_header_size(attr.sample_type));
   event->id_header_size = static_cast<std::uint16_t>(abi::id_header_size(attr.sample_type));
   // Frequency mode starts from period 1 and adapts (perf_event_alloc), unless the PMU converted
@@ -501,7 +512,7 @@ int Engine::ioctl(int fd, unsigned long request, unsigned long arg) {
       return set_period(event, value);
     }
     case PERF_EVENT_IOC_ID: {
-      const std::uint64_t id = event.id;
+      const std::uint64_t id = event.primary_id;
       if (!support::write_user(reinterpret_cast<void*>(arg), &id, sizeof id)) return -EFAULT;
       return 0;
     }

@@ -112,6 +112,10 @@ class Engine {
   // Ids of events opened from now on are above `base` (a recorder gives each process image its
   // own range, so ids stay unique in one perf.data file).
   void set_id_base(std::uint64_t base);
+  // The event stands for event `primary_id` of a parent process (the recorder's agent in a fork
+  // child): its records name it by that id from now on, as the kernel's inherited events report
+  // their parent's (primary_event_id). Before it records anything. 0 or -errno.
+  int inherit_id(int fd, std::uint64_t primary_id);
 
  private:
   Event* lookup(int fd);  // engine lock held

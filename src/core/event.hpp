@@ -24,6 +24,10 @@ struct Event {
   // Immutable after open.
   perf_event_attr attr{};
   std::uint64_t id = 0;
+  // What its records name it by (the kernel's primary_event_id): its own id, or for an event that
+  // stands for one of a parent process (Engine::inherit_id) that event's, as the kernel's inherited
+  // events report their parent's. STREAM_ID and LOST records keep `id`.
+  std::uint64_t primary_id = 0;
   int fd = -1;
   Pmu* pmu = nullptr;
   pid_t pid = -1;  // target thread, or -1 for every thread on `cpu`

@@ -68,7 +68,7 @@ std::string RecordConfig::encode() const {
   line("aux", std::to_string(static_cast<std::uint32_t>(aux)));
   line("flags", std::to_string(flags));
   if (ticker_pid > 0) line("ticker_pid", std::to_string(ticker_pid));
-  if (!bpf_object.empty()) line("bpf", to_hex(bpf_object.data(), bpf_object.size()));
+  if (!bpf_image.empty()) line("bpf_image", to_hex(bpf_image.data(), bpf_image.size()));
   for (const EventConfig& e : events) {
     line("event", std::to_string(e.group_leader) + ':' + to_hex(&e.attr, sizeof e.attr) + ':' +
                       to_hex(e.name.data(), e.name.size()));
@@ -114,10 +114,10 @@ bool RecordConfig::decode(const std::string& text, RecordConfig& out, std::strin
       if (key == "aux") config.aux = static_cast<AuxSource>(number);
       if (key == "flags") config.flags = number;
       if (key == "ticker_pid") config.ticker_pid = static_cast<std::int32_t>(number);
-    } else if (key == "bpf") {
-      config.bpf_object.resize(value.size() / 2);
-      if (value.empty() || !from_hex(value, config.bpf_object.data(), config.bpf_object.size())) {
-        error = "config bpf is not hex";
+    } else if (key == "bpf_image") {
+      config.bpf_image.resize(value.size() / 2);
+      if (value.empty() || !from_hex(value, config.bpf_image.data(), config.bpf_image.size())) {
+        error = "config bpf_image is not hex";
         return false;
       }
     } else if (key == "event") {

@@ -4,7 +4,9 @@
 // it puts in USERPERF_RECORD_SOCKET, and what to record in USERPERF_RECORD_CONFIG (RecordConfig,
 // text); LD_PRELOAD loads the agent (libuserperf_agent.so) into the command and every process it
 // forks or execs. Each process image connects once and says Hello; the recorder answers Welcome
-// with an id base that makes the event ids of that image unique in the file. Every thread opens
+// with an id base that makes the event ids of that image unique in the file. A fork child says
+// Hello with `inherits` and waits for nothing: its events carry the ids of the thread that forked
+// it, as the kernel's inherited events do. Every thread opens
 // the configured events on itself, maps one data ring (and an AUX area when configured) and sends
 // ThreadStart with the ring's memfd (SCM_RIGHTS): from then on the recorder holds the ring's
 // memory and drains it, whatever happens to the process. End of connection = the image is gone
@@ -45,8 +47,10 @@ struct RecordConfig {
   std::uint32_t ring_pages = 0;      // data pages per thread ring (power of two)
   std::uint32_t aux_pages = 0;       // AUX area pages per thread (power of two), 0: none
   AuxSource aux = AuxSource::kNone;  // the AUX leader is the event of that source's PMU
-  std::string bpf_object;            // --bpf: ELF object whose first program handles overflows
-  std::uint32_t flags = 0;           // reserved
+  // --bpf: a file holding the object the recorder loaded (bpf/isa/image_codec.hpp), whose first
+  // perf_event program handles overflows: no process of the command parses ELF.
+  std::string bpf_image;
+  std::uint32_t flags = 0;  // reserved
   // The recorder, which pokes the agents' clocks (pmu::ExternalTicker); 0: each process pokes its
   // own with a ticker thread.
   std::int32_t ticker_pid = 0;
@@ -81,6 +85,10 @@ struct HelloMessage {
   std::int32_t ppid = 0;
   std::int32_t parent_tid = 0;  // the thread that forked this process; 0 when not a fork child
   std::uint64_t time = 0;       // CLOCK_MONOTONIC ns, before any event of this image exists
+  // 1: a fork child whose events carry the ids of its forking thread's (the kernel's inherited
+  // events report their parent's id). It waits for no Welcome: nothing is answered.
+  std::uint32_t inherits = 0;
+  std::uint32_t reserved = 0;
 };
 
 struct WelcomeMessage {

@@ -12,6 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "bpf/isa/image_codec.hpp"
+#include "bpf/loader/elf_loader.hpp"
+#include "bpf/perf/bpf_registry.hpp"
 #include "commands.hpp"
 #include "perfdata/writer.hpp"
 #include "record/exec_target.hpp"
@@ -58,22 +61,31 @@ int exit_status_of(int wait_status) {
   return 255;
 }
 
-// Loads --bpf's program here, with the loader and verifier every recorded process runs, so that a
-// program the verifier rejects is refused before the command starts (as perf refuses a bad
-// filter) with the verifier's reason: the last lines of its log, down to the failing instruction.
-bool bpf_program_loads(const std::string& path, std::string& error) {
-  std::vector<char> log(64 * 1024);
-  const int prog = userperf_bpf_prog_load(path.c_str(), nullptr, log.data(), log.size());
+// Loads --bpf's object here, once. Its program is verified with the verifier every recorded
+// process runs, so that a program the verifier rejects is refused before the command starts (as
+// perf refuses a bad filter) with the verifier's reason: the last lines of its log, down to the
+// failing instruction. The object's image is what those processes load (bpf/isa/image_codec.hpp):
+// none of them parses ELF, and the agent links neither libbpf nor libelf.
+bool load_bpf_object(const std::string& path, std::vector<std::uint8_t>& image_bytes,
+                     std::string& error) {
+  auto image = bpf::load_elf_file(path);
+  if (!image) {
+    error = "--bpf " + path + ": " + image.error().message;
+    return false;
+  }
+  std::string log;
+  const int prog = bpf::BpfRegistry::instance().load_program(*image, "", &log);
   if (prog >= 0) {
     userperf_close(prog);
+    image_bytes = bpf::encode_object_image(*image);
     return true;
   }
-  const int err = errno;
+  const int err = -prog;
   std::vector<std::string> lines;
   std::string line;
-  for (const char* c = log.data(); *c != '\0'; ++c) {
-    if (*c != '\n') {
-      line += *c;
+  for (const char c : log) {
+    if (c != '\n') {
+      line += c;
     } else if (!line.empty()) {
       lines.push_back(std::move(line));
       line.clear();
@@ -92,7 +104,8 @@ bool bpf_program_loads(const std::string& path, std::string& error) {
   return false;
 }
 
-bool build_request(const RecordOptions& o, record::RecordRequest& request, std::string& error) {
+bool build_request(const RecordOptions& o, record::RecordRequest& request,
+                   std::vector<std::uint8_t>& bpf_image, std::string& error) {
   request.events = o.events;
   request.frequency = o.frequency;
   request.period = o.period;
@@ -107,17 +120,7 @@ bool build_request(const RecordOptions& o, record::RecordRequest& request, std::
     return false;
   }
   request.aux_sample_size = o.aux_sample;
-  // Absolute: every process of the command loads it, whatever its working directory.
-  if (!o.bpf.empty()) {
-    char* resolved = realpath(o.bpf.c_str(), nullptr);
-    if (resolved == nullptr) {
-      error = "--bpf " + o.bpf + ": " + std::strerror(errno);
-      return false;
-    }
-    request.bpf_object = resolved;
-    std::free(resolved);
-    if (!bpf_program_loads(request.bpf_object, error)) return false;
-  }
+  if (!o.bpf.empty() && !load_bpf_object(o.bpf, bpf_image, error)) return false;
   return o.mmap_pages.empty() || record::parse_mmap_pages(o.mmap_pages, request, error);
 }
 
@@ -220,8 +223,10 @@ void report_unpokable(record::Recorder& recorder) {
 int run_record(const RecordOptions& options, const std::vector<std::string>& command) {
   if (command.empty()) return fail("no command given (userperf record [options] -- COMMAND)");
   record::RecordRequest request;
+  std::vector<std::uint8_t> bpf_image;
   std::string error;
-  if (!build_request(options, request, error) || !command_enterable(command.front(), error)) {
+  if (!build_request(options, request, bpf_image, error) ||
+      !command_enterable(command.front(), error)) {
     return fail(error);
   }
   const int aux_type =
@@ -232,14 +237,18 @@ int run_record(const RecordOptions& options, const std::vector<std::string>& com
   if (!record::build_record_config(request, aux_type, config, error)) return fail(error);
   record::SpawnRequest spawn;
   spawn.argv = command;
-  config.ticker_pid = getpid();  // the recorder pokes the command's clocks (record/recorder/ticker)
-  spawn.config = config.encode();
   if (!record::find_agent(spawn.agent, error) || !output_writable(options.output, error)) {
     return fail(error);
   }
   auto socket_dir = record::SocketDir::create(error);
   if (!socket_dir) return fail(error);
   spawn.socket_path = socket_dir->socket_path();
+  if (!bpf_image.empty() &&
+      !socket_dir->add_file("bpf.image", bpf_image, config.bpf_image, error)) {
+    return fail(error);
+  }
+  config.ticker_pid = getpid();  // the recorder pokes the command's clocks (record/recorder/ticker)
+  spawn.config = config.encode();
 
   struct sigaction action {};
   action.sa_sigaction = on_stop_signal;

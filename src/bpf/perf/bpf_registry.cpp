@@ -6,7 +6,6 @@
 
 #include <vector>
 
-#include "bpf/loader/elf_loader.hpp"
 #include "bpf/perf/perf_event_ctx.hpp"
 #include "bpf/perf/perf_helpers.hpp"
 #include "support/descriptors.hpp"
@@ -23,15 +22,6 @@ BpfRegistry::~BpfRegistry() {
   engine_.set_handler_resolver(nullptr);
   for (const auto& [fd, program] : programs_) ::close(fd);
   for (const auto& [fd, map] : maps_) ::close(fd);
-}
-
-int BpfRegistry::load_program(const std::string& path, const std::string& name, std::string* log) {
-  auto image = load_elf_file(path);
-  if (!image) {
-    if (log) *log = image.error().message;
-    return -image.error().code;
-  }
-  return load_program(std::move(*image), name, log);
 }
 
 int BpfRegistry::load_program(ObjectImage image, const std::string& name, std::string* log) {

@@ -27,11 +27,11 @@ class BpfRegistry : public core::HandlerResolver {
   // Defined with Engine::instance() in src/api.
   static BpfRegistry& instance();
 
-  // Loads program `name` ("" = the first perf_event program) of an object file: maps created,
-  // verified (the verifier's log in *log, also on success), fixed up. Returns a program
-  // descriptor or -errno (EACCES/EINVAL/E2BIG: rejected; ENOENT: no such program; others: the
-  // object could not be loaded).
-  int load_program(const std::string& path, const std::string& name, std::string* log);
+  // Loads program `name` ("" = the first perf_event program) of an object (a loader's image: the
+  // ELF loader's, or one decoded from bpf/isa/image_codec): maps created, verified (the verifier's
+  // log in *log, also on success), fixed up. Returns a program descriptor or -errno
+  // (EACCES/EINVAL/E2BIG: rejected; ENOENT: no such program; others: the object could not be
+  // loaded).
   int load_program(ObjectImage image, const std::string& name, std::string* log);
 
   // A descriptor for map `name` of the object a program was loaded from (-EBADF, -ENOENT).

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <vector>
 
 #include "api/engine_instance.hpp"
 #include "pmu/clock_timer.hpp"
@@ -27,8 +28,10 @@ namespace {
 
 // The forking thread's id in the parent, for the child's Hello.
 thread_local pid_t t_forking_tid = 0;
-// In a fork child: the parent's session, until the fork() wrapper starts the child's.
+// In a fork child: the parent's session, until the fork() wrapper starts the child's, and the ids
+// of the forking thread's events, which the child's inherit.
 Session* g_parent_of_child = nullptr;
+std::vector<std::uint64_t> g_inherited_ids;
 
 void before_fork() {
   t_forking_tid = current_thread_id();
@@ -41,6 +44,7 @@ void after_fork_in_parent() {
 
 void after_fork_in_child() {
   unlock_threads_after_fork();
+  g_inherited_ids = current_thread_ids();
   forget_threads_in_child();
   g_parent_of_child = leave_parent_session_in_child();
 }
@@ -53,7 +57,9 @@ void start_child() {
   if (parent == nullptr) return;
   pmu::clock_timers_after_fork_child();
   api::reset_after_fork();
-  if (Session* session = start_child_session(*parent, t_forking_tid)) start_thread(*session, 0);
+  Session* session = start_child_session(*parent, t_forking_tid, std::move(g_inherited_ids));
+  g_inherited_ids.clear();
+  if (session != nullptr) start_thread(*session, 0);
 }
 
 void at_exit() {

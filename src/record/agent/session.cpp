@@ -1,5 +1,6 @@
 #include "record/agent/session.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -11,7 +12,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
+#include "bpf/isa/image_codec.hpp"
+#include "bpf/perf/bpf_registry.hpp"
 #include "core/engine.hpp"
 #include "pmu/clock_timer.hpp"
 #include "record/agent/thread_events.hpp"
@@ -63,14 +67,18 @@ int connect_to(const std::string& path) {
   return fd;
 }
 
-// Hello, then the Welcome (or nothing within the timeout). True when accepted.
-bool greet(int fd, pid_t pid, pid_t parent_tid, std::uint64_t time, std::uint64_t& id_base) {
+// Hello, then the Welcome (or nothing within the timeout). True when accepted. A fork child that
+// inherits its parent's ids says Hello and goes on: it needs no id base.
+bool greet(int fd, pid_t pid, pid_t parent_tid, bool inherits, std::uint64_t time,
+           std::uint64_t& id_base) {
   HelloMessage hello;
   hello.pid = pid;
   hello.ppid = getppid();
   hello.parent_tid = parent_tid;
   hello.time = time;
+  hello.inherits = inherits ? 1 : 0;
   if (send_message(fd, &hello, sizeof hello) != 0) return false;
+  if (inherits) return true;
   pollfd p{fd, POLLIN, 0};
   int ready;
   while ((ready = poll(&p, 1, kWelcomeTimeoutMs)) < 0 && errno == EINTR) {
@@ -121,33 +129,53 @@ bool check_config(Session& session) {
   return true;
 }
 
+// The --bpf program, from the image the recorder wrote (it parsed and verified the object once).
 void load_bpf(Session& session) {
-  if (session.config.bpf_object.empty()) return;
-  char log[512] = {};
-  session.bpf_prog =
-      userperf_bpf_prog_load(session.config.bpf_object.c_str(), nullptr, log, sizeof log);
-  if (session.bpf_prog < 0) {
-    const int err = errno;
-    say("--bpf %s: %s; recording without it", session.config.bpf_object.c_str(),
-        std::strerror(err));
+  if (session.config.bpf_image.empty()) return;
+  const char* path = session.config.bpf_image.c_str();
+  std::vector<std::uint8_t> bytes;
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    std::uint8_t chunk[16384];
+    ssize_t n;
+    while ((n = read(fd, chunk, sizeof chunk)) > 0 || (n < 0 && errno == EINTR)) {
+      if (n > 0) bytes.insert(bytes.end(), chunk, chunk + n);
+    }
+    close(fd);
   }
+  if (fd < 0 || bytes.empty()) {
+    say("--bpf image %s: %s; recording without it", path, std::strerror(fd < 0 ? errno : EIO));
+    return;
+  }
+  auto image = bpf::decode_object_image(bytes);
+  std::string log;
+  const int prog = image ? bpf::BpfRegistry::instance().load_program(std::move(*image), "", &log)
+                         : -image.error().code;
+  if (prog < 0) {
+    say("--bpf image %s: %s; recording without it", path,
+        image ? std::strerror(-prog) : image.error().message.c_str());
+    return;
+  }
+  session.bpf_prog = prog;
 }
 
-Session* start_session(const std::string& socket_path, const RecordConfig& config,
-                       pid_t parent_tid) {
+Session* start_session(const std::string& socket_path, const RecordConfig& config, pid_t parent_tid,
+                       std::vector<std::uint64_t> inherited_ids) {
   const std::uint64_t time = monotonic_ns();
   auto* session = new Session();
   session->socket_path = socket_path;
   session->config = config;
   session->pid = getpid();
+  session->inherited_ids = std::move(inherited_ids);
   std::uint64_t id_base = 0;
   session->socket = connect_to(socket_path);
   if (session->socket < 0) {
     say("cannot connect to the recorder: %s; not recording", std::strerror(errno));
-  } else if (!greet(session->socket, session->pid, parent_tid, time, id_base)) {
+  } else if (!greet(session->socket, session->pid, parent_tid, !session->inherited_ids.empty(),
+                    time, id_base)) {
     say("the recorder did not welcome this process; not recording");
   } else if (check_config(*session)) {
-    core::Engine::instance().set_id_base(id_base);
+    if (session->inherited_ids.empty()) core::Engine::instance().set_id_base(id_base);
     if (session->config.ticker_pid > 0) {
       pmu::use_external_ticker({session->config.ticker_pid, say_clock_busy});
     }
@@ -196,7 +224,7 @@ Session* start_session_from_env() {
     say("bad USERPERF_RECORD_CONFIG: %s; not recording", error.c_str());
     return nullptr;
   }
-  return start_session(socket_path, config, 0);
+  return start_session(socket_path, config, 0, {});
 }
 
 Session* leave_parent_session_in_child() {
@@ -207,8 +235,10 @@ Session* leave_parent_session_in_child() {
   return parent;
 }
 
-Session* start_child_session(const Session& parent, pid_t parent_tid) {
-  return start_session(parent.socket_path, parent.config, parent_tid);
+Session* start_child_session(const Session& parent, pid_t parent_tid,
+                             std::vector<std::uint64_t> inherited_ids) {
+  if (inherited_ids.size() != parent.config.events.size()) inherited_ids.clear();
+  return start_session(parent.socket_path, parent.config, parent_tid, std::move(inherited_ids));
 }
 
 bool send(Session& session, const void* message, std::size_t size, const int* fds, int nfds) {

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "record/protocol.hpp"
 #include "support/monotonic_clock.hpp"
@@ -22,6 +23,9 @@ struct Session {
   pid_t pid = 0;
   int ring_owner = 0;  // index of the event whose mapping is the thread's ring
   int bpf_prog = -1;   // --bpf program descriptor, -1: none
+  // A fork child's: the ids of its forking thread's events (config order), which every thread of
+  // this process gives its own events (Engine::inherit_id); empty when the recorder gave ids.
+  std::vector<std::uint64_t> inherited_ids;
   std::atomic<bool> active{false};
   std::atomic<bool> stopped{false};  // go_idle ran
 };
@@ -39,7 +43,10 @@ Session* start_session_from_env();
 Session* leave_parent_session_in_child();
 
 // In a fork child: a new connection with the parent's config (Hello names the forking thread).
-Session* start_child_session(const Session& parent, pid_t parent_tid);
+// With the forking thread's event ids (config order) the child's events take them and Hello waits
+// for no answer; without (the thread was not recorded), the recorder gives ids as to an image.
+Session* start_child_session(const Session& parent, pid_t parent_tid,
+                             std::vector<std::uint64_t> inherited_ids);
 
 // One message as one datagram. False when the session is idle or the send failed; a failure
 // makes the session idle (see go_idle) unless a ScopedEngineCallback is alive on this thread.

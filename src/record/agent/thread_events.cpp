@@ -78,6 +78,11 @@ bool open_events(const Session& session, ThreadEvents& t) {
     const int fd = userperf_perf_event_open(&attr, t.tid, -1, group_fd, 0);
     if (fd < 0) return fail_setup(t, "cannot open", event.name.c_str());
     t.fds[t.nr++] = fd;
+    // A fork child's events stand for its forking thread's: they carry those ids.
+    if (!session.inherited_ids.empty() &&
+        core::Engine::instance().inherit_id(fd, session.inherited_ids[i]) != 0) {
+      return fail_setup(t, "cannot inherit the id of", event.name.c_str());
+    }
     if (userperf_ioctl(fd, PERF_EVENT_IOC_ID, reinterpret_cast<unsigned long>(&t.ids[i])) != 0) {
       return fail_setup(t, "no id for", event.name.c_str());
     }
@@ -230,6 +235,12 @@ void lock_threads_for_fork() {
 
 void unlock_threads_after_fork() {
   g_mutex.unlock();
+}
+
+std::vector<std::uint64_t> current_thread_ids() {
+  const auto* t = static_cast<const ThreadEvents*>(pthread_getspecific(g_key));
+  if (t == nullptr || t->closed) return {};
+  return std::vector<std::uint64_t>(t->ids, t->ids + t->nr);
 }
 
 void forget_threads_in_child() {

@@ -6,6 +6,9 @@
 #include <pthread.h>
 #include <sys/types.h>
 
+#include <cstdint>
+#include <vector>
+
 #include "record/agent/session.hpp"
 
 namespace userperf::record::agent {
@@ -27,9 +30,12 @@ void close_all_threads();
 pid_t recorded_thread_id(pthread_t thread);
 
 // fork: the registry's lock is held across fork (prepare/parent/child), and in the child the
-// parent's threads are forgotten: their rings unmapped, their events left to the old engine.
+// parent's threads are forgotten: their rings unmapped, their events left to the old engine. Before
+// that, the child takes the ids of its forking thread's events (config order; empty when that
+// thread was not recorded), which its own events inherit.
 void lock_threads_for_fork();
 void unlock_threads_after_fork();
+std::vector<std::uint64_t> current_thread_ids();
 void forget_threads_in_child();
 
 }  // namespace userperf::record::agent

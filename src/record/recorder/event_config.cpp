@@ -110,7 +110,6 @@ bool build_record_config(const RecordRequest& request, int aux_pmu_type, RecordC
   }
   RecordConfig config;
   config.ring_pages = request.ring_pages;
-  config.bpf_object = request.bpf_object;
   if (!is_power_of_two(config.ring_pages)) {
     error = "the ring must have a power of two pages";
     return false;

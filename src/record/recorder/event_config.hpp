@@ -20,9 +20,8 @@ struct RecordRequest {
   std::uint32_t stack_size = 8192;  // --call-graph dwarf,SIZE
   AuxSource aux = AuxSource::kNone;
   std::uint32_t aux_sample_size = 0;  // --aux-sample; 0 with --aux: 4096
-  std::string bpf_object;
-  std::uint32_t ring_pages = 128;  // -m, perf's 512 KiB
-  std::uint32_t aux_pages = 16;    // -m N,AUX
+  std::uint32_t ring_pages = 128;     // -m, perf's 512 KiB
+  std::uint32_t aux_pages = 16;       // -m N,AUX
 };
 
 // The config id of the index-th tracepoint event: the same in every process of a recording.

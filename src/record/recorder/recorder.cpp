@@ -47,6 +47,7 @@ struct Recorder::Connection {
   std::uint64_t id_base = 0;
   pid_t pid = 0;  // 0 until Hello
   bool welcomed = false;
+  bool inherits = false;  // a fork child: its events carry ids its parent's ThreadStart named
   bool main_exit_written = false;
   // The connection ended while its process runs on (the program closed the agent's socket with a
   // raw system call): its rings are still drained until the process ends or execs.
@@ -185,6 +186,7 @@ bool Recorder::handle(Connection& c, const std::uint8_t* bytes, std::size_t size
       if (!read_message(bytes, size, m) || m.pid != c.pid) break;
       const std::string comm(m.comm, strnlen(m.comm, sizeof m.comm));
       c.comms[m.tid] = comm;
+      if (m.tid == m.pid) processes_[m.pid].comm = comm;
       failed_ = !write_comm(m.pid, m.tid, comm, 0, synthetic_attr(), stamp(m.time), writer_);
       return !failed_;
     }
@@ -239,6 +241,18 @@ bool Recorder::handle(Connection& c, const std::uint8_t* bytes, std::size_t size
 // The process's state is read before it is welcomed: until the answer comes it waits, so even one
 // that lives a millisecond cannot exit or exec under the reads.
 bool Recorder::on_hello(Connection& c, const HelloMessage& m) {
+  if (m.inherits != 0) {
+    // A fork child waits for nothing: its ids are its parent's, its state its parent's.
+    if (m.version != kProtocolVersion || m.pid <= 0 || m.parent_tid <= 0) {
+      report_once(c, "connection " + std::to_string(c.number) + ": a fork child's Hello refused");
+      return false;
+    }
+    c.pid = m.pid;
+    c.inherits = true;
+    c.welcomed = true;
+    unrecorded_.erase(m.pid);
+    return write_image_state(c, m);
+  }
   WelcomeMessage welcome;
   welcome.id_base = c.id_base;
   welcome.accepted = m.version == kProtocolVersion && m.pid > 0 ? 1 : 0;
@@ -272,6 +286,7 @@ bool Recorder::write_image_state(Connection& c, const HelloMessage& m) {
     // The process exec'd. Its old image's connection ends on its own.
     p.image = &c;
     const std::string comm = read_comm(m.pid, m.pid);
+    p.comm = comm;
     if (!write_comm(m.pid, m.pid, comm, PERF_RECORD_MISC_COMM_EXEC, synthetic_attr(), s, writer_)) {
       return !(failed_ = true);
     }
@@ -293,7 +308,10 @@ bool Recorder::write_image_state(Connection& c, const HelloMessage& m) {
       m.parent_tid != 0 && parent != processes_.end() && parent->second.image != nullptr) {
     p.mappings = parent->second.mappings;
     p.maps_read_at = m.time;
-    if (!write_comm(m.pid, m.pid, read_comm(m.pid, m.pid), 0, synthetic_attr(), s, writer_)) {
+    // The kernel gives a fork child the forking thread's name: no /proc read for it either.
+    p.comm = known_comm(m.ppid, m.parent_tid);
+    if (p.comm.empty()) p.comm = read_comm(m.pid, m.pid);
+    if (!write_comm(m.pid, m.pid, p.comm, 0, synthetic_attr(), s, writer_)) {
       return !(failed_ = true);
     }
     for (const FileMapping& mapping : p.mappings) {
@@ -310,8 +328,19 @@ bool Recorder::write_image_state(Connection& c, const HelloMessage& m) {
   }
   for (const FileMapping& mapping : result.mappings) files_.insert(mapping.path);
   p.mappings = std::move(result.mappings);
+  p.comm = read_comm(m.pid, m.pid);
   p.maps_read_at = m.time;
   return true;
+}
+
+std::string Recorder::known_comm(pid_t pid, pid_t tid) {
+  const auto it = processes_.find(pid);
+  if (it == processes_.end()) return {};
+  if (tid != pid && it->second.image != nullptr) {
+    const auto& comms = it->second.image->comms;
+    if (const auto named = comms.find(tid); named != comms.end()) return named->second;
+  }
+  return it->second.comm;
 }
 
 // Objects loaded since the last read (dlopen) get their MMAP2s stamped with that read's time: the
@@ -366,7 +395,14 @@ bool Recorder::on_thread_start(Connection& c, const ThreadStartMessage& m, int* 
     if (e.config_index >= config_.events.size()) return refuse("bad config index");
     bool repeated = false;  // within this message: ids_ learns them only once all are checked
     for (std::uint32_t j = 0; j < i; ++j) repeated = repeated || m.events[j].id == e.id;
-    if (e.id <= c.id_base || e.id >= c.id_base + kIdRange || ids_.count(e.id) != 0 || repeated) {
+    const auto known = ids_.find(e.id);
+    if (c.inherits) {
+      // Ids its parent's threads were given, each for the same configured event.
+      if (known == ids_.end() || known->second != e.config_index || repeated) {
+        return refuse("id " + std::to_string(e.id) + " is not one its parent had");
+      }
+    } else if (e.id <= c.id_base || e.id >= c.id_base + kIdRange || known != ids_.end() ||
+               repeated) {
       return refuse("id " + std::to_string(e.id) + " is outside its range or already used");
     }
   }
@@ -383,7 +419,8 @@ bool Recorder::on_thread_start(Connection& c, const ThreadStartMessage& m, int* 
     return true;
   }
   for (std::uint32_t i = 0; i < m.nr_events; ++i) {
-    ids_.insert(m.events[i].id);
+    if (c.inherits) continue;  // listed under their attrs already
+    ids_.emplace(m.events[i].id, m.events[i].config_index);
     writer_.add_ids(static_cast<int>(m.events[i].config_index), {&m.events[i].id, 1});
   }
   c.rings.emplace(m.tid, std::move(ring));

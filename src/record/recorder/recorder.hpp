@@ -93,6 +93,7 @@ class Recorder {
     std::vector<FileMapping> mappings;  // MMAP2s written for the current image
     std::uint64_t maps_read_at = 0;     // CLOCK_MONOTONIC of the last /proc/PID/maps read
     std::uint64_t start_time = 0;       // read_start_time: tells an exec from a reused pid
+    std::string comm;                   // its main thread's name, as last written
   };
 
   void accept_all();
@@ -100,6 +101,8 @@ class Recorder {
   bool receive_all(Connection& c);
   bool handle(Connection& c, const std::uint8_t* message, std::size_t size, int* fds, int nfds);
   bool on_hello(Connection& c, const HelloMessage& m);
+  // The name the thread `tid` of process `pid` was last given, as far as this recorder knows.
+  std::string known_comm(pid_t pid, pid_t tid);
   // COMM, FORK and MMAP2 for the image that said Hello. False when the writer failed.
   bool write_image_state(Connection& c, const HelloMessage& m);
   bool on_thread_start(Connection& c, const ThreadStartMessage& m, int* fds, int nfds);
@@ -126,8 +129,8 @@ class Recorder {
   std::vector<std::unique_ptr<Connection>> connections_;
   std::uint64_t connections_seen_ = 0;
   std::map<pid_t, Process> processes_;
-  std::set<std::uint64_t> ids_;
-  std::set<std::string> files_;  // every file an MMAP2 named, for BUILD_ID
+  std::map<std::uint64_t, std::uint32_t> ids_;  // every event id a ThreadStart named: config index
+  std::set<std::string> files_;                 // every file an MMAP2 named, for BUILD_ID
   std::map<std::uint32_t, std::string> tracepoint_formats_;  // config index -> format
   std::vector<std::uint8_t> buffer_;                         // one received message
   RecorderStats stats_;

@@ -74,7 +74,32 @@ std::unique_ptr<SocketDir> SocketDir::create(std::string& error) {
   return std::unique_ptr<SocketDir>(new SocketDir(templ, path, fd));
 }
 
+bool SocketDir::add_file(const std::string& name, const std::vector<std::uint8_t>& bytes,
+                         std::string& path, std::string& error) {
+  path = dir_ + "/" + name;
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    error = path + ": " + std::strerror(errno);
+    return false;
+  }
+  files_.push_back(path);
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      error = path + ": " + std::strerror(n < 0 ? errno : EIO);
+      close(fd);
+      return false;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  close(fd);
+  return true;
+}
+
 SocketDir::~SocketDir() {
+  for (const std::string& file : files_) unlink(file.c_str());
   close(fd_);
   unlink(socket_path_.c_str());
   rmdir(dir_.c_str());

@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,12 +27,18 @@ class SocketDir {
   int listen_fd() const { return fd_; }
   const std::string& socket_path() const { return socket_path_; }
 
+  // Writes `bytes` as file `name` in the directory (gone with it), for the recorded processes to
+  // read; *path is its path. False with *error set when it cannot be written.
+  bool add_file(const std::string& name, const std::vector<std::uint8_t>& bytes, std::string& path,
+                std::string& error);
+
  private:
   SocketDir(std::string dir, std::string socket_path, int fd)
       : dir_(std::move(dir)), socket_path_(std::move(socket_path)), fd_(fd) {}
   std::string dir_;
   std::string socket_path_;
   int fd_;
+  std::vector<std::string> files_;
 };
 
 struct SpawnRequest {

@@ -25,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include "bpf/isa/image_codec.hpp"
+#include "bpf/loader/elf_loader.hpp"
 #include "record/exec_target.hpp"
 #include "record/protocol.hpp"
 #include "record/transport.hpp"
@@ -109,9 +111,9 @@ perf_event_attr clock_attr(std::uint64_t config) {
 enum class Extra { kNone, kAux, kTracepoint };
 constexpr std::uint64_t kTracepointId = 7;
 
-std::string config_text(const std::string& bpf_object, Extra extra) {
+std::string config_text(const std::string& bpf_image, Extra extra) {
   RecordConfig config;
-  config.bpf_object = bpf_object;
+  config.bpf_image = bpf_image;
   config.ring_pages = kRingPages;
   if (extra != Extra::kAux) {
     config.events.push_back({clock_attr(PERF_COUNT_SW_CPU_CLOCK), "cpu-clock", -1});
@@ -247,9 +249,9 @@ class FakeRecorder {
     return result;
   }
 
-  std::map<std::string, const char*> env(const std::string& bpf_object = "",
+  std::map<std::string, const char*> env(const std::string& bpf_image = "",
                                          Extra extra = Extra::kNone) {
-    config_ = config_text(bpf_object, extra);
+    config_ = config_text(bpf_image, extra);
     return {{"LD_PRELOAD", USERPERF_AGENT_PATH},
             {kSocketEnv, path_.c_str()},
             {kConfigEnv, config_.c_str()}};
@@ -273,7 +275,8 @@ class FakeRecorder {
     bool keep = true;
     if (type == MessageType::kHello && n == sizeof(HelloMessage)) {
       std::memcpy(&image.hello, buf, sizeof image.hello);
-      if (behaviour == Behaviour::kSilent) return true;
+      // A fork child that inherits its parent's ids waits for no answer.
+      if (behaviour == Behaviour::kSilent || image.hello.inherits != 0) return true;
       WelcomeMessage welcome;
       welcome.accepted = behaviour == Behaviour::kRefuse ? 0 : 1;
       welcome.id_base = static_cast<std::uint64_t>(nr_images) << 32;
@@ -330,7 +333,9 @@ class FakeRecorder {
 };
 
 // Every sample of the image's rings is its own thread's and carries an id of that thread's event.
-void expect_own_samples(const Image& image, std::size_t min_samples_per_thread) {
+// `inherited`: the image is a fork child whose events carry these ids (its forking thread's).
+void expect_own_samples(const Image& image, std::size_t min_samples_per_thread,
+                        const std::vector<std::uint64_t>& inherited = {}) {
   for (const auto& thread : image.threads) {
     ASSERT_NE(thread->base, MAP_FAILED);
     ASSERT_GE(thread->start.nr_events, 1u);
@@ -339,6 +344,11 @@ void expect_own_samples(const Image& image, std::size_t min_samples_per_thread) 
     const std::uint64_t id = thread->start.events[thread->start.nr_events - 1].id;
     for (std::uint32_t i = 0; i < thread->start.nr_events; ++i) {
       EXPECT_EQ(thread->start.events[i].config_index, i);
+      if (!inherited.empty()) {
+        ASSERT_EQ(inherited.size(), thread->start.nr_events);
+        EXPECT_EQ(thread->start.events[i].id, inherited[i]);
+        continue;
+      }
       EXPECT_GT(thread->start.events[i].id, image.id_base);
       EXPECT_LT(thread->start.events[i].id, image.id_base + (1ull << 32));
     }
@@ -401,12 +411,37 @@ TEST(AgentTest, ManyThreadsStartAndEndConcurrently) {
   expect_own_samples(image, 0);
 }
 
+// The image of an object, as `userperf record --bpf` writes it for the agents, in a file of the
+// test's own (removed with the object).
+class BpfImageFile {
+ public:
+  explicit BpfImageFile(const std::vector<std::uint8_t>& bytes) {
+    char path[] = "/tmp/userperf-agent-test-XXXXXX";
+    const int fd = mkstemp(path);
+    EXPECT_GE(fd, 0);
+    path_ = path;
+    EXPECT_EQ(write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+    close(fd);
+  }
+  ~BpfImageFile() { unlink(path_.c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::vector<std::uint8_t> image_of(const std::string& elf) {
+  auto image = bpf::load_elf_file(elf);
+  EXPECT_TRUE(image) << image.error().message;
+  return image ? bpf::encode_object_image(*image) : std::vector<std::uint8_t>{};
+}
+
 // bench_filter keeps only samples of non-PIE text (0x400000..0x800000): the workload is PIE, so
 // the attached program drops every sample.
 TEST(AgentTest, BpfProgramFiltersEverySamplingEvent) {
   FakeRecorder recorder;
-  const WorkloadRun run =
-      recorder.run("threads", recorder.env(USERPERF_BPF_OBJECT_DIR "/progs/bench_filter.bpf.o"));
+  const BpfImageFile file(image_of(USERPERF_BPF_OBJECT_DIR "/progs/bench_filter.bpf.o"));
+  const WorkloadRun run = recorder.run("threads", recorder.env(file.path()));
   EXPECT_EQ(run.exit_status, 0) << run.err;
   EXPECT_EQ(run.err, "");
   ASSERT_EQ(run.images.size(), 1u);
@@ -416,9 +451,25 @@ TEST(AgentTest, BpfProgramFiltersEverySamplingEvent) {
 
 TEST(AgentTest, BpfLoadFailureIsOneLineAndRecordsWithoutIt) {
   FakeRecorder recorder;
-  const WorkloadRun run = recorder.run("threads", recorder.env("/nonexistent/prog.bpf.o"));
+  const WorkloadRun run = recorder.run("threads", recorder.env("/nonexistent/prog.image"));
   EXPECT_EQ(run.exit_status, 0) << run.err;
-  EXPECT_EQ(run.err.find("userperf agent: --bpf /nonexistent/prog.bpf.o:"), 0u) << run.err;
+  EXPECT_EQ(run.err.find("userperf agent: --bpf image /nonexistent/prog.image:"), 0u) << run.err;
+  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1);
+  ASSERT_EQ(run.images.size(), 1u);
+  expect_own_samples(*run.images[0], 1);
+}
+
+// An image cut short (the file of a recorder that died writing it, or anything else) is refused by
+// the decoder, in one line, and the process records without it.
+TEST(AgentTest, CorruptBpfImageIsOneLineAndRecordsWithoutIt) {
+  std::vector<std::uint8_t> bytes = image_of(USERPERF_BPF_OBJECT_DIR "/progs/bench_filter.bpf.o");
+  ASSERT_GT(bytes.size(), 40u);
+  bytes.resize(bytes.size() - 9);
+  const BpfImageFile file(bytes);
+  FakeRecorder recorder;
+  const WorkloadRun run = recorder.run("threads", recorder.env(file.path()));
+  EXPECT_EQ(run.exit_status, 0) << run.err;
+  EXPECT_NE(run.err.find("bad object image"), std::string::npos) << run.err;
   EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1);
   ASSERT_EQ(run.images.size(), 1u);
   expect_own_samples(*run.images[0], 1);
@@ -473,8 +524,15 @@ TEST(AgentTest, ForkChildSaysHelloAndSamplesIntoItsOwnRing) {
   ASSERT_EQ(child.threads.size(), 1u);
   EXPECT_EQ(child.threads[0]->start.tid, child.hello.pid);
   EXPECT_EQ(child.threads[0]->start.ptid, 0);
+  // The kernel's inherited events report their parent's ids: the child's events carry its
+  // forking thread's, and its Hello waits for no Welcome.
+  EXPECT_EQ(child.hello.inherits, 1u);
+  std::vector<std::uint64_t> parent_ids;
+  for (std::uint32_t i = 0; i < parent.threads[0]->start.nr_events; ++i) {
+    parent_ids.push_back(parent.threads[0]->start.events[i].id);
+  }
   expect_own_samples(parent, 1);
-  expect_own_samples(child, 1);
+  expect_own_samples(child, 1, parent_ids);
   EXPECT_TRUE(child.process_exit);
 }
 

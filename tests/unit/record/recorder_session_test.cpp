@@ -147,6 +147,17 @@ enum class Ending { kOrderly, kKilled, kHellosAgain };
   send_message(fd, &start, sizeof start, &unsealed, 1);
   MessageHeader unknown{99, sizeof(MessageHeader)};
   send_message(fd, &unknown, sizeof unknown);
+  // A fork child claiming ids no ThreadStart of its parent named (a fork child's Hello waits for
+  // no Welcome).
+  const int child = connect_to(socket_path);
+  HelloMessage hello;
+  hello.pid = getpid();
+  hello.ppid = getppid();
+  hello.parent_tid = getpid();
+  hello.inherits = 1;
+  send_message(child, &hello, sizeof hello);
+  start.events[0] = {0, 0, base + 77};
+  send_message(child, &start, sizeof start, &not_a_ring, 1);
   _exit(0);
 }
 
@@ -318,6 +329,7 @@ TEST_F(RecorderSession, ProtocolViolationsAreReportedAndTheRestRecorded) {
   EXPECT_NE(r.log.find("not sealed"), std::string::npos) << r.log;
   EXPECT_NE(r.log.find("outside its range"), std::string::npos) << r.log;
   EXPECT_NE(r.log.find("unknown message type 99"), std::string::npos) << r.log;
+  EXPECT_NE(r.log.find("is not one its parent had"), std::string::npos) << r.log;
 }
 
 TEST_F(RecorderSession, PerfReadsTheFileWithoutComplaint) {

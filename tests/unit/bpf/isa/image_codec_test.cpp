@@ -1,0 +1,112 @@
+// The object image codec (bpf/isa/image_codec.hpp): what `userperf record --bpf` writes for the
+// recorded processes. An image decodes to what was encoded; every truncation and every bit flip
+// of one decodes or is refused with an error, never read past its bytes (ASan build).
+#include "bpf/isa/image_codec.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace userperf::bpf {
+namespace {
+
+ObjectImage sample_image() {
+  ObjectImage image;
+  image.license = "GPL";
+  image.kern_version = 0x60100;
+  MapSpec counts;
+  counts.name = "counts";
+  counts.type = BPF_MAP_TYPE_HASH;
+  counts.key_size = 8;
+  counts.value_size = 16;
+  counts.max_entries = 1024;
+  MapSpec rodata;
+  rodata.name = ".rodata";
+  rodata.type = BPF_MAP_TYPE_ARRAY;
+  rodata.key_size = 4;
+  rodata.value_size = 5;
+  rodata.max_entries = 1;
+  rodata.map_flags = BPF_F_RDONLY_PROG;
+  rodata.global_data = true;
+  rodata.initial_value = {'h', 'e', 'l', 'l', 'o'};
+  image.maps = {counts, rodata};
+  ProgramImage program;
+  program.name = "on_sample";
+  program.section = "perf_event";
+  program.prog_type = BPF_PROG_TYPE_PERF_EVENT;
+  program.insns = {make_insn(BPF_LD | BPF_IMM | BPF_DW, 1, BPF_PSEUDO_MAP_IDX, 0, 0),
+                   make_insn(0, 0, 0, 0, 0), make_insn(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 1),
+                   make_insn(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)};
+  image.programs = {program};
+  return image;
+}
+
+bool same_insns(const std::vector<Insn>& a, const std::vector<Insn>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i].code != b[i].code || a[i].dst_reg != b[i].dst_reg || a[i].src_reg != b[i].src_reg ||
+        a[i].off != b[i].off || a[i].imm != b[i].imm) {
+      return false;
+    }
+  }
+  return true;
+}
+
+TEST(ImageCodec, DecodesWhatWasEncoded) {
+  const ObjectImage image = sample_image();
+  auto decoded = decode_object_image(encode_object_image(image));
+  ASSERT_TRUE(decoded) << decoded.error().message;
+  EXPECT_EQ(decoded->license, image.license);
+  EXPECT_EQ(decoded->kern_version, image.kern_version);
+  ASSERT_EQ(decoded->maps.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const MapSpec &a = decoded->maps[i], &b = image.maps[i];
+    EXPECT_EQ(a.name, b.name);
+    EXPECT_EQ(a.type, b.type);
+    EXPECT_EQ(a.key_size, b.key_size);
+    EXPECT_EQ(a.value_size, b.value_size);
+    EXPECT_EQ(a.max_entries, b.max_entries);
+    EXPECT_EQ(a.map_flags, b.map_flags);
+    EXPECT_EQ(a.global_data, b.global_data);
+    EXPECT_EQ(a.initial_value, b.initial_value);
+  }
+  ASSERT_EQ(decoded->programs.size(), 1u);
+  EXPECT_EQ(decoded->programs[0].name, "on_sample");
+  EXPECT_EQ(decoded->programs[0].section, "perf_event");
+  EXPECT_EQ(decoded->programs[0].prog_type, static_cast<std::uint32_t>(BPF_PROG_TYPE_PERF_EVENT));
+  EXPECT_TRUE(same_insns(decoded->programs[0].insns, image.programs[0].insns));
+}
+
+TEST(ImageCodec, EveryTruncationIsRefused) {
+  const std::vector<std::uint8_t> bytes = encode_object_image(sample_image());
+  for (std::size_t size = 0; size < bytes.size(); ++size) {
+    const std::vector<std::uint8_t> cut(bytes.begin(), bytes.begin() + static_cast<long>(size));
+    auto decoded = decode_object_image(cut);
+    ASSERT_FALSE(decoded) << "decoded from its first " << size << " bytes";
+    EXPECT_EQ(decoded.error().code, EINVAL);
+    EXPECT_NE(decoded.error().message.find("bad object image"), std::string::npos);
+  }
+}
+
+TEST(ImageCodec, BytesAfterTheLastProgramAreRefused) {
+  std::vector<std::uint8_t> bytes = encode_object_image(sample_image());
+  bytes.push_back(0);
+  EXPECT_FALSE(decode_object_image(bytes));
+}
+
+// A flipped bit may leave a valid image (a name's letter, an instruction's immediate) or not;
+// either way the decoder stays within the bytes, and a count turned huge allocates nothing.
+TEST(ImageCodec, BitFlipsDecodeOrAreRefusedWithinTheBytes) {
+  const std::vector<std::uint8_t> bytes = encode_object_image(sample_image());
+  int refused = 0;
+  for (std::size_t bit = 0; bit < bytes.size() * 8; ++bit) {
+    std::vector<std::uint8_t> flipped = bytes;
+    flipped[bit / 8] ^= static_cast<std::uint8_t>(1u << (bit % 8));
+    refused += decode_object_image(flipped) ? 0 : 1;
+  }
+  EXPECT_GT(refused, 0);
+}
+
+}  // namespace
+}  // namespace userperf::bpf
