@@ -101,7 +101,7 @@ int Engine::inherit_id(int fd, std::uint64_t primary_id) {
   Event* event = lookup(fd);
   if (event == nullptr) return -EBADF;
   if (primary_id == 0) return -EINVAL;
-  event->primary_id = primary_id;
+  event->primary_id.store(primary_id);
   return 0;
 }
 
@@ -213,7 +213,7 @@ int Engine::open_locked(perf_event_attr* uattr, pid_t pid, int cpu, int group_fd
   bind_guard.event = nullptr;  // close() destroys it from now on
   event->fd = fd;
   event->id = next_id_++;
-  event->primary_id = event->id;
+  event->primary_id.store(event->id);
   event->header_size = static_cast<std::uint16_t>(abi::sample_header_size(attr.sample_type));
   event->id_header_size = static_cast<std::uint16_t>(abi::id_header_size(attr.sample_type));
   // Frequency mode starts from period 1 and adapts (perf_event_alloc), unless the PMU converted
@@ -512,7 +512,7 @@ int Engine::ioctl(int fd, unsigned long request, unsigned long arg) {
       return set_period(event, value);
     }
     case PERF_EVENT_IOC_ID: {
-      const std::uint64_t id = event.primary_id;
+      const std::uint64_t id = event.primary_id.load();
       if (!support::write_user(reinterpret_cast<void*>(arg), &id, sizeof id)) return -EFAULT;
       return 0;
     }

@@ -26,8 +26,10 @@ struct Event {
   std::uint64_t id = 0;
   // What its records name it by (the kernel's primary_event_id): its own id, or for an event that
   // stands for one of a parent process (Engine::inherit_id) that event's, as the kernel's inherited
-  // events report their parent's. STREAM_ID and LOST records keep `id`.
-  std::uint64_t primary_id = 0;
+  // events report their parent's. STREAM_ID and LOST records keep `id`. Atomic: the recorder's
+  // agent sets it on the event's own thread before its first record (a signal handler), where the
+  // control path may read it.
+  std::atomic<std::uint64_t> primary_id{0};
   int fd = -1;
   Pmu* pmu = nullptr;
   pid_t pid = -1;  // target thread, or -1 for every thread on `cpu`

@@ -16,7 +16,7 @@ struct ThrottleRecord {
 };
 
 void log_throttle(Event& event, const SampleData& data, bool unthrottle) {
-  const ThrottleRecord body{data.time, event.primary_id, event.id};
+  const ThrottleRecord body{data.time, event.primary_id.load(std::memory_order_relaxed), event.id};
   const SampleId id{data.pid, data.tid, data.time, data.cpu};
   output_sideband(event, unthrottle ? PERF_RECORD_UNTHROTTLE : PERF_RECORD_THROTTLE, 0, &body,
                   sizeof body, id);

@@ -18,7 +18,7 @@ void emit_read_values(Sink& sink, const Event& event, std::uint64_t now, std::ui
   const std::uint64_t format = event.attr.read_format;
   auto put_entry = [&sink, format](const Event& member) {
     sink.put(member.count.load(std::memory_order_relaxed));
-    if (format & PERF_FORMAT_ID) sink.put(member.primary_id);
+    if (format & PERF_FORMAT_ID) sink.put(member.primary_id.load(std::memory_order_relaxed));
     if (format & PERF_FORMAT_LOST) sink.put(member.lost_samples.load(std::memory_order_relaxed));
   };
   const bool group = (format & PERF_FORMAT_GROUP) != 0;
@@ -30,7 +30,7 @@ void emit_read_values(Sink& sink, const Event& event, std::uint64_t now, std::ui
     sink.put(event.count.load(std::memory_order_relaxed));
     if (format & PERF_FORMAT_TOTAL_TIME_ENABLED) sink.put(enabled);
     if (format & PERF_FORMAT_TOTAL_TIME_RUNNING) sink.put(running);
-    if (format & PERF_FORMAT_ID) sink.put(event.primary_id);
+    if (format & PERF_FORMAT_ID) sink.put(event.primary_id.load(std::memory_order_relaxed));
     if (format & PERF_FORMAT_LOST) sink.put(event.lost_samples.load(std::memory_order_relaxed));
     return;
   }

@@ -114,13 +114,13 @@ void write_sample_id(ring::OutputHandle& h, const Event& event, const SampleId& 
     h.put(id.tid);
   }
   if (type & PERF_SAMPLE_TIME) h.put(id.time);
-  if (type & PERF_SAMPLE_ID) h.put(event.primary_id);
+  if (type & PERF_SAMPLE_ID) h.put(event.primary_id.load(std::memory_order_relaxed));
   if (type & PERF_SAMPLE_STREAM_ID) h.put(stream_id(event));
   if (type & PERF_SAMPLE_CPU) {
     h.put(id.cpu);
     h.put(std::uint32_t{0});
   }
-  if (type & PERF_SAMPLE_IDENTIFIER) h.put(event.primary_id);
+  if (type & PERF_SAMPLE_IDENTIFIER) h.put(event.primary_id.load(std::memory_order_relaxed));
 }
 
 ring::OutputStatus output_begin(ring::OutputHandle& h, Event& event, std::uint32_t size,
@@ -171,7 +171,7 @@ int output_sample(Event& event, SampleData& data) {
   const perf_event_header header{PERF_RECORD_SAMPLE, data.cpumode,
                                  static_cast<std::uint16_t>(data.size)};
   h.put(header);
-  if (type & PERF_SAMPLE_IDENTIFIER) h.put(event.primary_id);
+  if (type & PERF_SAMPLE_IDENTIFIER) h.put(event.primary_id.load(std::memory_order_relaxed));
   if (type & PERF_SAMPLE_IP) h.put(data.ip);
   if (type & PERF_SAMPLE_TID) {
     h.put(data.pid);
@@ -179,7 +179,7 @@ int output_sample(Event& event, SampleData& data) {
   }
   if (type & PERF_SAMPLE_TIME) h.put(data.time);
   if (type & PERF_SAMPLE_ADDR) h.put(data.addr);
-  if (type & PERF_SAMPLE_ID) h.put(event.primary_id);
+  if (type & PERF_SAMPLE_ID) h.put(event.primary_id.load(std::memory_order_relaxed));
   if (type & PERF_SAMPLE_STREAM_ID) h.put(stream_id(event));
   if (type & PERF_SAMPLE_CPU) {
     h.put(data.cpu);

@@ -211,6 +211,12 @@ std::uint64_t unpoked_before_busy_ns(std::uint64_t period) {
 }
 
 std::atomic<pid_t> g_external_pid{0};
+std::atomic<bool (*)()> g_sample_gate{nullptr};
+
+bool sample_gate_open() {
+  bool (*gate)() = g_sample_gate.load(std::memory_order_relaxed);
+  return gate == nullptr || gate();
+}
 std::atomic<void (*)(pid_t)> g_external_busy{nullptr};
 
 void say_busy(ClockSlot& slot, const core::Event& event, std::uint64_t cpu, std::uint64_t period) {
@@ -262,6 +268,10 @@ void account(core::Engine& engine, core::Event& event, ClockSlot& slot,
   if (source == ClockSource::kTick) {
     say_busy(slot, event, cpu, period);
     periods = slot.reaimed_periods.exchange(0, std::memory_order_relaxed);
+    if (periods != 0 && !sample_gate_open()) {
+      slot.reaimed_periods.fetch_add(periods, std::memory_order_relaxed);
+      return;
+    }
   }
   if (periods == 0) {
     const auto pending =
@@ -277,6 +287,7 @@ void account(core::Engine& engine, core::Event& event, ClockSlot& slot,
         static_cast<std::uint64_t>(pending) >= unsampled_gap_ns(period) && clock_signal_queued()) {
       return;
     }
+    if (!sample_gate_open()) return;  // the periods stay pending
     periods = static_cast<std::uint64_t>((pending + signed_period / 2) / signed_period);
     slot.accounted_cpu_ns.fetch_add(periods * period, std::memory_order_relaxed);
     // A poke that waited while the thread ran on: the time it could not be taken (wherever the
@@ -445,7 +456,7 @@ void count_unsampled(const ClockTimer& timer) {
       static_cast<std::int64_t>(cpu - slot.accounted_cpu_ns.load(std::memory_order_relaxed));
   if (period == 0 || pending < 0 ||
       static_cast<std::uint64_t>(pending) < unsampled_gap_ns(period) ||
-      !blocks_clock_signal(slot.tid.load(std::memory_order_relaxed))) {
+      !blocks_clock_signal(slot.tid.load(std::memory_order_relaxed)) || !sample_gate_open()) {
     return;
   }
   const std::uint64_t lost = static_cast<std::uint64_t>(pending) / period;
@@ -461,6 +472,10 @@ int clock_signal() {
     return SIGRTMIN + 4;
   }();
   return signo;
+}
+
+void set_clock_sample_gate(bool (*gate)()) {
+  g_sample_gate.store(gate, std::memory_order_release);
 }
 
 void use_external_ticker(const ExternalTicker& ticker) {

@@ -42,6 +42,12 @@ struct ExternalTicker {
 };
 void use_external_ticker(const ExternalTicker& ticker);
 
+// Asked on the sampled thread before a clock's periods are taken (a sample, or LOST_SAMPLES):
+// false leaves them pending for the thread's next signal. The recorder's agent tells the recorder
+// about a thread at its first sample, from here, so that a process that ends before one costs the
+// recorder nothing. SIGNAL-SAFE (called in the signal handler); nullptr: always open.
+void set_clock_sample_gate(bool (*gate)());
+
 // What a poke for `event`'s clock carries in si_value (clock_slots.hpp: slot and generation), for
 // the external ticker; 0 when the event is no clock of this process image.
 std::uint32_t clock_poke_value(const core::Event& event);

@@ -62,10 +62,12 @@ void start_child() {
   if (session != nullptr) start_thread(*session, 0);
 }
 
+// exit(): the recorder hears of it when it heard of the process. The events stay open and keep
+// sampling through the atexit handlers and destructors that run after this one; the recorder
+// drains the rings when the connection ends.
 void at_exit() {
   Session* session = current_session();
-  if (session == nullptr) return;
-  end_current_thread();
+  if (session == nullptr || !heard(*session)) return;
   ProcessExitMessage message;
   message.pid = session->pid;
   message.status = 0;  // exit()'s status is not known to an atexit handler
@@ -84,6 +86,7 @@ __attribute__((constructor)) void start_agent() {
   Session* session = start_session_from_env();
   if (session == nullptr) return;
   init_thread_key();
+  pmu::set_clock_sample_gate(may_sample);
   guard_clock_signal();
   pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
   std::atexit(at_exit);

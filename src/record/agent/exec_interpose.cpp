@@ -61,9 +61,12 @@ class ClockSignalQuiet {
   bool active_ = false;
 };
 
-// Every exec is announced to the recorder first (ExecNoticeMessage): the connection's end that
-// follows is then the image's, and a program the agent cannot enter (exec_target.hpp) is named at
-// the end. Announced again if the exec fails and this image goes on.
+// Every exec of a process the recorder heard of is announced to it first (ExecNoticeMessage),
+// after the clock signal is quieted: no sample can then make the recorder hear of the process
+// between this check and the exec. The
+// connection's end that follows is then the image's. A program the agent cannot enter
+// (exec_target.hpp) is named at the end, so its exec makes a process the recorder has not heard
+// of yet say Hello first. Announced again if the exec fails and this image goes on.
 class ExecNotice {
  public:
   // `file` as execvp takes it when `search` (PATH lookup), else a path; `envp` the new
@@ -84,6 +87,10 @@ class ExecNotice {
     message_.pid = getpid();
     message_.target = static_cast<std::uint32_t>(target);
     std::memcpy(message_.path, path, sizeof path);
+    if (target != ExecTarget::kEnterable && target != ExecTarget::kUnknown &&
+        !userperf::record::agent::say_hello(*session)) {
+      return;
+    }
     sent_ = userperf::record::agent::send(*session, &message_, sizeof message_);
   }
   ~ExecNotice() {  // only reached when the exec failed
@@ -163,30 +170,30 @@ extern "C" {
 
 __attribute__((visibility("default"))) int execve(const char* path, char* const argv[],
                                                   char* const envp[]) {
-  ExecNotice notice(path, false, envp);
   ClockSignalQuiet quiet;
+  ExecNotice notice(path, false, envp);
   userperf::record::agent::ProgramMaskForExec mask;  // after quiet: undone first
   return resolve_real(g_real.execve, "execve")(path, argv, envp);
 }
 
 __attribute__((visibility("default"))) int execv(const char* path, char* const argv[]) {
-  ExecNotice notice(path, false, environ);
   ClockSignalQuiet quiet;
+  ExecNotice notice(path, false, environ);
   userperf::record::agent::ProgramMaskForExec mask;  // after quiet: undone first
   return resolve_real(g_real.execv, "execv")(path, argv);
 }
 
 __attribute__((visibility("default"))) int execvp(const char* file, char* const argv[]) {
-  ExecNotice notice(file, true, environ);
   ClockSignalQuiet quiet;
+  ExecNotice notice(file, true, environ);
   userperf::record::agent::ProgramMaskForExec mask;  // after quiet: undone first
   return resolve_real(g_real.execvp, "execvp")(file, argv);
 }
 
 __attribute__((visibility("default"))) int execvpe(const char* file, char* const argv[],
                                                    char* const envp[]) {
-  ExecNotice notice(file, true, envp);
   ClockSignalQuiet quiet;
+  ExecNotice notice(file, true, envp);
   userperf::record::agent::ProgramMaskForExec mask;  // after quiet: undone first
   return resolve_real(g_real.execvpe, "execvpe")(file, argv, envp);
 }
@@ -194,8 +201,8 @@ __attribute__((visibility("default"))) int execvpe(const char* file, char* const
 __attribute__((visibility("default"))) int fexecve(int fd, char* const argv[], char* const envp[]) {
   char fd_path[32];
   std::snprintf(fd_path, sizeof fd_path, "/proc/self/fd/%d", fd);
-  ExecNotice notice(fd_path, false, envp);
   ClockSignalQuiet quiet;
+  ExecNotice notice(fd_path, false, envp);
   userperf::record::agent::ProgramMaskForExec mask;  // after quiet: undone first
   return resolve_real(g_real.fexecve, "fexecve")(fd, argv, envp);
 }

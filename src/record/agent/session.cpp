@@ -38,7 +38,11 @@ thread_local int t_engine_callbacks = 0;
 // full socket drops it; the thread says it again a few periods later).
 void say_clock_busy(pid_t tid) {
   Session* session = g_session.load(std::memory_order_acquire);
-  if (session == nullptr || !session->active.load(std::memory_order_relaxed)) return;
+  // Only a thread the recorder knows: it pokes the clocks its ThreadStart named.
+  if (session == nullptr || !session->active.load(std::memory_order_relaxed) ||
+      !current_thread_heard()) {
+    return;
+  }
   if (support::owns_descriptor(session->socket) && !support::still_ours(session->socket)) return;
   BusyClockMessage message;
   message.pid = session->pid;
@@ -68,7 +72,7 @@ int connect_to(const std::string& path) {
 }
 
 // Hello, then the Welcome (or nothing within the timeout). True when accepted. A fork child that
-// inherits its parent's ids says Hello and goes on: it needs no id base.
+// inherits its parent's ids says Hello and goes on: it needs no id base. SIGNAL-SAFE.
 bool greet(int fd, pid_t pid, pid_t parent_tid, bool inherits, std::uint64_t time,
            std::uint64_t& id_base) {
   HelloMessage hello;
@@ -159,39 +163,43 @@ void load_bpf(Session& session) {
   session.bpf_prog = prog;
 }
 
+// A configured session: engine, ticker, tracepoints and --bpf set up; Hello waits for the first
+// sample unless the config needs it at once.
 Session* start_session(const std::string& socket_path, const RecordConfig& config, pid_t parent_tid,
                        std::vector<std::uint64_t> inherited_ids) {
-  const std::uint64_t time = monotonic_ns();
   auto* session = new Session();
+  session->start_ns = monotonic_ns();
   session->socket_path = socket_path;
   session->config = config;
   session->pid = getpid();
+  session->parent_tid = parent_tid;
   session->inherited_ids = std::move(inherited_ids);
-  std::uint64_t id_base = 0;
-  session->socket = connect_to(socket_path);
-  if (session->socket < 0) {
-    say("cannot connect to the recorder: %s; not recording", std::strerror(errno));
-  } else if (!greet(session->socket, session->pid, parent_tid, !session->inherited_ids.empty(),
-                    time, id_base)) {
-    say("the recorder did not welcome this process; not recording");
-  } else if (check_config(*session)) {
-    if (session->inherited_ids.empty()) core::Engine::instance().set_id_base(id_base);
-    if (session->config.ticker_pid > 0) {
-      pmu::use_external_ticker({session->config.ticker_pid, say_clock_busy});
-    }
-    session->active.store(true);
-    // Published first: tracepoints registered before this constructor ran (in libraries the program
-    // links, whose constructors run earlier) bind inside define_tracepoints and send their formats
-    // through the session at once.
-    g_session.store(session, std::memory_order_release);
-    define_tracepoints(*session);
-    load_bpf(*session);
-    return session;
+  // Leaked when refused too: a Session is never freed (threads may still look at it).
+  if (!check_config(*session)) return nullptr;
+  session->eager = session->config.aux != AuxSource::kNone;
+  for (const EventConfig& e : session->config.events) {
+    session->eager = session->eager || e.attr.type == PERF_TYPE_TRACEPOINT;
   }
-  // Leaked on failure too: a Session is never freed (threads may still look at it).
-  if (session->socket >= 0) close(session->socket);
-  session->socket = -1;
-  return nullptr;
+  if (session->config.ticker_pid > 0) {
+    pmu::use_external_ticker({session->config.ticker_pid, say_clock_busy});
+  }
+  session->active.store(true);
+  g_session.store(session, std::memory_order_release);
+  if (session->eager && !say_hello(*session)) return nullptr;
+  // Published first: tracepoints registered before this constructor ran (in libraries the program
+  // links, whose constructors run earlier) bind inside define_tracepoints and send their formats
+  // through the session at once.
+  define_tracepoints(*session);
+  load_bpf(*session);
+  return session;
+}
+
+// One line on stderr from a signal handler: no stdio there.
+void say_from_handler(const char* what) {
+  char line[160] = "userperf agent: ";
+  std::strncat(line, what, sizeof line - std::strlen(line) - 2);
+  std::strcat(line, "\n");
+  if (write(STDERR_FILENO, line, std::strlen(line)) < 0) return;
 }
 
 }  // namespace
@@ -208,6 +216,31 @@ void say(const char* format, ...) {
 Session* current_session() {
   Session* session = g_session.load(std::memory_order_acquire);
   return session != nullptr && session->active.load() ? session : nullptr;
+}
+
+bool heard(const Session& session) {
+  return session.state.load(std::memory_order_acquire) == Session::kHeard;
+}
+
+bool say_hello(Session& session) {
+  int expected = Session::kQuiet;
+  if (!session.state.compare_exchange_strong(expected, Session::kSaying)) {
+    return expected == Session::kHeard;
+  }
+  const int fd = connect_to(session.socket_path);
+  std::uint64_t id_base = 0;
+  if (fd < 0 || !greet(fd, session.pid, session.parent_tid, !session.inherited_ids.empty(),
+                       session.start_ns, id_base)) {
+    if (fd >= 0) close(fd);
+    session.active.store(false);
+    say_from_handler(fd < 0 ? "cannot connect to the recorder; not recording"
+                            : "the recorder did not welcome this process; not recording");
+    return false;
+  }
+  session.socket = fd;
+  session.id_base.store(id_base, std::memory_order_relaxed);
+  session.state.store(Session::kHeard, std::memory_order_release);
+  return true;
 }
 
 Session* start_session_from_env() {
@@ -231,7 +264,9 @@ Session* leave_parent_session_in_child() {
   Session* parent = current_session();
   Session* inherited = g_session.exchange(nullptr);
   // The parent's conversation: the child's copy of the socket goes, the parent's stays.
-  if (inherited != nullptr && inherited->socket >= 0) close(inherited->socket);
+  if (inherited != nullptr && heard(*inherited) && inherited->socket >= 0) {
+    close(inherited->socket);
+  }
   return parent;
 }
 
@@ -242,7 +277,7 @@ Session* start_child_session(const Session& parent, pid_t parent_tid,
 }
 
 bool send(Session& session, const void* message, std::size_t size, const int* fds, int nfds) {
-  if (!session.active.load()) return false;
+  if (!session.active.load() || !heard(session)) return false;
   // Closed behind the agent's back (a raw close_range) and maybe another file at that number now:
   // never written into (support/descriptors.hpp).
   if (support::owns_descriptor(session.socket) && !support::still_ours(session.socket)) {
@@ -264,7 +299,8 @@ void go_idle(Session& session) {
   if (session.stopped.exchange(true)) return;
   // shutdown, not close: another thread may be sending on this descriptor right now. Only while
   // it is still the agent's.
-  if (!support::owns_descriptor(session.socket) || support::still_ours(session.socket)) {
+  if (heard(session) &&
+      (!support::owns_descriptor(session.socket) || support::still_ours(session.socket))) {
     shutdown(session.socket, SHUT_RDWR);
   }
   close_all_threads();
@@ -284,7 +320,8 @@ pid_t current_thread_id() {
 
 void announce_comm(pid_t tid, const char* name) {
   Session* session = current_session();
-  if (session == nullptr || tid <= 0 || name == nullptr) return;
+  // Not heard yet: the recorder reads the names when it is.
+  if (session == nullptr || !heard(*session) || tid <= 0 || name == nullptr) return;
   CommMessage message;
   message.pid = session->pid;
   message.tid = tid;

@@ -1,6 +1,14 @@
-// The agent's connection to the recorder: one per process image (and per fork child), opened from
+// The agent's connection to the recorder: one per process image (and per fork child), from
 // USERPERF_RECORD_SOCKET / USERPERF_RECORD_CONFIG (protocol.hpp). A session that fails to send goes
 // idle for good: its events are closed and the program runs on unrecorded.
+//
+// The recorder hears of a process at its first sample, not at its start (docs/record.md,
+// "Starting processes"): the agent sets up the events and rings of every thread when it starts,
+// and says Hello (and each thread's ThreadStart) from the clock handler of the first sample, so a
+// process that ends before its first sample - a shell's fork child on its way to exec, a short
+// command - costs the recorder nothing, as an unsampled process costs kernel perf nothing. A
+// config with tracepoints or an AUX area, whose records do not wait for a clock, says Hello at
+// once.
 #pragma once
 
 #include <sys/types.h>
@@ -17,21 +25,36 @@
 namespace userperf::record::agent {
 
 struct Session {
+  // Where Hello stands: not said yet, being said (by one thread: its first sample), said.
+  enum State : int { kQuiet, kSaying, kHeard };
+
   std::string socket_path;
   RecordConfig config;
-  int socket = -1;
+  int socket = -1;  // once heard
   pid_t pid = 0;
-  int ring_owner = 0;  // index of the event whose mapping is the thread's ring
-  int bpf_prog = -1;   // --bpf program descriptor, -1: none
+  pid_t parent_tid = 0;        // a fork child's forking thread, for Hello
+  std::uint64_t start_ns = 0;  // CLOCK_MONOTONIC when this image (or fork child) began
+  bool eager = false;          // says Hello at once (tracepoints, AUX)
+  int ring_owner = 0;          // index of the event whose mapping is the thread's ring
+  int bpf_prog = -1;           // --bpf program descriptor, -1: none
   // A fork child's: the ids of its forking thread's events (config order), which every thread of
-  // this process gives its own events (Engine::inherit_id); empty when the recorder gave ids.
+  // this process gives its own events (Engine::inherit_id); empty when the recorder gives them.
   std::vector<std::uint64_t> inherited_ids;
+  std::atomic<std::uint64_t> id_base{0};  // from the Welcome
+  std::atomic<int> state{kQuiet};
   std::atomic<bool> active{false};
   std::atomic<bool> stopped{false};  // go_idle ran
 };
 
 // The active session of this process, nullptr when idle.
 Session* current_session();
+
+// Whether the recorder has heard from this process, saying Hello now if not (connect, Hello, and
+// for a process that does not inherit its ids the Welcome's id base). SIGNAL-SAFE: a thread's
+// first sample calls it from the clock handler. False while another thread is saying it, and when
+// it failed (the session is then inactive).
+bool say_hello(Session& session);
+bool heard(const Session& session);
 
 // From the environment: nullptr (idle) when the variables are absent, the config is bad (one
 // stderr line says why) or the recorder refuses or does not answer.
@@ -48,8 +71,9 @@ Session* leave_parent_session_in_child();
 Session* start_child_session(const Session& parent, pid_t parent_tid,
                              std::vector<std::uint64_t> inherited_ids);
 
-// One message as one datagram. False when the session is idle or the send failed; a failure
-// makes the session idle (see go_idle) unless a ScopedEngineCallback is alive on this thread.
+// One message as one datagram. False when the session is idle, not heard yet, or the send failed;
+// a failure makes the session idle (see go_idle) unless a ScopedEngineCallback is alive on this
+// thread.
 bool send(Session& session, const void* message, std::size_t size, const int* fds = nullptr,
           int nfds = 0);
 

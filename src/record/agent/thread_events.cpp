@@ -11,6 +11,8 @@
 
 #include "core/engine.hpp"
 #include "pmu/clock_timer.hpp"
+#include "record/transport.hpp"
+#include "support/descriptors.hpp"
 #include "userperf/userperf.h"
 
 namespace userperf::record::agent {
@@ -18,16 +20,27 @@ namespace {
 
 struct ThreadEvents {
   pid_t tid = 0;
+  pid_t ptid = 0;  // the creating thread, 0 for a process's first thread
   pthread_t thread{};
+  std::uint64_t start_ns = 0;  // before its events were opened
   int nr = 0;
   int fds[kMaxThreadEvents] = {};
-  std::uint64_t ids[kMaxThreadEvents] = {};
+  core::Event* events[kMaxThreadEvents] = {};
+  std::uint32_t clocks[kMaxThreadEvents] = {};  // poke values (ThreadStart)
+  std::uint64_t ids[kMaxThreadEvents] = {};     // as its records name them, once heard
   void* ring = MAP_FAILED;
   std::size_t ring_length = 0;
+  int ring_fd = -1;  // the engine's: travels in ThreadStart
   void* aux = MAP_FAILED;
   std::size_t aux_length = 0;
+  int aux_fd = -1;
+  // ThreadStart sent: from the first sample (the clock handler) or, in an eager session, at once.
+  std::atomic<bool> heard{false};
   bool closed = false;  // under g_mutex once registered
 };
+
+// The calling thread's, for the clock handler's gate (may_sample).
+thread_local ThreadEvents* t_thread = nullptr;
 
 pthread_key_t g_key;
 std::mutex g_mutex;  // recorded_threads() and every registered ThreadEvents::closed
@@ -83,9 +96,9 @@ bool open_events(const Session& session, ThreadEvents& t) {
         core::Engine::instance().inherit_id(fd, session.inherited_ids[i]) != 0) {
       return fail_setup(t, "cannot inherit the id of", event.name.c_str());
     }
-    if (userperf_ioctl(fd, PERF_EVENT_IOC_ID, reinterpret_cast<unsigned long>(&t.ids[i])) != 0) {
-      return fail_setup(t, "no id for", event.name.c_str());
-    }
+    t.events[i] = core::Engine::instance().event(fd);
+    if (t.events[i] == nullptr) return fail_setup(t, "no event behind", event.name.c_str());
+    t.clocks[i] = pmu::clock_poke_value(*t.events[i]);
   }
   const int owner = t.fds[session.ring_owner];
   const char* owner_name = config.events[session.ring_owner].name.c_str();
@@ -101,7 +114,9 @@ bool open_events(const Session& session, ThreadEvents& t) {
     t.aux = userperf_mmap(nullptr, t.aux_length, PROT_READ, MAP_SHARED, owner,
                           static_cast<off_t>(control->aux_offset));
     if (t.aux == MAP_FAILED) return fail_setup(t, "cannot map the AUX area of", owner_name);
+    t.aux_fd = userperf_event_aux_fd(owner);
   }
+  t.ring_fd = userperf_event_ring_fd(owner);
   for (int i = 0; i < t.nr; ++i) {
     if (i != session.ring_owner && userperf_ioctl(t.fds[i], PERF_EVENT_IOC_SET_OUTPUT,
                                                   static_cast<unsigned long>(owner)) != 0) {
@@ -116,29 +131,44 @@ bool open_events(const Session& session, ThreadEvents& t) {
   return true;
 }
 
-bool announce_start(Session& session, const ThreadEvents& t, pid_t ptid, std::uint64_t time) {
+// ThreadStart, after Hello: the thread's events take their final ids (the Welcome's base plus the
+// engine's own id, unless the process inherits its forking thread's) before their first record,
+// and the ring's memfd travels to the recorder. SIGNAL-SAFE: from the thread's first sample. False
+// while another thread says Hello, and when the recorder is gone.
+bool announce_thread(Session& session, ThreadEvents& t) {
+  if (t.heard.load(std::memory_order_acquire)) return true;
+  if (!session.active.load() || !say_hello(session)) return false;
+  const std::uint64_t id_base = session.id_base.load(std::memory_order_relaxed);
   ThreadStartMessage message;
   message.pid = session.pid;
   message.tid = t.tid;
-  message.ptid = ptid;
-  message.time = time;
-  message.nr_events = static_cast<std::uint32_t>(session.config.events.size());
+  message.ptid = t.ptid;
+  message.time = t.start_ns;
+  message.nr_events = static_cast<std::uint32_t>(t.nr);
   message.clock_signo = pmu::clock_signal();
-  for (std::uint32_t i = 0; i < message.nr_events; ++i) {
-    message.events[i].config_index = i;
+  for (int i = 0; i < t.nr; ++i) {
+    if (session.inherited_ids.empty()) t.events[i]->primary_id.store(id_base + t.events[i]->id);
+    t.ids[i] = t.events[i]->primary_id.load();
+    message.events[i].config_index = static_cast<std::uint32_t>(i);
     message.events[i].id = t.ids[i];
-    if (const core::Event* event = core::Engine::instance().event(t.fds[i])) {
-      message.events[i].clock = pmu::clock_poke_value(*event);
-    }
+    message.events[i].clock = t.clocks[i];
   }
-  const int owner = t.fds[session.ring_owner];
-  int fds[kMaxMessageFds] = {userperf_event_ring_fd(owner), -1};
+  int fds[kMaxMessageFds] = {t.ring_fd, -1};
   int nfds = 1;
-  if (t.aux != MAP_FAILED) {
-    fds[nfds++] = userperf_event_aux_fd(owner);
+  if (t.aux_fd >= 0) {
+    fds[nfds++] = t.aux_fd;
     message.has_aux = 1;
   }
-  return send(session, &message, sizeof message, fds, nfds);
+  // Raw: no go_idle here (it closes events, which a signal handler must not). A session whose
+  // send failed is inactive; the thread takes no sample again.
+  if (support::owns_descriptor(session.socket) && !support::still_ours(session.socket))
+    return false;
+  if (send_message(session.socket, &message, sizeof message, fds, nfds) != 0) {
+    session.active.store(false);
+    return false;
+  }
+  t.heard.store(true, std::memory_order_release);
+  return true;
 }
 
 void register_thread(ThreadEvents* t) {
@@ -154,8 +184,12 @@ void unregister_thread(ThreadEvents* t) {
 }
 
 void finish_thread(ThreadEvents* t) {
+  // Closing stops the clocks, which may count periods lost and so announce the thread: t stays
+  // the thread's until then.
   unregister_thread(t);
-  if (Session* session = current_session()) {
+  if (t_thread == t) t_thread = nullptr;
+  Session* session = current_session();
+  if (session != nullptr && t->heard.load()) {
     ThreadExitMessage message;
     message.pid = session->pid;
     message.tid = t->tid;
@@ -171,14 +205,29 @@ void end_thread(void* value) {
 
 }  // namespace
 
+// The clock handler's gate (pmu::set_clock_sample_gate): a thread's first sample waits for its
+// ThreadStart, which says Hello first when the process has not. SIGNAL-SAFE.
+bool may_sample() {
+  ThreadEvents* t = t_thread;
+  if (t == nullptr || t->heard.load(std::memory_order_relaxed)) return true;
+  Session* session = current_session();
+  return session != nullptr && announce_thread(*session, *t);
+}
+
+bool current_thread_heard() {
+  const ThreadEvents* t = t_thread;
+  return t != nullptr && t->heard.load(std::memory_order_relaxed);
+}
+
 void init_thread_key() {
   pthread_key_create(&g_key, end_thread);
 }
 
 void start_thread(Session& session, pid_t ptid) {
-  const std::uint64_t time = monotonic_ns();
   auto* t = new ThreadEvents();
+  t->start_ns = monotonic_ns();
   t->tid = current_thread_id();
+  t->ptid = ptid;
   t->thread = pthread_self();
   bool opened;
   {
@@ -191,14 +240,16 @@ void start_thread(Session& session, pid_t ptid) {
     return;
   }
   register_thread(t);
-  // Registered before this check: go_idle either sees the thread or ran before the check.
-  if (!session.active.load() || !announce_start(session, *t, ptid, time)) {
+  // Registered before this check: go_idle either sees the thread or ran before the check. An
+  // eager session announces the thread now; otherwise its first sample does.
+  if (!session.active.load() || (session.eager && !announce_thread(session, *t))) {
     unregister_thread(t);
     delete t;
     go_idle(session);
     return;
   }
   pthread_setspecific(g_key, t);
+  t_thread = t;
   {
     std::lock_guard lock(g_mutex);
     for (int i = 0; i < t->nr && !t->closed; ++i) {
@@ -239,7 +290,8 @@ void unlock_threads_after_fork() {
 
 std::vector<std::uint64_t> current_thread_ids() {
   const auto* t = static_cast<const ThreadEvents*>(pthread_getspecific(g_key));
-  if (t == nullptr || t->closed) return {};
+  // Only ids the recorder has heard: a thread not yet sampled has none final.
+  if (t == nullptr || t->closed || !t->heard.load()) return {};
   return std::vector<std::uint64_t>(t->ids, t->ids + t->nr);
 }
 
@@ -253,6 +305,7 @@ void forget_threads_in_child() {
   }
   recorded_threads().clear();
   pthread_setspecific(g_key, nullptr);
+  t_thread = nullptr;
 }
 
 }  // namespace userperf::record::agent

@@ -16,11 +16,18 @@ namespace userperf::record::agent {
 // Creates the pthread key whose destructor ends a thread's recording. Once per process.
 void init_thread_key();
 
-// Sets up the calling thread (ptid: the creating thread, 0 for a process's first thread).
+// Sets up the calling thread (ptid: the creating thread, 0 for a process's first thread): its
+// events and ring, enabled; ThreadStart waits for its first sample unless the session is eager.
 // Failures leave the thread unrecorded (one stderr line per process).
 void start_thread(Session& session, pid_t ptid);
 
-// Closes the calling thread's events and sends ThreadExit (exit() of the process).
+// The clock handler's gate (pmu::set_clock_sample_gate): true once the calling thread's
+// ThreadStart is sent, sending it (and Hello) first. SIGNAL-SAFE.
+bool may_sample();
+// Whether the calling thread's ThreadStart was sent. SIGNAL-SAFE.
+bool current_thread_heard();
+
+// Closes the calling thread's events and sends ThreadExit when the recorder heard of the thread.
 void end_current_thread();
 
 // Closes every thread's events (the session went idle); their ThreadExit is not sent.

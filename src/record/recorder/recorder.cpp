@@ -22,6 +22,9 @@ constexpr int kDrainIntervalMs = 15;
 // How often each live process's /proc/PID/maps is read again for objects it loaded (dlopen).
 constexpr std::uint64_t kMapsRescanNs = 100'000'000;
 constexpr std::uint64_t kProgressIntervalNs = 1'000'000'000;
+// A connection that ended while its process still ran is said to be the program's doing only if
+// the process still runs this much later.
+constexpr std::uint64_t kOrphanSaidAfterNs = 100'000'000;
 constexpr std::uint64_t kIdRange = std::uint64_t{1} << 32;
 
 using support::monotonic_ns;
@@ -52,7 +55,9 @@ struct Recorder::Connection {
   // The connection ended while its process runs on (the program closed the agent's socket with a
   // raw system call): its rings are still drained until the process ends or execs.
   bool orphaned = false;
-  bool exec_pending = false;  // an ExecNotice came: the end of this connection is an exec
+  std::uint64_t orphaned_at = 0;  // CLOCK_MONOTONIC when it was found orphaned
+  bool exited = false;            // its ProcessExit came: the end of the connection is the exit
+  bool exec_pending = false;      // an ExecNotice came: the end of this connection is an exec
   std::map<pid_t, std::unique_ptr<ThreadRing>> rings;  // by tid
   std::map<pid_t, ThreadClocks> clocks;                // by tid: those with a clock
   std::map<pid_t, std::string> comms;                  // by tid: the last name it was given
@@ -227,6 +232,7 @@ bool Recorder::handle(Connection& c, const std::uint8_t* bytes, std::size_t size
     case MessageType::kProcessExit: {
       ProcessExitMessage m;
       if (!read_message(bytes, size, m) || m.pid != c.pid) break;
+      c.exited = true;
       if (!drain(c)) return false;
       return c.main_exit_written || write_exit(c, c.pid, m.time);
     }
@@ -440,7 +446,10 @@ bool Recorder::on_thread_start(Connection& c, const ThreadStartMessage& m, int* 
   }
   if (m.tid != m.pid) {
     const SyntheticStamp s = stamp(m.time);
-    std::string comm = read_comm(m.pid, m.tid);
+    // A name its Comm gave it already (a thread may be announced late: at its first sample, or
+    // at its end), else /proc's, else its process's.
+    const auto named = c.comms.find(m.tid);
+    std::string comm = named != c.comms.end() ? named->second : read_comm(m.pid, m.tid);
     if (comm.empty()) comm = read_comm(m.pid, m.pid);
     c.comms[m.tid] = comm;
     if (!write_task(PERF_RECORD_FORK, m.pid, m.pid, m.tid, m.ptid != 0 ? m.ptid : m.pid,
@@ -517,12 +526,19 @@ bool Recorder::drain(Connection& c) {
 bool Recorder::drain_all() {
   for (auto& c : connections_) {
     if (!drain(*c)) return false;
-    // An orphaned connection's process ended (or was replaced): its rings are done.
+    // An orphaned connection's process ended (or was replaced): its rings are done. One that
+    // still runs a while after is said: a process on its way out closes its descriptors before
+    // it becomes a zombie, and one killed or ending in _exit says no ProcessExit.
     if (c->orphaned) {
       const auto it = processes_.find(c->pid);
       if (it == processes_.end() || it->second.image != c.get() ||
           !process_running(c->pid, it->second.start_time)) {
         close_connection(*c);
+      } else if (monotonic_ns() - c->orphaned_at >= kOrphanSaidAfterNs) {
+        report_once(*c,
+                    "process " + std::to_string(c->pid) +
+                        " closed its connection to the recorder and runs on: its threads' rings "
+                        "are still read, threads it starts from now on are not recorded");
       }
     }
   }
@@ -538,14 +554,12 @@ void Recorder::close_connection(Connection& c) {
   const bool image = it != processes_.end() && it->second.image == &c;
   // Unless the process runs on: then the program closed the agent's socket (a raw close_range),
   // and its threads still sample into the rings this recorder maps.
-  if (image && !c.orphaned && !c.exec_pending && !c.rings.empty() &&
+  if (image && !c.orphaned && !c.exec_pending && !c.exited && !c.rings.empty() &&
       process_running(c.pid, it->second.start_time)) {
     c.orphaned = true;
+    c.orphaned_at = monotonic_ns();
     // It cannot say which threads are busy any more: the ticker watches them all.
     for (const auto& [tid, clocks] : c.clocks) ticker_.watch(clocks);
-    report_once(c, "process " + std::to_string(c.pid) +
-                       " closed its connection to the recorder and runs on: its threads' rings are "
-                       "still read, threads it starts from now on are not recorded");
     return;
   }
   c.orphaned = false;
