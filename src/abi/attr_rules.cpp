@@ -225,16 +225,26 @@ int possible_cpus() {
 // Read at most once a second: every thread a recorded program starts opens its events, and three
 // /proc reads per open were a tenth of what starting a short process cost. A change of the sysctls
 // reaches opens within a second instead of at once.
-OpenLimits host_limits() {
-  constexpr std::int64_t kRefreshNs = 1'000'000'000;
-  static std::mutex mutex;
-  static OpenLimits cached;
-  static std::int64_t read_at = 0;
+namespace {
+
+std::mutex g_host_limits_mutex;
+OpenLimits g_host_limits;
+std::int64_t g_host_limits_at = 0;  // CLOCK_MONOTONIC_COARSE ns of the reading, 0: none
+
+std::int64_t coarse_now_ns() {
   timespec now{};
   clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
   const std::int64_t ns = static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
-  std::lock_guard lock(mutex);
-  if (read_at == 0 || ns - read_at >= kRefreshNs) {
+  return ns != 0 ? ns : 1;
+}
+
+}  // namespace
+
+OpenLimits host_limits() {
+  constexpr std::int64_t kRefreshNs = 1'000'000'000;
+  const std::int64_t now = coarse_now_ns();
+  std::lock_guard lock(g_host_limits_mutex);
+  if (g_host_limits_at == 0 || now - g_host_limits_at >= kRefreshNs) {
     OpenLimits limits;
     limits.max_sample_rate = static_cast<std::uint32_t>(
         read_long_file("/proc/sys/kernel/perf_event_max_sample_rate", limits.max_sample_rate));
@@ -244,10 +254,17 @@ OpenLimits host_limits() {
         static_cast<int>(read_long_file("/proc/sys/kernel/perf_event_paranoid", limits.paranoid));
     limits.nr_cpus = possible_cpus();
     limits.privileged = geteuid() == 0;
-    cached = limits;
-    read_at = ns != 0 ? ns : 1;
+    g_host_limits = limits;
+    g_host_limits_at = now;
   }
-  return cached;
+  return g_host_limits;
+}
+
+void prime_host_limits(const OpenLimits& limits) {
+  std::lock_guard lock(g_host_limits_mutex);
+  g_host_limits = limits;
+  g_host_limits.privileged = geteuid() == 0;
+  g_host_limits_at = coarse_now_ns();
 }
 
 std::uint64_t attr_flag_word(const perf_event_attr& attr) {
@@ -324,7 +341,8 @@ int check_open_syscall(const perf_event_attr& attr, pid_t pid, int cpu, int /*gr
 int check_event_alloc(const perf_event_attr& attr, int cpu, bool has_task,
                       const OpenLimits& limits) {
   // cpu must be a possible CPU, or -1 for a task event.
-  if (static_cast<unsigned>(cpu) >= static_cast<unsigned>(limits.nr_cpus)) {
+  const int nr_cpus = limits.nr_cpus >= 0 ? limits.nr_cpus : possible_cpus();
+  if (static_cast<unsigned>(cpu) >= static_cast<unsigned>(nr_cpus)) {
     if (!has_task || cpu != -1) return -EINVAL;
   }
   // sigtrap needs a task to signal.

@@ -49,8 +49,9 @@ int possible_cpus();
 struct OpenLimits {
   std::uint32_t max_sample_rate = 100000;  // kernel.perf_event_max_sample_rate
   std::uint32_t max_stack = 127;           // kernel.perf_event_max_stack
-  int nr_cpus = possible_cpus();           // nr_cpu_ids: cpu must be < this (or -1 for tasks)
-  int paranoid = 2;                        // kernel.perf_event_paranoid
+  // nr_cpu_ids: cpu must be < this (or -1 for tasks); -1: this machine's (possible_cpus()).
+  int nr_cpus = -1;
+  int paranoid = 2;  // kernel.perf_event_paranoid
   // perfmon_capable(): CAP_PERFMON or CAP_SYS_ADMIN. Our tests run as root, and root is exempt
   // from every paranoid level, so the default emulates a privileged caller.
   bool privileged = true;
@@ -60,6 +61,10 @@ struct OpenLimits {
 // OpenLimits read from this machine: /proc/sys/kernel/perf_event_{max_sample_rate,max_stack,
 // paranoid}, possible CPUs, and privileged = effective uid 0.
 OpenLimits host_limits();
+// Takes `limits` as this machine's for the next second, as if host_limits had just read them: a
+// process the recorder starts gets them from the recorder's reading instead of /proc (the
+// recorder's agent, in every process it enters). privileged stays this process's.
+void prime_host_limits(const OpenLimits& limits);
 
 // --- The ABI the emulated kernel (6.18) knows, beyond the installed 6.1 uapi header. ---
 

@@ -387,7 +387,11 @@ std::unique_ptr<Event> Engine::release_event(Event& ev) {
     list.erase(pos);
     leader.nr_members.fetch_sub(1);
   }
+  // A deferred ring (defer_ring) lives as long as its owner.
+  Buffer* held =
+      ev.buffer != nullptr && ev.buffer->deferred && ev.buffer->owner == &ev ? ev.buffer : nullptr;
   detach_output(ev);
+  if (held != nullptr && --held->mappings == 0) release_buffer(held);
   for (Mapping& m : mappings_) {
     if (m.event == &ev) m.event = nullptr;
   }
@@ -460,7 +464,10 @@ int Engine::set_output(Event& event, Event* target) {
   if (buffer != nullptr) {
     event.buffer = buffer;
     buffer->events.push_back(&event);
-    event.rb.store(buffer->ring.get(), std::memory_order_release);
+    // A deferred ring's events get it when its memory is made (materialize_ring).
+    if (buffer->ring->materialized()) {
+      event.rb.store(buffer->ring.get(), std::memory_order_release);
+    }
   }
   return 0;
 }
@@ -894,6 +901,43 @@ ssize_t Engine::aux_snapshot(int fd, void* buf, std::size_t len, std::uint64_t* 
   if (faulted) return -EFAULT;
   if (head_out != nullptr && !support::write_user(head_out, &head, sizeof head)) return -EFAULT;
   return static_cast<ssize_t>(n);
+}
+
+int Engine::defer_ring(int fd, std::size_t data_pages) {
+  std::lock_guard lock(mutex_);
+  Event* ev = lookup(fd);
+  if (ev == nullptr) return -EBADF;
+  Event& event = *ev;
+  if (event.buffer != nullptr) return -EBUSY;
+  // perf_mmap's checks that hold without a mapping: as mmap would answer them.
+  if (event.cpu == -1 && event.attr.inherit) return -EINVAL;
+  ring::RingConfig config;
+  config.backward = event.attr.write_backward;
+  config.watermark = event.attr.watermark ? event.attr.wakeup_watermark : 0;
+  auto created = std::make_unique<Buffer>();
+  if (const int rc = ring::DataRing::create_deferred(data_pages, config, created->ring); rc != 0) {
+    return rc;
+  }
+  created->owner = &event;
+  created->deferred = true;
+  created->mappings = 1;
+  Buffer* buffer = created.get();
+  buffers_.push_back(std::move(created));
+  event.buffer = buffer;
+  buffer->events.push_back(&event);
+  return 0;
+}
+
+int Engine::materialize_ring(Event& event) {
+  Buffer* buffer = event.buffer;
+  if (buffer == nullptr || buffer->ring == nullptr) return -EINVAL;
+  ring::DataRing& ring = *buffer->ring;
+  if (!ring.materialized()) {
+    if (const int err = ring.materialize(); err != 0) return err;
+    // The events were given the buffer when no memory existed: they write from here on.
+    for (Event* e : buffer->events) e->rb.store(&ring, std::memory_order_release);
+  }
+  return ring.memfd();
 }
 
 int Engine::ring_fd(int fd) {

@@ -25,8 +25,11 @@ namespace userperf::core {
 // A data ring with the mappings of it and the events that write into it.
 struct Buffer {
   std::unique_ptr<ring::DataRing> ring;
-  Event* owner = nullptr;      // the event whose mmap created it (nullptr once closed)
-  int mappings = 0;            // live mmaps, the AUX area's included (rb->mmap_count)
+  Event* owner = nullptr;  // the event whose mmap created it (nullptr once closed)
+  int mappings = 0;        // live mmaps, the AUX area's included (rb->mmap_count)
+  // Made by defer_ring: one of `mappings` stands for no mapping and is given back when the owner
+  // closes; the ring's memory is made by materialize_ring.
+  bool deferred = false;
   std::vector<Event*> events;  // every event whose rb points here
   // The AUX area (rb->aux_*), its live mmaps and where it is mapped.
   std::unique_ptr<ring::AuxRing> aux;
@@ -74,6 +77,19 @@ class Engine {
   int wakeup_fd(int fd);
   int ring_fd(int fd);
   int aux_fd(int fd);
+
+  // What mmap(fd, (1 + data_pages) pages, PROT_READ | PROT_WRITE) creates - a ring the event and
+  // those SET_OUTPUT to it write into - without a mapping in this process and with its memory made
+  // only by materialize_ring: until then their records are dropped as an unmapped event's are. The
+  // recorder's agent gives every thread one, and makes its memory at the thread's first sample, so
+  // that a process that ends before one costs no memfd. The ring goes when the event closes.
+  // 0 or -errno (-EBUSY: the event has a ring already).
+  int defer_ring(int fd, std::size_t data_pages);
+  // SIGNAL-SAFE (no lock, no allocation): makes the memory of the deferred ring `event` owns and
+  // points every event of it there. Returns the ring's memfd (the consumer maps it; still the
+  // engine's), or -errno. Only from one thread at a time for a ring, and not while the event is
+  // closed: the recorder's agent calls it on the event's own thread.
+  static int materialize_ring(Event& event);
   // The consumer's AUX snapshot protocol, under the engine lock so that no ioctl interleaves:
   // disable (the source ends its handle and publishes aux_head), read aux_head, copy the newest
   // min(len, area size, aux_head) bytes, re-enable if it was enabled. Returns bytes or -errno.

@@ -68,6 +68,10 @@ std::string RecordConfig::encode() const {
   line("aux", std::to_string(static_cast<std::uint32_t>(aux)));
   line("flags", std::to_string(flags));
   if (ticker_pid > 0) line("ticker_pid", std::to_string(ticker_pid));
+  if (nr_cpus > 0) {
+    line("host_limits", std::to_string(max_sample_rate) + ':' + std::to_string(max_stack) + ':' +
+                            std::to_string(paranoid) + ':' + std::to_string(nr_cpus));
+  }
   if (!bpf_image.empty()) line("bpf_image", to_hex(bpf_image.data(), bpf_image.size()));
   for (const EventConfig& e : events) {
     line("event", std::to_string(e.group_leader) + ':' + to_hex(&e.attr, sizeof e.attr) + ':' +
@@ -114,6 +118,31 @@ bool RecordConfig::decode(const std::string& text, RecordConfig& out, std::strin
       if (key == "aux") config.aux = static_cast<AuxSource>(number);
       if (key == "flags") config.flags = number;
       if (key == "ticker_pid") config.ticker_pid = static_cast<std::int32_t>(number);
+    } else if (key == "host_limits") {
+      // rate:stack:paranoid:cpus, paranoid from -1 up
+      std::uint32_t parts[4] = {};
+      std::size_t from = 0;
+      bool ok = true;
+      for (int k = 0; k < 4 && ok; ++k) {
+        const std::size_t colon = k < 3 ? value.find(':', from) : value.size();
+        if (colon == std::string::npos) {
+          ok = false;
+          break;
+        }
+        std::string part = value.substr(from, colon - from);
+        const bool negative = k == 2 && part == "-1";
+        ok = negative || parse_u32(part, parts[k]);
+        if (negative) parts[k] = static_cast<std::uint32_t>(-1);
+        from = colon + 1;
+      }
+      if (!ok || parts[3] == 0) {
+        error = "config host_limits is not rate:stack:paranoid:cpus: " + value;
+        return false;
+      }
+      config.max_sample_rate = parts[0];
+      config.max_stack = parts[1];
+      config.paranoid = static_cast<std::int32_t>(parts[2]);
+      config.nr_cpus = parts[3];
     } else if (key == "bpf_image") {
       config.bpf_image.resize(value.size() / 2);
       if (value.empty() || !from_hex(value, config.bpf_image.data(), config.bpf_image.size())) {

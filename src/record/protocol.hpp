@@ -54,6 +54,13 @@ struct RecordConfig {
   // The recorder, which pokes the agents' clocks (pmu::ExternalTicker); 0: each process pokes its
   // own with a ticker thread.
   std::int32_t ticker_pid = 0;
+  // The recorder's reading of kernel.perf_event_max_sample_rate, _max_stack, _paranoid and the
+  // possible CPUs (abi::host_limits), which each process takes instead of reading /proc; all 0:
+  // none (each reads its own).
+  std::uint32_t max_sample_rate = 0;
+  std::uint32_t max_stack = 0;
+  std::int32_t paranoid = 0;
+  std::uint32_t nr_cpus = 0;
 
   // "key=value" lines; attrs as hex of their bytes. decode() checks everything and says why not.
   std::string encode() const;

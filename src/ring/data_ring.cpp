@@ -13,27 +13,44 @@ namespace userperf::ring {
 
 int DataRing::create(std::size_t data_pages, const RingConfig& config,
                      std::unique_ptr<DataRing>& out) {
+  std::unique_ptr<DataRing> ring;
+  if (const int err = create_deferred(data_pages, config, ring); err != 0) return err;
+  if (const int err = ring->materialize(); err != 0) return err;
+  out = std::move(ring);
+  return 0;
+}
+
+int DataRing::create_deferred(std::size_t data_pages, const RingConfig& config,
+                              std::unique_ptr<DataRing>& out) {
+  if (data_pages != 0 && (data_pages & (data_pages - 1)) != 0) return -EINVAL;
+  (void)page_size();  // its first call initializes a static: not in materialize's signal handler
   std::unique_ptr<DataRing> ring(new DataRing());
-  if (const int err = ring->memory_.create(data_pages, "userperf-ring"); err != 0) return err;
+  ring->config_ = config;
+  ring->requested_pages_ = data_pages;
+  out = std::move(ring);
+  return 0;
+}
+
+int DataRing::materialize() {
+  if (materialized()) return 0;
+  if (const int err = memory_.create(requested_pages_, "userperf-ring"); err != 0) return err;
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC | O_NONBLOCK) != 0) return -errno;
-  ring->wake_read_ = support::place_descriptor(pipe_fds[0]);
-  ring->wake_write_ = support::place_descriptor(pipe_fds[1]);
-  ring->config_ = config;
-  const std::uint64_t size = ring->data_size();
-  ring->mask_ = size == 0 ? 0 : size - 1;
-  ring->data_ = ring->memory_.data();
+  wake_read_ = support::place_descriptor(pipe_fds[0]);
+  wake_write_.store(support::place_descriptor(pipe_fds[1]), std::memory_order_release);
+  const std::uint64_t size = data_size();
+  mask_ = size == 0 ? 0 : size - 1;
   // rb_alloc: watermark = min(wakeup_watermark, size) when asked for, else half the buffer.
-  ring->watermark_ = config.watermark != 0 ? std::min(config.watermark, size) : size / 2;
+  watermark_ = config_.watermark != 0 ? std::min(config_.watermark, size) : size / 2;
   // A ring without data pages is permanently paused; writes fail without lost accounting.
-  ring->paused_.store(size == 0);
-
-  perf_event_mmap_page* page = ring->control();
+  paused_.store(size == 0);
+  perf_event_mmap_page* page = control();
   page->size = offsetof(perf_event_mmap_page, __reserved);
   page->cap_bit0_is_deprecated = 1;
   page->data_offset = page_size();
   page->data_size = size;
-  out = std::move(ring);
+  data_ = memory_.data();
+  materialized_.store(true, std::memory_order_release);
   return 0;
 }
 
@@ -43,6 +60,7 @@ DataRing::~DataRing() {
 }
 
 bool DataRing::take_wakeup() {
+  if (wake_read_ < 0) return false;  // deferred: nothing was written
   char buf[64];
   bool woke = false;
   while (read(wake_read_, buf, sizeof buf) > 0) woke = true;
@@ -55,6 +73,7 @@ void DataRing::hang_up() {
 }
 
 void DataRing::update_user_page(const UserPageTimes& times) {
+  if (!materialized()) return;  // no control page yet; materialize() starts it afresh
   // Seqcount writer: the acq_rel increments order the field stores between them (no standalone
   // fences, which TSan cannot model); the fields are stored atomically because a reader in
   // another process may load them at any time.

@@ -48,6 +48,17 @@ class DataRing {
   // data_pages: 0 (control page only: every write fails without counting) or a power of two.
   static int create(std::size_t data_pages, const RingConfig& config,
                     std::unique_ptr<DataRing>& out);
+  // A ring whose memory is made later, by materialize(): what a producer that may never write
+  // sets up for the cost of one allocation (the recorder's agent: a recorded process that ends
+  // before its first sample). Until then it has no control page, memfd or wakeup channel, and
+  // nothing may write to it.
+  static int create_deferred(std::size_t data_pages, const RingConfig& config,
+                             std::unique_ptr<DataRing>& out);
+  // SIGNAL-SAFE (system calls and stores only): the memfd, its mapping, the control page and the
+  // wakeup channel of a deferred ring. 0, or -errno (the ring stays deferred). Once only: the
+  // caller makes sure no two run at once.
+  int materialize();
+  bool materialized() const { return materialized_.load(std::memory_order_acquire); }
   ~DataRing();
   DataRing(const DataRing&) = delete;
   DataRing& operator=(const DataRing&) = delete;
@@ -55,7 +66,7 @@ class DataRing {
   perf_event_mmap_page* control() const { return memory_.control(); }
   std::uint8_t* data() const { return data_; }
   std::uint64_t data_size() const { return memory_.data_size(); }
-  std::size_t data_pages() const { return memory_.data_size() / page_size(); }
+  std::size_t data_pages() const { return requested_pages_; }
   std::size_t mapping_length() const { return memory_.length(); }
   int memfd() const { return memory_.fd(); }
   const RingConfig& config() const { return config_; }
@@ -95,6 +106,8 @@ class DataRing {
 
   RingMemory memory_;
   RingConfig config_;
+  std::size_t requested_pages_ = 0;
+  std::atomic<bool> materialized_{false};
   std::uint8_t* data_ = nullptr;  // memory_.data(), cached for the write path
   std::uint64_t mask_ = 0;
   std::uint64_t watermark_ = 0;

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "abi/attr_rules.hpp"
 #include "bpf/isa/image_codec.hpp"
 #include "bpf/loader/elf_loader.hpp"
 #include "bpf/perf/bpf_registry.hpp"
@@ -248,6 +249,11 @@ int run_record(const RecordOptions& options, const std::vector<std::string>& com
     return fail(error);
   }
   config.ticker_pid = getpid();  // the recorder pokes the command's clocks (record/recorder/ticker)
+  const abi::OpenLimits limits = abi::host_limits();  // read once, here, for every process
+  config.max_sample_rate = limits.max_sample_rate;
+  config.max_stack = limits.max_stack;
+  config.paranoid = limits.paranoid;
+  config.nr_cpus = static_cast<std::uint32_t>(limits.nr_cpus);
   spawn.config = config.encode();
 
   struct sigaction action {};

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <vector>
 
+#include "abi/attr_rules.hpp"
 #include "bpf/isa/image_codec.hpp"
 #include "bpf/perf/bpf_registry.hpp"
 #include "core/engine.hpp"
@@ -176,6 +177,14 @@ Session* start_session(const std::string& socket_path, const RecordConfig& confi
   session->inherited_ids = std::move(inherited_ids);
   // Leaked when refused too: a Session is never freed (threads may still look at it).
   if (!check_config(*session)) return nullptr;
+  if (session->config.nr_cpus > 0) {
+    abi::OpenLimits limits;
+    limits.max_sample_rate = session->config.max_sample_rate;
+    limits.max_stack = session->config.max_stack;
+    limits.paranoid = session->config.paranoid;
+    limits.nr_cpus = static_cast<int>(session->config.nr_cpus);
+    abi::prime_host_limits(limits);
+  }
   session->eager = session->config.aux != AuxSource::kNone;
   for (const EventConfig& e : session->config.events) {
     session->eager = session->eager || e.attr.type == PERF_TYPE_TRACEPOINT;
@@ -194,14 +203,6 @@ Session* start_session(const std::string& socket_path, const RecordConfig& confi
   return session;
 }
 
-// One line on stderr from a signal handler: no stdio there.
-void say_from_handler(const char* what) {
-  char line[160] = "userperf agent: ";
-  std::strncat(line, what, sizeof line - std::strlen(line) - 2);
-  std::strcat(line, "\n");
-  if (write(STDERR_FILENO, line, std::strlen(line)) < 0) return;
-}
-
 }  // namespace
 
 void say(const char* format, ...) {
@@ -211,6 +212,13 @@ void say(const char* format, ...) {
   std::vsnprintf(line, sizeof line, format, args);
   va_end(args);
   std::fprintf(stderr, "userperf agent: %s\n", line);
+}
+
+void say_from_handler(const char* what) {
+  char line[160] = "userperf agent: ";
+  std::strncat(line, what, sizeof line - std::strlen(line) - 2);
+  std::strcat(line, "\n");
+  if (write(STDERR_FILENO, line, std::strlen(line)) < 0) return;
 }
 
 Session* current_session() {

@@ -95,6 +95,8 @@ pid_t current_thread_id();
 
 // One line on stderr ("userperf agent: ..."): how the agent tells the user why it does not record.
 __attribute__((format(printf, 1, 2))) void say(const char* format, ...);
+// The same from a signal handler (no stdio there): a fixed text.
+void say_from_handler(const char* what);
 
 // A recorded thread was renamed: Comm to the recorder (no-op when idle or tid is 0).
 void announce_comm(pid_t tid, const char* name);

@@ -36,7 +36,8 @@ struct ThreadEvents {
   int aux_fd = -1;
   // ThreadStart sent: from the first sample (the clock handler) or, in an eager session, at once.
   std::atomic<bool> heard{false};
-  bool closed = false;  // under g_mutex once registered
+  bool unannounceable = false;  // its ring's memory could not be made: it takes no sample
+  bool closed = false;          // under g_mutex once registered
 };
 
 // The calling thread's, for the clock handler's gate (may_sample).
@@ -102,10 +103,20 @@ bool open_events(const Session& session, ThreadEvents& t) {
   }
   const int owner = t.fds[session.ring_owner];
   const char* owner_name = config.events[session.ring_owner].name.c_str();
-  t.ring_length = (1 + std::size_t{config.ring_pages}) * page;
-  t.ring = userperf_mmap(nullptr, t.ring_length, PROT_READ | PROT_WRITE, MAP_SHARED, owner, 0);
-  if (t.ring == MAP_FAILED) return fail_setup(t, "cannot map the ring of", owner_name);
-  if (config.aux_pages > 0) {
+  if (!session.eager) {
+    // Its memory is made at the thread's first sample (announce_thread): a thread that ends
+    // before one costs no memfd and no mapping.
+    if (const int err = core::Engine::instance().defer_ring(owner, config.ring_pages); err != 0) {
+      errno = -err;
+      return fail_setup(t, "cannot make the ring of", owner_name);
+    }
+  } else {
+    t.ring_length = (1 + std::size_t{config.ring_pages}) * page;
+    t.ring = userperf_mmap(nullptr, t.ring_length, PROT_READ | PROT_WRITE, MAP_SHARED, owner, 0);
+    if (t.ring == MAP_FAILED) return fail_setup(t, "cannot map the ring of", owner_name);
+    t.ring_fd = userperf_event_ring_fd(owner);
+  }
+  if (session.eager && config.aux_pages > 0) {
     auto* control = static_cast<perf_event_mmap_page*>(t.ring);
     control->aux_offset = t.ring_length;
     control->aux_size = std::size_t{config.aux_pages} * page;
@@ -116,7 +127,6 @@ bool open_events(const Session& session, ThreadEvents& t) {
     if (t.aux == MAP_FAILED) return fail_setup(t, "cannot map the AUX area of", owner_name);
     t.aux_fd = userperf_event_aux_fd(owner);
   }
-  t.ring_fd = userperf_event_ring_fd(owner);
   for (int i = 0; i < t.nr; ++i) {
     if (i != session.ring_owner && userperf_ioctl(t.fds[i], PERF_EVENT_IOC_SET_OUTPUT,
                                                   static_cast<unsigned long>(owner)) != 0) {
@@ -137,6 +147,7 @@ bool open_events(const Session& session, ThreadEvents& t) {
 // while another thread says Hello, and when the recorder is gone.
 bool announce_thread(Session& session, ThreadEvents& t) {
   if (t.heard.load(std::memory_order_acquire)) return true;
+  if (t.unannounceable) return false;
   if (!session.active.load() || !say_hello(session)) return false;
   const std::uint64_t id_base = session.id_base.load(std::memory_order_relaxed);
   ThreadStartMessage message;
@@ -152,6 +163,15 @@ bool announce_thread(Session& session, ThreadEvents& t) {
     message.events[i].config_index = static_cast<std::uint32_t>(i);
     message.events[i].id = t.ids[i];
     message.events[i].clock = t.clocks[i];
+  }
+  // A deferred ring gets its memory now (core::Engine::materialize_ring: signal-safe).
+  if (t.ring_fd < 0) {
+    t.ring_fd = core::Engine::materialize_ring(*t.events[session.ring_owner]);
+    if (t.ring_fd < 0) {
+      t.unannounceable = true;
+      say_from_handler("a thread's ring could not be made; the thread is not recorded");
+      return false;
+    }
   }
   int fds[kMaxMessageFds] = {t.ring_fd, -1};
   int nfds = 1;
