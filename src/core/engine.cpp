@@ -96,6 +96,36 @@ void Engine::set_id_base(std::uint64_t base) {
   next_id_ = base + 1;
 }
 
+Buffer* Engine::make_spare_ring(const Event& like, std::size_t data_pages, int max_events) {
+  ring::RingConfig config;
+  config.backward = like.attr.write_backward;
+  config.watermark = like.attr.watermark ? like.attr.wakeup_watermark : 0;
+  auto created = std::make_unique<Buffer>();
+  if (ring::DataRing::create_deferred(data_pages, config, created->ring) != 0) return nullptr;
+  created->deferred = true;
+  created->mappings = 1;
+  created->events.reserve(static_cast<std::size_t>(max_events));
+  return created.release();
+}
+
+void Engine::drop_spare_ring(Buffer* spare) {
+  if (spare != nullptr && spare->events.empty()) delete spare;
+}
+
+void Engine::adopt_spare_ring(Event* const* events, int n, int owner, Buffer* spare) {
+  for (int i = 0; i < n; ++i) {
+    Event& event = *events[i];
+    event.rb.store(nullptr, std::memory_order_release);
+    if (Buffer* old = event.buffer) {
+      std::erase(old->events, &event);
+      if (old->owner == &event) old->owner = nullptr;
+    }
+    event.buffer = spare;
+    if (spare->events.size() < spare->events.capacity()) spare->events.push_back(&event);
+  }
+  spare->owner = events[owner];
+}
+
 int Engine::inherit_id(int fd, std::uint64_t primary_id) {
   std::lock_guard lock(mutex_);
   Event* event = lookup(fd);

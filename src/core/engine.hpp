@@ -125,6 +125,20 @@ class Engine {
 
   void set_limits(const EngineLimits& limits);
   EngineLimits limits();
+  // A deferred ring (defer_ring) attached to no event yet, with room for `max_events` events: the
+  // one a fork child's thread takes in a signal handler (adopt_spare_ring). The thread that forks
+  // makes it before the fork; the parent never uses it, so every child finds it in its copy of
+  // the memory. `like` gives the ring's settings. No engine holds it: freed by drop_spare_ring
+  // unless adopted, and an adopted one stays when its events close (a fork child's).
+  static Buffer* make_spare_ring(const Event& like, std::size_t data_pages, int max_events);
+  static void drop_spare_ring(Buffer* spare);
+  // SIGNAL-SAFE, in a fork child with one thread (the engine's lock is not taken: it may have been
+  // held by a thread of the parent at the fork): events[0..n), the forking thread's, leave their
+  // ring - the parent's, mapped shared in the child too - for `spare`, owned by events[owner].
+  // Their records are dropped until materialize_ring. No allocation: the spare has room for n
+  // events.
+  static void adopt_spare_ring(Event* const* events, int n, int owner, Buffer* spare);
+
   // Ids of events opened from now on are above `base` (a recorder gives each process image its
   // own range, so ids stay unique in one perf.data file).
   void set_id_base(std::uint64_t base);

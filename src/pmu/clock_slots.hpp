@@ -15,11 +15,14 @@
 
 namespace userperf::pmu {
 
+struct ClockTimer;
+
 struct ClockSlot {
   // Odd while the slot holds a live event; bumped when it is claimed and again when emptied.
   std::atomic<std::uint32_t> generation{0};
   std::atomic<core::Engine*> engine{nullptr};
   std::atomic<core::Event*> event{nullptr};
+  std::atomic<ClockTimer*> owner{nullptr};  // the event's ClockTimer (a fork child updates it)
   // [stack_low, stack_high): the sampled thread's own stack, {0, 0} when unknown. The handler
   // walks and copies only from an SP inside it.
   std::atomic<std::uint64_t> stack_low{0};

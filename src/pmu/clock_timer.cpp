@@ -210,6 +210,23 @@ std::uint64_t unpoked_before_busy_ns(std::uint64_t period) {
   return std::max(kMinUnpokedNs, 3 * period);
 }
 
+// The clocks a fork child's thread takes over from the thread that forked
+// (clock_timers_fork_child): their slots, as the parent left them, and the new timers over the
+// child's thread. Thread-local (the child has one thread), in the static TLS block that fork has
+// already copied: setting them copies no page of the agent's into the child.
+struct ForkedClock {
+  int slot = -1;
+  std::uint32_t generation = 0;
+  timer_t timer{};
+};
+constexpr int kMaxForkedClocks = 16;
+__attribute__((
+    tls_model("initial-exec"))) constinit thread_local ForkedClock t_forked[kMaxForkedClocks];
+__attribute__((tls_model("initial-exec"))) constinit thread_local int t_nforked = 0;
+__attribute__((tls_model("initial-exec"))) constinit thread_local bool t_follow_pending = false;
+using FollowedFn = void (*)();
+__attribute__((tls_model("initial-exec"))) constinit thread_local FollowedFn t_followed = nullptr;
+
 std::atomic<pid_t> g_external_pid{0};
 std::atomic<bool (*)()> g_sample_gate{nullptr};
 
@@ -311,6 +328,7 @@ void account(core::Engine& engine, core::Event& event, ClockSlot& slot,
 // from the external ticker: a poke. Either way the handler counts what the thread used since its
 // last sample.
 void clock_signal_handler(int, siginfo_t* info, void* context) {
+  if (t_follow_pending) follow_forked_clocks();
   const ClockSignalValue value = decode_clock_signal(info->si_value.sival_ptr);
   const bool from_own_ticker =
       info->si_code == SI_QUEUE && info->si_pid == g_pid.load(std::memory_order_relaxed);
@@ -399,6 +417,7 @@ int claim_slot(core::Event& event) {
 // Makes the slot's generation even (signals in flight stop matching), then empties it.
 void release_slot(ClockSlot& slot) {
   slot.generation.fetch_add(1, std::memory_order_seq_cst);
+  slot.owner.store(nullptr, std::memory_order_relaxed);
   slot.engine.store(nullptr, std::memory_order_seq_cst);
   slot.event.store(nullptr, std::memory_order_seq_cst);
 }
@@ -541,6 +560,7 @@ int clock_timer_create(core::Engine& engine, core::Event& event, pid_t tid, Cloc
     return -err;
   }
   slot.timer.store(out.timer, std::memory_order_relaxed);
+  slot.owner.store(&out, std::memory_order_relaxed);
   out.slot = index;
   out.fork_epoch = g_fork_epoch.load(std::memory_order_relaxed);
   out.on_ticker = false;
@@ -597,8 +617,79 @@ void clock_timer_destroy(ClockTimer& timer) {
   timer.slot = -1;
 }
 
+int clock_timers_fork_child(pid_t parent_tid, void (*followed)()) {
+  t_nforked = 0;
+  t_followed = followed;
+  const auto self = static_cast<pid_t>(syscall(SYS_gettid));
+  const int end = g_clock_slot_end.load(std::memory_order_relaxed);
+  for (int i = 0; i < end && t_nforked < kMaxForkedClocks; ++i) {
+    const ClockSlot& slot = g_clock_slots[static_cast<std::size_t>(i)];
+    const std::uint32_t generation = slot.generation.load(std::memory_order_relaxed);
+    const core::Event* event = slot.event.load(std::memory_order_relaxed);
+    if ((generation & 1) == 0 || event == nullptr ||
+        slot.tid.load(std::memory_order_relaxed) != parent_tid) {
+      continue;
+    }
+    sigevent sev{};
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = clock_signal();
+    sev.sigev_value.sival_ptr = encode_clock_signal({i, generation});
+    sev._sigev_un._tid = self;
+    timer_t timer{};
+    if (timer_create(thread_cpu_clock(self), &sev, &timer) != 0) continue;
+    const std::uint64_t period = event->sample_period.load(std::memory_order_relaxed);
+    if (event->state.load(std::memory_order_relaxed) == core::EventState::kActive && period != 0) {
+      const std::uint64_t ns = std::max(period, kMinPeriodNs);
+      itimerspec spec{};
+      spec.it_interval.tv_sec = static_cast<time_t>(ns / 1'000'000'000u);
+      spec.it_interval.tv_nsec = static_cast<long>(ns % 1'000'000'000u);
+      spec.it_value = spec.it_interval;
+      timer_settime(timer, 0, &spec, nullptr);
+    }
+    t_forked[t_nforked++] = {i, generation, timer};
+  }
+  t_follow_pending = t_nforked > 0;
+  return t_nforked;
+}
+
+bool forked_clocks_pending() {
+  return t_follow_pending;
+}
+
+// SIGNAL-SAFE: stores, and syscalls for the ids.
+void follow_forked_clocks() {
+  if (!t_follow_pending) return;
+  t_follow_pending = false;
+  const auto self = static_cast<pid_t>(syscall(SYS_gettid));
+  g_pid.store(getpid(), std::memory_order_relaxed);
+  const std::uint64_t epoch = g_fork_epoch.fetch_add(1, std::memory_order_relaxed) + 1;
+  for (int k = 0; k < t_nforked; ++k) {
+    const ForkedClock& f = t_forked[k];
+    ClockSlot& slot = g_clock_slots[static_cast<std::size_t>(f.slot)];
+    if (slot.generation.load(std::memory_order_relaxed) != f.generation) continue;
+    core::Event* event = slot.event.load(std::memory_order_relaxed);
+    slot.tid.store(self, std::memory_order_relaxed);
+    slot.timer.store(f.timer, std::memory_order_relaxed);
+    // What the child's thread used since the fork is its first sample's.
+    slot.accounted_cpu_ns.store(0, std::memory_order_relaxed);
+    slot.reaimed_periods.store(0, std::memory_order_relaxed);
+    slot.poked_cpu_ns.store(0, std::memory_order_relaxed);
+    slot.busy_said_cpu_ns.store(0, std::memory_order_relaxed);
+    slot.ticker_period.store(0, std::memory_order_relaxed);
+    if (event != nullptr) event->pid = self;
+    if (ClockTimer* owner = slot.owner.load(std::memory_order_relaxed)) {
+      owner->timer = f.timer;
+      owner->fork_epoch = epoch;
+      owner->on_ticker = false;
+    }
+  }
+  if (t_followed != nullptr) t_followed();
+}
+
 void clock_timers_after_fork_child() {
   ticker_after_fork_child();
+  const auto self = static_cast<pid_t>(syscall(SYS_gettid));
+  int end = 0;
   // Every slot, not just those below g_clock_slot_end: a thread may have been claiming one when
   // the process forked.
   // Only slots that hold something are written: a store into each of 4096 slots would copy every
@@ -607,6 +698,12 @@ void clock_timers_after_fork_child() {
     if (slot.event.load(std::memory_order_relaxed) == nullptr &&
         slot.engine.load(std::memory_order_relaxed) == nullptr &&
         (slot.generation.load(std::memory_order_relaxed) & 1) == 0) {
+      continue;
+    }
+    // A clock that followed this thread (clock_timers_fork_child) stays.
+    if ((slot.generation.load(std::memory_order_relaxed) & 1) != 0 &&
+        slot.tid.load(std::memory_order_relaxed) == self && !t_follow_pending) {
+      end = std::max(end, static_cast<int>(&slot - g_clock_slots.data()) + 1);
       continue;
     }
     if (slot.generation.load(std::memory_order_relaxed) & 1) {
@@ -618,9 +715,17 @@ void clock_timers_after_fork_child() {
     slot.stack_low.store(0, std::memory_order_relaxed);
     slot.stack_high.store(0, std::memory_order_relaxed);
   }
-  g_clock_slot_end.store(0, std::memory_order_relaxed);
+  g_clock_slot_end.store(end, std::memory_order_relaxed);
   g_pid.store(getpid(), std::memory_order_relaxed);
-  g_fork_epoch.fetch_add(1, std::memory_order_relaxed);
+  const std::uint64_t epoch = g_fork_epoch.fetch_add(1, std::memory_order_relaxed) + 1;
+  // The kept clocks belong to this image too.
+  for (int i = 0; i < end; ++i) {
+    ClockSlot& slot = g_clock_slots[static_cast<std::size_t>(i)];
+    if (ClockTimer* owner = slot.owner.load(std::memory_order_relaxed);
+        owner != nullptr && (slot.generation.load(std::memory_order_relaxed) & 1) != 0) {
+      owner->fork_epoch = epoch;
+    }
+  }
 }
 
 }  // namespace userperf::pmu

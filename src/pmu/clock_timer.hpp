@@ -67,8 +67,22 @@ void clock_timer_destroy(ClockTimer& timer);
 // had no room.
 bool clock_slot_count_lost(int slot, std::uint32_t generation, std::uint64_t lost);
 
+// A fork child's clocks follow its thread lazily. In the child (one thread: the one that forked),
+// clock_timers_fork_child starts a CPU-time timer over it for each clock of the forking thread
+// (`parent_tid`) and leaves the slot table, the events and everything else as the parent wrote
+// them: a write there would copy the page into the child, and most fork children (a shell's) exec
+// at once. At the first signal of one of those timers the handler makes the clocks follow: their
+// slots and events name the child's thread, their timers are the new ones, and `followed` (the
+// caller's, SIGNAL-SAFE) runs before the sample. Returns how many clocks will follow.
+int clock_timers_fork_child(pid_t parent_tid, void (*followed)());
+// Whether clocks started by clock_timers_fork_child have not followed yet (on this thread).
+bool forked_clocks_pending();
+// Makes them follow now (normal context; the caller blocks the clock signal around it).
+void follow_forked_clocks();
+
 // In a fork child (one thread; POSIX timers and the ticker thread are not inherited): forgets
-// every slot and the ticker so that new clocks can be created. Clocks created before the fork
+// every slot and the ticker so that new clocks can be created. Slots of the clocks that followed
+// (clock_timers_fork_child) are kept. Clocks created before the fork
 // become inert: arming, disarming and destroying them touch neither their old events nor the new
 // ones.
 void clock_timers_after_fork_child();

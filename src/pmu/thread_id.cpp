@@ -18,6 +18,10 @@ void forget_tid_in_child() {
 
 }  // namespace
 
+pid_t cached_tid() {
+  return t_tid;
+}
+
 pid_t current_tid() {
   if (t_tid == 0) t_tid = gettid();
   return t_tid;

@@ -13,46 +13,63 @@
 namespace userperf::record {
 namespace {
 
+// The start of the file, read once: the ELF header and, in every ELF a linker writes, its program
+// headers; or a "#!" line. (Each of those was its own read: an exec in a recorded process pays
+// for this check.)
+struct FileHead {
+  unsigned char bytes[4096];
+  std::size_t size = 0;
+
+  template <class T>
+  bool get(std::size_t at, T& out, int fd) const {
+    if (at + sizeof out <= size) {
+      std::memcpy(&out, bytes + at, sizeof out);
+      return true;
+    }
+    return pread(fd, &out, sizeof out, static_cast<off_t>(at)) == static_cast<ssize_t>(sizeof out);
+  }
+};
+
 // Whether the ELF file's program headers (of class Ehdr/Phdr) hold a PT_INTERP; a file that
 // cannot be read as one counts as having one (the exec decides).
 template <class Ehdr, class Phdr>
-bool has_interpreter_of_class(int fd) {
+bool has_interpreter_of_class(const FileHead& head, int fd) {
   Ehdr header;
-  if (pread(fd, &header, sizeof header, 0) != static_cast<ssize_t>(sizeof header)) return true;
+  if (!head.get(0, header, fd)) return true;
   for (unsigned i = 0; i < header.e_phnum; ++i) {
     Phdr ph;
-    const off_t at = static_cast<off_t>(header.e_phoff + i * sizeof ph);
-    if (pread(fd, &ph, sizeof ph, at) != static_cast<ssize_t>(sizeof ph)) return true;
+    if (!head.get(header.e_phoff + i * sizeof ph, ph, fd)) return true;
     if (ph.p_type == PT_INTERP) return true;
   }
   return false;
 }
 
-// Whether the open file, an ELF of either class, names a dynamic loader (PT_INTERP). Anything
-// that is not an ELF counts as having one.
-bool has_interpreter(int fd) {
-  unsigned char ident[EI_NIDENT];
-  if (pread(fd, ident, sizeof ident, 0) != static_cast<ssize_t>(sizeof ident) ||
-      std::memcmp(ident, ELFMAG, SELFMAG) != 0) {
-    return true;
+// Whether the file, an ELF of either class, names a dynamic loader (PT_INTERP). Anything that is
+// not an ELF counts as having one.
+bool has_interpreter(const FileHead& head, int fd) {
+  if (head.size < EI_NIDENT || std::memcmp(head.bytes, ELFMAG, SELFMAG) != 0) return true;
+  if (head.bytes[EI_CLASS] == ELFCLASS64) {
+    return has_interpreter_of_class<Elf64_Ehdr, Elf64_Phdr>(head, fd);
   }
-  if (ident[EI_CLASS] == ELFCLASS64) return has_interpreter_of_class<Elf64_Ehdr, Elf64_Phdr>(fd);
-  if (ident[EI_CLASS] == ELFCLASS32) return has_interpreter_of_class<Elf32_Ehdr, Elf32_Phdr>(fd);
+  if (head.bytes[EI_CLASS] == ELFCLASS32) {
+    return has_interpreter_of_class<Elf32_Ehdr, Elf32_Phdr>(head, fd);
+  }
   return true;
 }
 
 // A "#!" script's interpreter path into `out`; false when the file is no script.
-bool script_interpreter(int fd, char* out, std::size_t cap) {
-  char line[256];
-  const ssize_t n = pread(fd, line, sizeof line - 1, 0);
-  if (n < 3 || line[0] != '#' || line[1] != '!') return false;
-  line[n] = '\0';
-  const char* p = line + 2;
-  while (*p == ' ' || *p == '\t') ++p;
+bool script_interpreter(const FileHead& head, char* out, std::size_t cap) {
+  if (head.size < 3 || head.bytes[0] != '#' || head.bytes[1] != '!') return false;
+  std::size_t at = 2;
+  while (at < head.size && (head.bytes[at] == ' ' || head.bytes[at] == '\t')) ++at;
   std::size_t len = 0;
-  while (p[len] != '\0' && p[len] != ' ' && p[len] != '\t' && p[len] != '\n') ++len;
+  while (at + len < head.size && at + len < 256 && head.bytes[at + len] != ' ' &&
+         head.bytes[at + len] != '\t' && head.bytes[at + len] != '\n' &&
+         head.bytes[at + len] != '\0') {
+    ++len;
+  }
   if (len == 0 || len >= cap) return false;
-  std::memcpy(out, p, len);
+  std::memcpy(out, head.bytes + at, len);
   out[len] = '\0';
   return true;
 }
@@ -69,10 +86,15 @@ ExecTarget check_file(const char* path, uid_t euid, gid_t egid, int depth) {
              ((st.st_mode & S_ISGID) && (st.st_mode & S_IXGRP) && st.st_gid != egid) ||
              fgetxattr(fd, "security.capability", nullptr, 0) > 0) {
     result = ExecTarget::kSecure;
-  } else if (script_interpreter(fd, interpreter, sizeof interpreter)) {
-    if (depth == 0) result = check_file(interpreter, euid, egid, depth + 1);
-  } else if (!has_interpreter(fd)) {
-    result = ExecTarget::kStatic;
+  } else {
+    FileHead head;
+    const ssize_t n = pread(fd, head.bytes, sizeof head.bytes, 0);
+    head.size = n > 0 ? static_cast<std::size_t>(n) : 0;
+    if (script_interpreter(head, interpreter, sizeof interpreter)) {
+      if (depth == 0) result = check_file(interpreter, euid, egid, depth + 1);
+    } else if (!has_interpreter(head, fd)) {
+      result = ExecTarget::kStatic;
+    }
   }
   close(fd);
   return result;

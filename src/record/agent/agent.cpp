@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "api/engine_instance.hpp"
+#include "core/engine.hpp"
 #include "pmu/clock_timer.hpp"
 #include "record/agent/session.hpp"
 #include "record/agent/signal_mask.hpp"
@@ -28,29 +29,74 @@ namespace {
 
 // The forking thread's id in the parent, for the child's Hello.
 thread_local pid_t t_forking_tid = 0;
-// In a fork child: the parent's session, until the fork() wrapper starts the child's, and the ids
-// of the forking thread's events, which the child's inherit.
+// An eager session's fork child: the parent's session, until the fork() wrapper starts the
+// child's, and the ids of the forking thread's events, which the child's carry.
 Session* g_parent_of_child = nullptr;
 std::vector<std::uint64_t> g_inherited_ids;
+// A lazy session's fork: the child takes the forking thread's events over (set in the prepare
+// handler, for the fork under way). And whether this process is such a child still using its
+// parent's engine copy, until it starts a thread (take_over_in_child).
+__attribute__((tls_model("initial-exec"))) constinit thread_local bool t_lazy_fork = false;
+__attribute__((tls_model("initial-exec"))) constinit thread_local bool t_engine_copy = false;
+
+// The child's clocks followed its thread (its first tick, or follow_now): the session and the
+// forking thread's events become the child's. SIGNAL-SAFE.
+void on_clocks_followed() {
+  Session* session = inherited_session();
+  if (session == nullptr) return;
+  // The forking thread's ids are final when the recorder heard of it, or when they were inherited
+  // themselves (a fork child's child before its parent's first sample).
+  const bool inherits = forking_thread_heard() || session->inherits;
+  adopt_forked_session(*session, t_forking_tid, inherits);
+  if (!adopt_forking_thread(*session)) session->active.store(false);
+}
+
+// In a lazy session's fork child, in normal context: the clocks follow now, with the clock signal
+// blocked so that the handler cannot do it at the same time.
+void follow_now() {
+  if (!pmu::forked_clocks_pending()) return;
+  sigset_t clock_only;
+  sigset_t old;
+  sigemptyset(&clock_only);
+  sigaddset(&clock_only, pmu::clock_signal());
+  pthread_sigmask(SIG_BLOCK, &clock_only, &old);
+  pmu::follow_forked_clocks();
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
 
 void before_fork() {
   t_forking_tid = current_thread_id();
-  lock_threads_for_fork();
+  // A lazy fork child of a lazy fork child: the clocks follow this thread first (they name the
+  // thread that forked it until then).
+  if (t_engine_copy) follow_now();
+  const Session* session = current_session();
+  t_lazy_fork = session != nullptr && !session->eager && prepare_fork_inheritance(*session);
+  if (!t_lazy_fork) lock_threads_for_fork();
 }
 
 void after_fork_in_parent() {
-  unlock_threads_after_fork();
+  if (!t_lazy_fork) unlock_threads_after_fork();
+  t_lazy_fork = false;
 }
 
+// A lazy session's child writes nothing of the agent's here: a timer per clock over its thread
+// (clock_timers_fork_child) and this thread's TLS, which fork has copied already. A shell's fork
+// child on its way to exec so costs a timer; one that runs on takes the rest over at its first
+// tick (on_clocks_followed).
 void after_fork_in_child() {
+  if (t_lazy_fork) {
+    t_lazy_fork = false;
+    t_engine_copy = pmu::clock_timers_fork_child(t_forking_tid, on_clocks_followed) > 0;
+    return;
+  }
   unlock_threads_after_fork();
-  g_inherited_ids = current_thread_ids();
+  if (const Session* session = current_session()) g_inherited_ids = current_thread_ids(*session);
   forget_threads_in_child();
   g_parent_of_child = leave_parent_session_in_child();
 }
 
-// The child must never write into the parent's rings: its engine, BPF registry, timers and
-// connection are new, and only the forking thread exists.
+// An eager session's child never writes into the parent's rings: its engine, BPF registry, timers
+// and connection are new, and only the forking thread exists.
 void start_child() {
   const Session* parent = g_parent_of_child;
   g_parent_of_child = nullptr;
@@ -61,6 +107,30 @@ void start_child() {
   g_inherited_ids.clear();
   if (session != nullptr) start_thread(*session, 0);
 }
+
+}  // namespace
+
+// A lazy session's fork child about to use the engine (it starts a thread): the clocks follow its
+// thread, and new threads get an engine of their own - the copy's lock may have been held by a
+// thread of the parent at the fork. The forking thread's events stay the copy's.
+void settle_fork_child() {
+  if (t_engine_copy) follow_now();
+}
+
+void take_over_in_child() {
+  if (!t_engine_copy) return;
+  follow_now();
+  t_engine_copy = false;
+  Session* session = current_session();
+  pmu::clock_timers_after_fork_child();
+  take_over_registry_in_child();
+  api::reset_after_fork();
+  if (session != nullptr && session->inherits) {
+    session->inherited_ids = current_thread_ids(*session);
+  }
+}
+
+namespace {
 
 // exit(): the recorder hears of it when it heard of the process. The events stay open and keep
 // sampling through the atexit handlers and destructors that run after this one; the recorder

@@ -87,18 +87,15 @@ class ExecNotice {
     message_.pid = getpid();
     message_.target = static_cast<std::uint32_t>(target);
     std::memcpy(message_.path, path, sizeof path);
-    if (target != ExecTarget::kEnterable && target != ExecTarget::kUnknown &&
-        !userperf::record::agent::say_hello(*session)) {
-      return;
-    }
-    sent_ = userperf::record::agent::send(*session, &message_, sizeof message_);
+    const bool must_name = target != ExecTarget::kEnterable && target != ExecTarget::kUnknown;
+    sent_ = userperf::record::agent::send_exec_notice(*session, message_, must_name);
   }
   ~ExecNotice() {  // only reached when the exec failed
     userperf::record::agent::Session* session = userperf::record::agent::current_session();
     if (!sent_ || session == nullptr) return;
     const int saved_errno = errno;
     message_.failed = 1;
-    userperf::record::agent::send(*session, &message_, sizeof message_);
+    userperf::record::agent::send_exec_notice(*session, message_, true);
     errno = saved_errno;
   }
   ExecNotice(const ExecNotice&) = delete;

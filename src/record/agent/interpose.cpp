@@ -74,6 +74,8 @@ __attribute__((visibility("default"))) int pthread_create(pthread_t* thread,
   if (creating_internal_thread() || (current_session() == nullptr && !guarding_clock_signal())) {
     return real_create(thread, attr, routine, arg);
   }
+  // A fork child still on its parent's engine copy gets its own for the thread's events.
+  take_over_in_child();
   auto* start = new (std::nothrow)
       ThreadStart{routine, arg, current_thread_id(), new_thread_blocks_clock_signal(attr)};
   if (start == nullptr) return real_create(thread, attr, routine, arg);

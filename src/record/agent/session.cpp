@@ -19,6 +19,7 @@
 #include "bpf/perf/bpf_registry.hpp"
 #include "core/engine.hpp"
 #include "pmu/clock_timer.hpp"
+#include "pmu/thread_id.hpp"
 #include "record/agent/thread_events.hpp"
 #include "record/agent/tracepoints.hpp"
 #include "record/transport.hpp"
@@ -175,6 +176,7 @@ Session* start_session(const std::string& socket_path, const RecordConfig& confi
   session->pid = getpid();
   session->parent_tid = parent_tid;
   session->inherited_ids = std::move(inherited_ids);
+  session->inherits = !session->inherited_ids.empty();
   // Leaked when refused too: a Session is never freed (threads may still look at it).
   if (!check_config(*session)) return nullptr;
   if (session->config.nr_cpus > 0) {
@@ -237,8 +239,8 @@ bool say_hello(Session& session) {
   }
   const int fd = connect_to(session.socket_path);
   std::uint64_t id_base = 0;
-  if (fd < 0 || !greet(fd, session.pid, session.parent_tid, !session.inherited_ids.empty(),
-                       session.start_ns, id_base)) {
+  if (fd < 0 ||
+      !greet(fd, session.pid, session.parent_tid, session.inherits, session.start_ns, id_base)) {
     if (fd >= 0) close(fd);
     session.active.store(false);
     say_from_handler(fd < 0 ? "cannot connect to the recorder; not recording"
@@ -284,8 +286,49 @@ Session* start_child_session(const Session& parent, pid_t parent_tid,
   return start_session(parent.socket_path, parent.config, parent_tid, std::move(inherited_ids));
 }
 
+void adopt_forked_session(Session& session, pid_t parent_tid, bool inherits) {
+  // The parent's connection, in the child's descriptor table: let go, never written into.
+  if (session.state.load() == Session::kHeard && session.socket >= 0 &&
+      (!support::owns_descriptor(session.socket) || support::still_ours(session.socket))) {
+    close(session.socket);
+  }
+  session.socket = -1;
+  session.pid = getpid();
+  session.parent_tid = parent_tid;
+  session.start_ns = monotonic_ns();
+  session.inherits = inherits;
+  session.id_base.store(0);
+  session.state.store(Session::kQuiet, std::memory_order_release);
+}
+
+Session* inherited_session() {
+  return g_session.load(std::memory_order_acquire);
+}
+
+bool send_exec_notice(Session& session, const ExecNoticeMessage& message, bool must_name) {
+  const pid_t self = getpid();
+  const pid_t cached = pmu::cached_tid();
+  const bool vfork_child = cached != 0 && cached != gettid();
+  if (!vfork_child) settle_fork_child();
+  if (session.pid == self) {
+    if (must_name && !say_hello(session)) return false;
+    return send(session, &message, sizeof message);
+  }
+  if (!vfork_child) return false;  // a fork child that cannot settle (its thread had no clock)
+  if (heard(session)) return send_message(session.socket, &message, sizeof message) == 0;
+  if (!must_name) return false;
+  const int fd = connect_to(session.socket_path);
+  std::uint64_t id_base = 0;
+  const bool sent = fd >= 0 && greet(fd, self, 0, false, monotonic_ns(), id_base) &&
+                    send_message(fd, &message, sizeof message) == 0;
+  if (fd >= 0) close(fd);
+  return sent;
+}
+
 bool send(Session& session, const void* message, std::size_t size, const int* fds, int nfds) {
   if (!session.active.load() || !heard(session)) return false;
+  // A fork child's copy of its parent's session, before it adopts it, speaks for nobody.
+  if (session.pid != getpid()) return false;
   // Closed behind the agent's back (a raw close_range) and maybe another file at that number now:
   // never written into (support/descriptors.hpp).
   if (support::owns_descriptor(session.socket) && !support::still_ours(session.socket)) {
@@ -322,8 +365,9 @@ ScopedEngineCallback::~ScopedEngineCallback() {
   --t_engine_callbacks;
 }
 
+// Cached per thread (pmu::current_tid): also what tells a vfork child (send_exec_notice).
 pid_t current_thread_id() {
-  return gettid();
+  return pmu::current_tid();
 }
 
 void announce_comm(pid_t tid, const char* name) {

@@ -37,8 +37,10 @@ struct Session {
   bool eager = false;          // says Hello at once (tracepoints, AUX)
   int ring_owner = 0;          // index of the event whose mapping is the thread's ring
   int bpf_prog = -1;           // --bpf program descriptor, -1: none
-  // A fork child's: the ids of its forking thread's events (config order), which every thread of
-  // this process gives its own events (Engine::inherit_id); empty when the recorder gives them.
+  // A fork child whose forking thread the recorder had heard of: its events carry that thread's
+  // ids, and Hello waits for no Welcome. inherited_ids (config order) are what threads it starts
+  // give their events (Engine::inherit_id); the forking thread's own events carry them already.
+  bool inherits = false;
   std::vector<std::uint64_t> inherited_ids;
   std::atomic<std::uint64_t> id_base{0};  // from the Welcome
   std::atomic<int> state{kQuiet};
@@ -70,6 +72,19 @@ Session* leave_parent_session_in_child();
 // for no answer; without (the thread was not recorded), the recorder gives ids as to an image.
 Session* start_child_session(const Session& parent, pid_t parent_tid,
                              std::vector<std::uint64_t> inherited_ids);
+// In a lazy session's fork child, when its clocks follow its thread (SIGNAL-SAFE): the session in
+// its copy of the parent's memory becomes the child's - not heard yet, this pid, the parent's
+// connection let go - with nothing else set up again (ticker, --bpf program and config are the
+// parent's copies). `inherits`: the forking thread's ids were final.
+void adopt_forked_session(Session& session, pid_t parent_tid, bool inherits);
+// The session object as the fork left it (a lazy session's child that has not adopted it yet).
+Session* inherited_session();
+// A lazy session's fork child (agent.cpp) about to use the engine - it starts a thread: its
+// clocks follow its thread, and new threads get an engine of their own.
+void take_over_in_child();
+// A lazy session's fork child that has to speak to the recorder (an exec of a program the agent
+// cannot enter is named): its clocks follow its thread now, so the session is its own.
+void settle_fork_child();
 
 // One message as one datagram. False when the session is idle, not heard yet, or the send failed;
 // a failure makes the session idle (see go_idle) unless a ScopedEngineCallback is alive on this
@@ -97,6 +112,16 @@ pid_t current_thread_id();
 __attribute__((format(printf, 1, 2))) void say(const char* format, ...);
 // The same from a signal handler (no stdio there): a fixed text.
 void say_from_handler(const char* what);
+
+// An exec's notice (ExecNoticeMessage; message.pid is the caller's), whatever state this process is
+// in: one the recorder heard of sends it on its connection, and says Hello first when the program
+// must be named (`must_name`: one the agent cannot enter); a lazy fork child settles first (its
+// session becomes its own). A vfork child runs on its parent's memory, which it never writes: it
+// sends on the parent's connection when the recorder heard of the parent, and otherwise, when the
+// program must be named, on a connection of its own for the moment (Hello, notice). Quiet
+// processes say nothing of programs the agent enters. True when sent. Async-signal-safe but for
+// settling (a vfork child does not settle).
+bool send_exec_notice(Session& session, const ExecNoticeMessage& message, bool must_name);
 
 // A recorded thread was renamed: Comm to the recorder (no-op when idle or tid is 0).
 void announce_comm(pid_t tid, const char* name);

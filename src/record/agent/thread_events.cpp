@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <vector>
 
 #include "core/engine.hpp"
@@ -37,7 +38,9 @@ struct ThreadEvents {
   // ThreadStart sent: from the first sample (the clock handler) or, in an eager session, at once.
   std::atomic<bool> heard{false};
   bool unannounceable = false;  // its ring's memory could not be made: it takes no sample
-  bool closed = false;          // under g_mutex once registered
+  // The deferred ring a fork child of this thread takes (prepare_fork_inheritance).
+  core::Buffer* spare = nullptr;
+  bool closed = false;  // under g_mutex once registered
 };
 
 // The calling thread's, for the clock handler's gate (may_sample).
@@ -47,9 +50,12 @@ pthread_key_t g_key;
 std::mutex g_mutex;  // recorded_threads() and every registered ThreadEvents::closed
 // The recorded threads. Never destroyed: threads may still end while exit() runs static
 // destructors; and built on first use, as the constructor may run before this file's initializers.
-std::vector<ThreadEvents*>& recorded_threads() {
+std::vector<ThreadEvents*>*& recorded_threads_storage() {
   static auto* threads = new std::vector<ThreadEvents*>();
-  return *threads;
+  return threads;
+}
+std::vector<ThreadEvents*>& recorded_threads() {
+  return *recorded_threads_storage();
 }
 std::atomic<bool> g_setup_failure_said{false};
 
@@ -158,7 +164,7 @@ bool announce_thread(Session& session, ThreadEvents& t) {
   message.nr_events = static_cast<std::uint32_t>(t.nr);
   message.clock_signo = pmu::clock_signal();
   for (int i = 0; i < t.nr; ++i) {
-    if (session.inherited_ids.empty()) t.events[i]->primary_id.store(id_base + t.events[i]->id);
+    if (!session.inherits) t.events[i]->primary_id.store(id_base + t.events[i]->id);
     t.ids[i] = t.events[i]->primary_id.load();
     message.events[i].config_index = static_cast<std::uint32_t>(i);
     message.events[i].id = t.ids[i];
@@ -208,6 +214,7 @@ void finish_thread(ThreadEvents* t) {
   // the thread's until then.
   unregister_thread(t);
   if (t_thread == t) t_thread = nullptr;
+  if (t->spare != nullptr) core::Engine::drop_spare_ring(t->spare);
   Session* session = current_session();
   if (session != nullptr && t->heard.load()) {
     ThreadExitMessage message;
@@ -308,17 +315,20 @@ void unlock_threads_after_fork() {
   g_mutex.unlock();
 }
 
-std::vector<std::uint64_t> current_thread_ids() {
-  const auto* t = static_cast<const ThreadEvents*>(pthread_getspecific(g_key));
-  // Only ids the recorder has heard: a thread not yet sampled has none final.
-  if (t == nullptr || t->closed || !t->heard.load()) return {};
-  return std::vector<std::uint64_t>(t->ids, t->ids + t->nr);
+std::vector<std::uint64_t> current_thread_ids(const Session& session) {
+  const ThreadEvents* t = t_thread;
+  if (t == nullptr || t->closed || (!t->heard.load() && !session.inherits)) return {};
+  std::vector<std::uint64_t> ids;
+  ids.reserve(static_cast<std::size_t>(t->nr));
+  for (int i = 0; i < t->nr; ++i) ids.push_back(t->events[i]->primary_id.load());
+  return ids;
 }
 
 void forget_threads_in_child() {
   std::lock_guard lock(g_mutex);
   for (ThreadEvents* t : recorded_threads()) {
-    // The parent's engine is abandoned in the child: unmap with munmap(2), not through it.
+    // Their engine objects stay the engine's copy's (inert: no timer, no thread in the child);
+    // unmapped with munmap(2), not through the engine.
     if (t->aux != MAP_FAILED) munmap(t->aux, t->aux_length);
     if (t->ring != MAP_FAILED) munmap(t->ring, t->ring_length);
     delete t;
@@ -326,6 +336,46 @@ void forget_threads_in_child() {
   recorded_threads().clear();
   pthread_setspecific(g_key, nullptr);
   t_thread = nullptr;
+}
+
+bool prepare_fork_inheritance(const Session& session) {
+  ThreadEvents* t = t_thread;
+  // Only a lazy session's thread (its ring deferred, never mapped here) can be taken over.
+  if (t == nullptr || t->closed || t->ring != MAP_FAILED || t->nr == 0) return false;
+  if (t->spare == nullptr) {
+    t->spare = core::Engine::make_spare_ring(*t->events[session.ring_owner],
+                                             session.config.ring_pages, kMaxThreadEvents);
+  }
+  return t->spare != nullptr;
+}
+
+bool adopt_forking_thread(const Session& session) {
+  ThreadEvents* t = t_thread;
+  if (t == nullptr || t->spare == nullptr) return false;
+  t->tid = current_thread_id();
+  t->ptid = 0;
+  t->start_ns = monotonic_ns();
+  t->heard.store(false);
+  t->ring_fd = -1;
+  t->unannounceable = false;
+  core::Engine::adopt_spare_ring(t->events, t->nr, session.ring_owner, t->spare);
+  t->spare = nullptr;
+  return true;
+}
+
+bool forking_thread_heard() {
+  const ThreadEvents* t = t_thread;
+  return t != nullptr && t->heard.load();
+}
+
+void take_over_registry_in_child() {
+  // The copy of a lock another thread of the parent may have held at the fork, and of a registry
+  // it may have been changing: both start again, with this thread alone.
+  new (&g_mutex) std::mutex();
+  ThreadEvents* kept = t_thread;
+  auto* threads = new std::vector<ThreadEvents*>();
+  if (kept != nullptr) threads->push_back(kept);
+  recorded_threads_storage() = threads;
 }
 
 }  // namespace userperf::record::agent

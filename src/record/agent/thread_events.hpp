@@ -37,12 +37,26 @@ void close_all_threads();
 pid_t recorded_thread_id(pthread_t thread);
 
 // fork: the registry's lock is held across fork (prepare/parent/child), and in the child the
-// parent's threads are forgotten: their rings unmapped, their events left to the old engine. Before
-// that, the child takes the ids of its forking thread's events (config order; empty when that
-// thread was not recorded), which its own events inherit.
+// parent's threads are forgotten: their rings unmapped, their events left to the engine's copy.
+// Before that, the child takes the ids of its forking thread's events (current_thread_ids), which
+// its own events carry.
 void lock_threads_for_fork();
 void unlock_threads_after_fork();
-std::vector<std::uint64_t> current_thread_ids();
 void forget_threads_in_child();
+// The final ids of the calling thread's events (config order): those the recorder heard, or the
+// ones they inherited (session.inherits); empty when none is final yet.
+std::vector<std::uint64_t> current_thread_ids(const Session& session);
+// A lazy session's fork children take their forking thread's events over, as the kernel's
+// inherited events follow a forked task: prepare_fork_inheritance (before fork, normal context)
+// gives the calling thread a spare deferred ring, if it has none, and says whether it can be taken
+// over. adopt_forking_thread (SIGNAL-SAFE: in the child, when its clocks follow its thread at its
+// first tick) points the events at the spare and makes the thread new to the recorder; false when
+// there is none. forking_thread_heard: whether the recorder had heard of the thread (its ids are
+// final, and the child's carry them). take_over_registry_in_child: before the child starts threads
+// (normal context), the copied registry and its lock start again with this thread alone.
+bool prepare_fork_inheritance(const Session& session);
+bool adopt_forking_thread(const Session& session);
+bool forking_thread_heard();
+void take_over_registry_in_child();
 
 }  // namespace userperf::record::agent

@@ -553,6 +553,66 @@ TEST(AgentTest, ForkChildSaysHelloAndSamplesIntoItsOwnRing) {
   EXPECT_TRUE(child.process_exit);
 }
 
+std::vector<std::uint64_t> thread_ids(const ThreadRing& thread) {
+  std::vector<std::uint64_t> ids;
+  for (std::uint32_t i = 0; i < thread.start.nr_events; ++i)
+    ids.push_back(thread.start.events[i].id);
+  return ids;
+}
+
+// The child takes its forking thread's events over at its first tick; the thread it starts after
+// that gets events of its own, which carry the same ids (as the kernel's inherited events do).
+TEST(AgentTest, ForkChildsThreadsCarryTheForkingThreadsIds) {
+  FakeRecorder recorder;
+  const WorkloadRun run = recorder.run("fork-thread", recorder.env());
+  EXPECT_EQ(run.exit_status, 0) << run.err;
+  EXPECT_EQ(run.out, "child threads done\nfork done 0\n");
+  ASSERT_EQ(run.images.size(), 2u);
+  const Image& parent = *run.images[0];
+  const Image& child = *run.images[1];
+  EXPECT_EQ(child.hello.ppid, parent.hello.pid);
+  EXPECT_EQ(child.hello.inherits, 1u);
+  ASSERT_EQ(parent.threads.size(), 1u);
+  ASSERT_EQ(child.threads.size(), 2u);
+  const std::vector<std::uint64_t> parent_ids = thread_ids(*parent.threads[0]);
+  expect_own_samples(child, 10, parent_ids);
+  std::vector<pid_t> tids;
+  for (const auto& thread : child.threads) tids.push_back(thread->start.tid);
+  EXPECT_NE(std::find(tids.begin(), tids.end(), child.hello.pid), tids.end());
+  EXPECT_NE(tids[0], tids[1]);
+  EXPECT_TRUE(child.process_exit);
+}
+
+// A fork child that forks before its first sample: its clocks follow it first, and the grandchild
+// takes them over from it; every generation's events carry the first parent's ids.
+TEST(AgentTest, ForkChildThatForksAtOnceHandsItsEventsOn) {
+  FakeRecorder recorder;
+  const WorkloadRun run = recorder.run("fork-fork", recorder.env());
+  EXPECT_EQ(run.exit_status, 0) << run.err;
+  EXPECT_EQ(run.out, "grandchild done\nchild done 0\nfork done 0\n");
+  ASSERT_EQ(run.images.size(), 3u);
+  const Image* parent = run.images[0].get();
+  const Image* child = nullptr;
+  const Image* grandchild = nullptr;
+  for (const auto& image : run.images) {
+    if (image->hello.ppid == parent->hello.pid) child = image.get();
+  }
+  ASSERT_NE(child, nullptr);
+  for (const auto& image : run.images) {
+    if (image->hello.ppid == child->hello.pid) grandchild = image.get();
+  }
+  ASSERT_NE(grandchild, nullptr);
+  EXPECT_EQ(grandchild->hello.parent_tid, child->hello.pid);
+  ASSERT_EQ(parent->threads.size(), 1u);
+  const std::vector<std::uint64_t> parent_ids = thread_ids(*parent->threads[0]);
+  for (const Image* image : {child, grandchild}) {
+    EXPECT_EQ(image->hello.inherits, 1u);
+    ASSERT_EQ(image->threads.size(), 1u);
+    expect_own_samples(*image, 10, parent_ids);
+    EXPECT_TRUE(image->process_exit);
+  }
+}
+
 TEST(AgentTest, ExecedImageSaysHelloAgainWithTheSamePid) {
   FakeRecorder recorder;
   const WorkloadRun run = recorder.run("exec", recorder.env());

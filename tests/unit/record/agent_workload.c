@@ -86,11 +86,69 @@ static int run_fork(void) {
   return 0;
 }
 
+static void* child_worker(void* arg) {
+  (void)arg;
+  spin(150);
+  return NULL;
+}
+
+/* A fork child that starts a thread after its own first samples. */
+static int run_fork_thread(void) {
+  spin(20);
+  fflush(stdout);
+  const pid_t child = fork();
+  if (child < 0) return 1;
+  if (child == 0) {
+    spin(20);
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, child_worker, NULL) != 0) return 1;
+    spin(150);
+    pthread_join(thread, NULL);
+    printf("child threads done\n");
+    return 0;
+  }
+  spin(150);
+  int status = 0;
+  if (waitpid(child, &status, 0) != child) return 1;
+  printf("fork done %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  return 0;
+}
+
+/* A fork child that forks again at once, before its first sample. */
+static int run_fork_fork(void) {
+  spin(20);
+  fflush(stdout);
+  const pid_t child = fork();
+  if (child < 0) return 1;
+  if (child == 0) {
+    const pid_t grandchild = fork();
+    if (grandchild < 0) return 1;
+    if (grandchild == 0) {
+      spin(150);
+      printf("grandchild done\n");
+      return 0;
+    }
+    spin(150);
+    int status = 0;
+    if (waitpid(grandchild, &status, 0) != grandchild) return 1;
+    printf("child done %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    fflush(stdout);
+    return 0;
+  }
+  spin(150);
+  int status = 0;
+  if (waitpid(child, &status, 0) != child) return 1;
+  printf("fork done %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "spin";
   if (strcmp(mode, "threads") == 0) return run_threads();
   if (strcmp(mode, "many") == 0) return run_many();
   if (strcmp(mode, "fork") == 0) return run_fork();
+  if (strcmp(mode, "fork-thread") == 0) return run_fork_thread();
+  if (strcmp(mode, "fork-fork") == 0) return run_fork_fork();
   if (strcmp(mode, "exec") == 0) {
     spin(50);
     fflush(stdout);
