@@ -10,7 +10,7 @@ packages=(
   libcli11-dev
   libbpf-dev libelf-dev libdw-dev zlib1g-dev clang llvm lld
   linux-perf libgoogle-perftools4
-  xz-utils sqlite3 time
+  xz-utils sqlite3 time procps
 )
 missing=()
 for p in "${packages[@]}"; do

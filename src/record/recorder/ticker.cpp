@@ -33,12 +33,20 @@ constexpr int kQuietLooks = 8;
 // (a raw rt_sigprocmask) gets at most this many queued, not one per period until RLIMIT_SIGPENDING.
 constexpr std::uint32_t kPokesPerPendingCheck = 8;
 constexpr std::uint64_t kMinPeriodNs = 100'000;  // no thread is looked at more often
+// How far schedstat's run time may lag the thread's CPU time: its running slice is added at the
+// next scheduler tick or switch (a tick is 10 ms at HZ=100, the slowest).
+constexpr std::uint64_t kRunTimeLagNs = 10'000'000;
 
 int open_task_file(pid_t pid, pid_t tid, const char* name) {
   char path[64];
   std::snprintf(path, sizeof path, "/proc/%d/task/%d/%s", static_cast<int>(pid),
                 static_cast<int>(tid), name);
   return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+// A busy thread is looked at on a grid a little finer than its period (see run()).
+std::uint64_t look_interval(std::uint64_t period_ns) {
+  return period_ns - period_ns / 16;
 }
 
 ssize_t read_at_start(int fd, char* buf, std::size_t cap) {
@@ -59,6 +67,8 @@ struct Ticker::Thread {
   bool looked = false;   // the baseline below is set
   bool outside = false;  // outside a system call at the last look
   std::uint64_t run_ns = 0, wait_ns = 0, slices = 0, wall_ns = 0;
+  std::uint64_t first_run_ns = 0;  // schedstat's run time at the first look
+  std::uint64_t poking_looks = 0;  // looks since then that poked
   int quiet_looks = 0;
   std::uint32_t unchecked_pokes = 0;
   bool signal_pending = false;  // the last poke is still queued: none is added until it is taken
@@ -150,6 +160,7 @@ Ticker::Verdict Ticker::look(Thread& t, std::uint64_t now) {
     const bool continuous = t.outside && outside && (!stats || slices == t.slices);
     busy = continuous || (stats && (ran + waited) * 4 >= elapsed * 3);
   }
+  if (!t.looked) t.first_run_ns = run;
   t.looked = true;
   t.outside = outside;
   t.run_ns = run;
@@ -160,6 +171,12 @@ Ticker::Verdict Ticker::look(Thread& t, std::uint64_t now) {
     return ++t.quiet_looks < kQuietLooks || t.watched ? Verdict::kKeep : Verdict::kDrop;
   }
   t.quiet_looks = 0;
+  // Never more pokes than the CPU time it ran allows, at one per look interval: a thread that
+  // waits for a CPU (a neighbour on it) still looks busy, and a poke there would only find less
+  // than half a period pending in its handler.
+  if (stats && t.poking_looks * look_interval(t.period_ns) > run - t.first_run_ns + kRunTimeLagNs) {
+    return Verdict::kKeep;
+  }
   if (t.unchecked_pokes >= kPokesPerPendingCheck || t.signal_pending) {
     t.signal_pending = signal_queued(pid, tid, t.clocks.signo);
     t.unchecked_pokes = 0;
@@ -178,6 +195,7 @@ Ticker::Verdict Ticker::look(Thread& t, std::uint64_t now) {
     }
     ++t.unchecked_pokes;
   }
+  ++t.poking_looks;
   std::lock_guard lock(mutex_);
   stats_.pokes += t.clocks.clocks.size();
   return Verdict::kKeep;
@@ -234,7 +252,7 @@ void Ticker::run() {
     for (const auto& [key, t] : threads_) due = due || now >= t.next_look;
     for (auto it = threads_.begin(); it != threads_.end();) {
       Thread& t = it->second;
-      const std::uint64_t interval = t.period_ns - t.period_ns / 16;
+      const std::uint64_t interval = look_interval(t.period_ns);
       if (now >= t.next_look || (due && now + interval / 2 >= t.next_look)) {
         const Verdict verdict = look(t, now);
         if (verdict != Verdict::kKeep) {

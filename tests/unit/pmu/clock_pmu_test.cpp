@@ -270,11 +270,17 @@ std::size_t count_samples(const std::vector<std::vector<std::uint8_t>>& records)
 
 // Spins in user code, no system call, until the thread has used `ns` more CPU time (the clock is
 // read once per million iterations).
-__attribute__((noinline)) void spin_in_user_code_ns(std::uint64_t ns) {
+// Spins in user code, with no system call (the thread's CPU clock is one; the monotonic clock is
+// read in the vDSO), until the ring's head moves or `wall_ns` pass: a tick can only find it there.
+__attribute__((noinline)) void spin_in_user_code_until_head_moves(const testing::MappedRing& ring,
+                                                                  std::uint64_t wall_ns) {
   volatile std::uint64_t sink = 0;
-  const std::uint64_t end = thread_cpu_ns() + ns;
-  while (thread_cpu_ns() < end) {
-    for (int i = 0; i < 1'000'000; ++i) sink = sink * 3 + static_cast<unsigned>(i);
+  const auto* control = ring.control();
+  const std::uint64_t head = __atomic_load_n(&control->data_head, __ATOMIC_ACQUIRE);
+  const std::uint64_t end = support::monotonic_ns() + wall_ns;
+  while (__atomic_load_n(&control->data_head, __ATOMIC_ACQUIRE) == head &&
+         support::monotonic_ns() < end) {
+    for (int i = 0; i < 100'000; ++i) sink = sink * 3 + static_cast<unsigned>(i);
   }
 }
 
@@ -303,7 +309,7 @@ TEST(ClockPmu, PokeAtASystemCallExitIsTakenAtTheNextTick) {
     const std::uint64_t before = read_count(fd);
     queue_with_rbp(clock_signal_info(fd, SI_QUEUE), 0);
     EXPECT_EQ(count_samples(ring.drain()), 0u) << "taken at the system call's exit";
-    spin_in_user_code_ns(50 * kMillisecond);  // several ticks of CPU time
+    spin_in_user_code_until_head_moves(ring, 5000 * kMillisecond);  // its next tick
     const auto records = ring.drain();
     ASSERT_EQ(count_samples(records), 1u);
     const auto& r = records[0];

@@ -5,6 +5,7 @@
 #include "record/recorder/ticker.hpp"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -17,6 +18,7 @@
 #include <cstring>
 
 #include "pmu/clock_signal_value.hpp"
+#include "support/monotonic_clock.hpp"
 
 namespace userperf::record {
 namespace {
@@ -31,6 +33,7 @@ struct Seen {
   std::atomic<int> interrupted{0};  // nanosleeps that returned EINTR
   std::atomic<int> stamped{0};      // pokes carrying a send time
   std::atomic<pid_t> sender{0};
+  std::atomic<bool> ready{false};  // the child's handler (and mask) are in place
 };
 
 Seen* g_seen = nullptr;
@@ -53,13 +56,24 @@ std::uint64_t thread_cpu_ns() {
          static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
-enum class Behaviour { kSpin, kSleep, kBlockAndSpin };
+enum class Behaviour { kSpin, kSleep, kBlockAndSpin, kSpinOnCpu0 };
 
-// Forks a child that behaves so for `ms` milliseconds, with its handler installed.
+void pin_to_cpu0() {
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(0, &one);
+  sched_setaffinity(0, sizeof one, &one);
+}
+
+// Forks a child that behaves so for `ms` milliseconds, with its handler installed; returns once it
+// is (a poke before it would kill the child, as a recorder never pokes before Hello).
 pid_t start_child(Seen* seen, Behaviour behaviour, int ms) {
   const int signo = SIGRTMIN + 4;
   const pid_t child = fork();
-  if (child != 0) return child;
+  if (child != 0) {
+    while (child > 0 && !seen->ready.load()) sched_yield();
+    return child;
+  }
   g_seen = seen;
   struct sigaction sa {};
   sa.sa_sigaction = on_poke;
@@ -72,6 +86,8 @@ pid_t start_child(Seen* seen, Behaviour behaviour, int ms) {
     sigaddset(&only, signo);
     sigprocmask(SIG_BLOCK, &only, nullptr);
   }
+  if (behaviour == Behaviour::kSpinOnCpu0) pin_to_cpu0();
+  seen->ready.store(true);
   if (behaviour == Behaviour::kSleep) {
     timespec rest{ms / 1000, (ms % 1000) * 1'000'000L};
     while (nanosleep(&rest, &rest) != 0) {
@@ -123,6 +139,29 @@ TEST_F(TickerTest, BusyThreadIsPokedAboutOncePerPeriod) {
   EXPECT_EQ(seen_->stamped.load(), seen_->pokes.load()) << "every poke says when it was sent";
   EXPECT_EQ(seen_->foreign.load(), 0);
   EXPECT_GE(ticker.stats().pokes, static_cast<std::uint64_t>(seen_->pokes.load()));
+}
+
+TEST_F(TickerTest, ThreadThatWaitsForItsCpuIsPokedForTheTimeItRan) {
+  // A spinner shares CPU 0 with the child: the child is runnable all along but runs about half
+  // the time. Pokes follow its CPU time (200 ms: about 213 looks' worth), not the wall time.
+  const pid_t rival = fork();
+  if (rival == 0) {
+    pin_to_cpu0();
+    volatile std::uint64_t sink = 0;
+    for (;;) sink = sink + 1;
+  }
+  ASSERT_GT(rival, 0);
+  const pid_t child = start_child(seen_, Behaviour::kSpinOnCpu0, 200);
+  const std::uint64_t wall_start = support::monotonic_ns();
+  Ticker ticker;
+  ticker.busy(clocks_of(child));
+  EXPECT_EQ(wait_child(child), 0);
+  const std::uint64_t wall_ms = (support::monotonic_ns() - wall_start) / 1'000'000;
+  kill(rival, SIGKILL);
+  waitpid(rival, nullptr, 0);
+  if (wall_ms < 300) GTEST_SKIP() << "the child had CPU 0 to itself (" << wall_ms << " ms)";
+  EXPECT_GE(seen_->pokes.load(), 100);
+  EXPECT_LE(seen_->pokes.load(), 213 + 12) << "in " << wall_ms << " ms";
 }
 
 TEST_F(TickerTest, ThreadInABlockingCallIsNeverPoked) {
