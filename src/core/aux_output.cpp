@@ -7,6 +7,7 @@
 #include <cerrno>
 
 #include "core/sample_output.hpp"
+#include "support/task_ids.hpp"
 
 namespace userperf::core {
 
@@ -17,10 +18,10 @@ constexpr std::uint64_t kFlagsUserMayNotSet = PERF_AUX_FLAG_OVERWRITE;
 // The sample_id of records the AUX path writes: the event's task (a per-thread event) or the
 // writing thread.
 SampleId aux_record_id(const Event& event) {
-  static const pid_t pid = getpid();
-  const pid_t tid = event.pid != -1 ? event.pid : gettid();
-  return SampleId{static_cast<std::uint32_t>(pid), static_cast<std::uint32_t>(tid),
-                  event.clock_now(), static_cast<std::uint32_t>(sched_getcpu())};
+  const pid_t tid = event.pid != -1 ? event.pid : support::current_tid();
+  return SampleId{static_cast<std::uint32_t>(support::current_pid()),
+                  static_cast<std::uint32_t>(tid), event.clock_now(),
+                  static_cast<std::uint32_t>(sched_getcpu())};
 }
 
 // perf_event_disable_inatomic: the write path cannot take the engine lock, so the event just

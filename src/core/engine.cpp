@@ -19,6 +19,7 @@
 #include "core/sample_output.hpp"
 #include "ring/aux_reader.hpp"
 #include "support/descriptors.hpp"
+#include "support/task_ids.hpp"
 #include "support/user_memory.hpp"
 
 namespace userperf::core {
@@ -185,9 +186,10 @@ int Engine::open_locked(perf_event_attr* uattr, pid_t pid, int cpu, int group_fd
 
   pid_t target = -1;
   if (pid != -1) {
-    target = pid == 0 ? gettid() : pid;
+    target = pid == 0 ? support::current_tid() : pid;
     // The calling thread itself (the agent opens every thread's events on it) exists.
-    if (pid > 0 && pid != gettid() && kill(pid, 0) != 0 && errno == ESRCH) return -ESRCH;
+    if (pid > 0 && pid != support::current_tid() && kill(pid, 0) != 0 && errno == ESRCH)
+      return -ESRCH;
     // A task event joins only a group whose leader agrees on inherit.
     if (leader != nullptr && leader->attr.inherit != attr.inherit) return -EINVAL;
   }
@@ -208,7 +210,7 @@ int Engine::open_locked(perf_event_attr* uattr, pid_t pid, int cpu, int group_fd
 
   // userperf runs inside the process it observes: other processes' threads are out of reach, as
   // a task the caller may not ptrace is for the kernel.
-  if (pid > 0 && pid != gettid() && !is_thread_of_this_process(pid)) return -EACCES;
+  if (pid > 0 && pid != support::current_tid() && !is_thread_of_this_process(pid)) return -EACCES;
   if (leader != nullptr) {
     // perf_event_open's group checks: a leader, on the same CPU and task.
     if (!leader->is_leader() || leader->cpu != cpu || leader->pid != target) return -EINVAL;
@@ -760,10 +762,10 @@ int Engine::check_aux_event(Event& event, Event* leader) const {
 void Engine::log_itrace_start(Event& event) {
   if (event.itrace_started.load()) return;
   if (event.aux_area() == nullptr) return;
-  const pid_t tid = event.pid != -1 ? event.pid : gettid();
+  const pid_t tid = event.pid != -1 ? event.pid : support::current_tid();
   const struct {
     std::uint32_t pid, tid;
-  } body{static_cast<std::uint32_t>(getpid()), static_cast<std::uint32_t>(tid)};
+  } body{static_cast<std::uint32_t>(support::current_pid()), static_cast<std::uint32_t>(tid)};
   OutputGuard guard(grace_);
   output_sideband(
       event, PERF_RECORD_ITRACE_START, 0, &body, sizeof body,
@@ -1104,7 +1106,7 @@ void Engine::ksymbol(std::uint64_t addr, std::uint32_t len, std::uint16_t ksym_t
       -1, [](const perf_event_attr& a) { return a.ksymbol != 0; },
       [&](Event& ev) {
         output_sideband(ev, PERF_RECORD_KSYMBOL, PERF_RECORD_MISC_KERNEL, &body, size,
-                        context_id(ev, getpid(), gettid()));
+                        context_id(ev, support::current_pid(), support::current_tid()));
       });
 }
 

@@ -2,6 +2,7 @@
 #include "core/overflow.hpp"
 
 #include "core/sample_output.hpp"
+#include "support/task_ids.hpp"
 
 namespace userperf::core {
 
@@ -73,6 +74,11 @@ OverflowResult perf_event_overflow(Event& event, SampleData& data, ThrottleConfi
     return OverflowResult::kStopped;
   }
   data.time = event.clock_now();
+  // perf_prepare_sample's tid_entry: the task the overflow happened in, unless the PMU said.
+  if (data.pid == 0 && data.tid == 0) {
+    data.pid = static_cast<std::uint32_t>(support::current_pid());
+    data.tid = static_cast<std::uint32_t>(support::current_tid());
+  }
   if (throttled(event, data, throttle)) return OverflowResult::kThrottled;
   if (event.attr.freq) adjust_period(event, data.time, data.period);
 

@@ -7,7 +7,8 @@
 #include <cerrno>
 
 #include "pmu/source_table.hpp"
-#include "pmu/thread_id.hpp"
+#include "support/fork_sequence.hpp"
+#include "support/task_ids.hpp"
 #include "trace/calltrace_format.hpp"
 
 namespace userperf::pmu {
@@ -42,8 +43,14 @@ void bump_generation() {
   g_generation.fetch_add(1, std::memory_order_seq_cst);
 }
 
-// A forked child's thread has a new id: its cached lookup is stale.
-[[maybe_unused]] const int g_atfork = pthread_atfork(nullptr, nullptr, bump_generation);
+// A fork child's thread has a new id: its cached lookup is stale. Only the thread's own cache is
+// written (in the static TLS block fork has already copied), not the shared generation.
+void forget_thread_cache() {
+  t_cache.generation = ~std::uint64_t{0};
+  t_cache.source = nullptr;
+}
+[[maybe_unused]] const bool g_fork_hooks =
+    (support::set_fork_hooks(support::ForkStage::kPmu, {.child = forget_thread_cache}), true);
 
 void store_entry(CalltraceSource& s, bool exit, const void* function, const void* call_site) {
   if (s.event.state.load(std::memory_order_acquire) != core::EventState::kActive) return;
@@ -127,7 +134,7 @@ void CalltracePmu::record(bool exit, const void* function, const void* call_site
   cache.busy = true;
   std::atomic_signal_fence(std::memory_order_seq_cst);
   if (cache.generation != generation) {
-    const pid_t tid = current_tid();
+    const pid_t tid = support::current_tid();
     CalltraceSource* found = g_sources.find([tid](CalltraceSource& s) { return s.tid == tid; });
     cache.source = found;
     std::atomic_signal_fence(std::memory_order_seq_cst);

@@ -22,6 +22,7 @@
 #include "pmu/clock_timer.hpp"
 #include "pmu/internal_thread.hpp"
 #include "support/monotonic_clock.hpp"
+#include "support/task_ids.hpp"
 
 namespace userperf::pmu {
 
@@ -59,7 +60,6 @@ std::atomic<bool> g_started{false};
 // Bumped by ticker_signals_discarded; the ticker resynchronises every slot when it moves.
 std::atomic<std::uint32_t> g_discard_seq{0};
 std::uint32_t g_seen_discard_seq = 0;  // the ticker thread's
-std::atomic<pid_t> g_pid{0};
 
 static_assert(sizeof(g_wake) == sizeof(std::uint32_t) && decltype(g_wake)::is_always_lock_free);
 
@@ -137,7 +137,7 @@ bool poke(int index, pid_t tid, std::uint32_t generation) {
   siginfo_t info{};
   info.si_signo = clock_signal();
   info.si_code = SI_QUEUE;
-  info.si_pid = g_pid.load(std::memory_order_relaxed);
+  info.si_pid = support::current_pid();
   info.si_uid = getuid();
   info.si_value.sival_ptr =
       encode_clock_signal({index, generation, clock_signal_stamp(monotonic_ns())});
@@ -281,7 +281,6 @@ void wait_for_pass() {
 int start_ticker() {
   bool expected = false;
   if (!g_started.compare_exchange_strong(expected, true)) return 0;
-  g_pid.store(getpid(), std::memory_order_relaxed);
   // The scope covers the mask changes too: the agent's mask wrappers leave them alone.
   InternalThreadScope scope;
   sigset_t all;

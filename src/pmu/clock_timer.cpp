@@ -22,8 +22,8 @@
 #include "core/sample_output.hpp"
 #include "pmu/clock_slots.hpp"
 #include "pmu/clock_ticker.hpp"
-#include "pmu/thread_id.hpp"
 #include "support/monotonic_clock.hpp"
+#include "support/task_ids.hpp"
 
 extern "C" void* __libc_stack_end;  // glibc: the stack pointer at _start
 
@@ -37,7 +37,6 @@ namespace {
 constexpr std::uint64_t kMinPeriodNs = 10'000;  // the kernel clamps hrtimer periods to 10 us
 constexpr int kMaxCallchain = 128;
 
-std::atomic<pid_t> g_pid{0};
 // Bumped in a fork child: clocks of an older process image are inert there.
 std::atomic<std::uint64_t> g_fork_epoch{0};
 
@@ -140,8 +139,6 @@ void sample(core::Engine& engine, core::Event& event, const StackBounds& stack,
   core::SampleData data;
   data.ip = regs.values[PERF_REG_X86_IP];
   data.period = elapsed;
-  data.pid = static_cast<std::uint32_t>(g_pid.load(std::memory_order_relaxed));
-  data.tid = static_cast<std::uint32_t>(event.pid);
   data.cpu = static_cast<std::uint32_t>(sched_getcpu());
   data.cpumode = PERF_RECORD_MISC_USER;
   data.regs_user = &regs;
@@ -330,8 +327,7 @@ void account(core::Engine& engine, core::Event& event, ClockSlot& slot,
 void clock_signal_handler(int, siginfo_t* info, void* context) {
   if (t_follow_pending) follow_forked_clocks();
   const ClockSignalValue value = decode_clock_signal(info->si_value.sival_ptr);
-  const bool from_own_ticker =
-      info->si_code == SI_QUEUE && info->si_pid == g_pid.load(std::memory_order_relaxed);
+  const bool from_own_ticker = info->si_code == SI_QUEUE && info->si_pid == support::current_pid();
   const pid_t external = g_external_pid.load(std::memory_order_relaxed);
   const bool from_external = info->si_code == SI_QUEUE && external != 0 && info->si_pid == external;
   if (info->si_code != SI_TIMER && !from_own_ticker && !from_external) return;
@@ -346,7 +342,7 @@ void clock_signal_handler(int, siginfo_t* info, void* context) {
     // have its tid reused, and the frame walk's bounds are the old thread's stack.
     StackBounds stack;
     core::Event* event = live_event(slot, *engine, value.generation, stack);
-    if (event != nullptr && event->pid == current_tid()) {
+    if (event != nullptr && event->pid == support::current_tid()) {
       account(*engine, *event, slot, value, stack,
               info->si_code == SI_TIMER ? ClockSource::kTick : ClockSource::kPoke,
               *static_cast<const ucontext_t*>(context));
@@ -364,7 +360,6 @@ void install_handler() {
   sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
   sigemptyset(&sa.sa_mask);
   if (sigaction(clock_signal(), &sa, nullptr) != 0) g_install_error = errno;
-  g_pid.store(getpid(), std::memory_order_relaxed);
 }
 
 // [low, high) of the calling thread's stack; {0, 0} when unknown. The main thread's comes from
@@ -386,7 +381,7 @@ StackBounds own_stack() {
   const StackBounds initial{high > reach ? high - reach : 0, high};
   // A fork child of another thread runs on that thread's stack: pthread_getattr_np knows it.
   const auto here = reinterpret_cast<std::uint64_t>(__builtin_frame_address(0));
-  if (getpid() == static_cast<pid_t>(syscall(SYS_gettid)) && here >= initial.low &&
+  if (support::current_pid() == support::current_tid() && here >= initial.low &&
       here < initial.high) {
     return initial;
   }
@@ -437,7 +432,7 @@ void stop_posix_timer(ClockTimer& timer) {
 bool blocks_clock_signal(pid_t tid) {
   const int signo = clock_signal();
   std::uint64_t mask = 0;
-  if (tid == current_tid()) {
+  if (tid == support::current_tid()) {
     if (syscall(SYS_rt_sigprocmask, SIG_BLOCK, nullptr, &mask, sizeof mask) != 0) return false;
   } else {
     char path[64];
@@ -523,7 +518,7 @@ bool clock_slot_count_lost(int index, std::uint32_t generation, std::uint64_t lo
   StackBounds stack;
   core::Event* event = live_event(slot, *engine, generation, stack);
   if (event == nullptr) return false;
-  const core::SampleId id{static_cast<std::uint32_t>(g_pid.load(std::memory_order_relaxed)),
+  const core::SampleId id{static_cast<std::uint32_t>(support::current_pid()),
                           static_cast<std::uint32_t>(event->pid), event->clock_now(),
                           static_cast<std::uint32_t>(sched_getcpu())};
   // The periods still count, as they do in the kernel when a sample cannot be taken.
@@ -539,8 +534,7 @@ int clock_timer_create(core::Engine& engine, core::Event& event, pid_t tid, Cloc
   if (index < 0) return -EMFILE;
   ClockSlot& slot = g_clock_slots[static_cast<std::size_t>(index)];
   // Known only when the sampled thread is the caller; otherwise samples carry no stack.
-  const StackBounds stack =
-      tid == static_cast<pid_t>(syscall(SYS_gettid)) ? own_stack() : StackBounds{};
+  const StackBounds stack = tid == support::current_tid() ? own_stack() : StackBounds{};
   out.stack_low = stack.low;
   out.stack_high = stack.high;
   slot.engine.store(&engine, std::memory_order_seq_cst);
@@ -620,7 +614,7 @@ void clock_timer_destroy(ClockTimer& timer) {
 int clock_timers_fork_child(pid_t parent_tid, void (*followed)()) {
   t_nforked = 0;
   t_followed = followed;
-  const auto self = static_cast<pid_t>(syscall(SYS_gettid));
+  const pid_t self = support::current_tid();
   const int end = g_clock_slot_end.load(std::memory_order_relaxed);
   for (int i = 0; i < end && t_nforked < kMaxForkedClocks; ++i) {
     const ClockSlot& slot = g_clock_slots[static_cast<std::size_t>(i)];
@@ -660,8 +654,7 @@ bool forked_clocks_pending() {
 void follow_forked_clocks() {
   if (!t_follow_pending) return;
   t_follow_pending = false;
-  const auto self = static_cast<pid_t>(syscall(SYS_gettid));
-  g_pid.store(getpid(), std::memory_order_relaxed);
+  const pid_t self = support::current_tid();
   const std::uint64_t epoch = g_fork_epoch.fetch_add(1, std::memory_order_relaxed) + 1;
   for (int k = 0; k < t_nforked; ++k) {
     const ForkedClock& f = t_forked[k];
@@ -688,7 +681,7 @@ void follow_forked_clocks() {
 
 void clock_timers_after_fork_child() {
   ticker_after_fork_child();
-  const auto self = static_cast<pid_t>(syscall(SYS_gettid));
+  const pid_t self = support::current_tid();
   int end = 0;
   // Every slot, not just those below g_clock_slot_end: a thread may have been claiming one when
   // the process forked.
@@ -716,7 +709,6 @@ void clock_timers_after_fork_child() {
     slot.stack_high.store(0, std::memory_order_relaxed);
   }
   g_clock_slot_end.store(end, std::memory_order_relaxed);
-  g_pid.store(getpid(), std::memory_order_relaxed);
   const std::uint64_t epoch = g_fork_epoch.fetch_add(1, std::memory_order_relaxed) + 1;
   // The kept clocks belong to this image too.
   for (int i = 0; i < end; ++i) {

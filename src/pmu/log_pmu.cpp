@@ -7,8 +7,8 @@
 #include <cerrno>
 
 #include "pmu/source_table.hpp"
-#include "pmu/thread_id.hpp"
 #include "ring/aux_reader.hpp"
+#include "support/task_ids.hpp"
 #include "trace/log_format.hpp"
 
 namespace userperf::pmu {
@@ -73,8 +73,8 @@ int append(const void* data, std::size_t len, int missing, Find&& find) {
   LogSource* s = find();
   if (s == nullptr) return missing;
   std::uint8_t prefix[trace::kLogMaxPrefix];
-  const std::size_t prefix_len = trace::log_record_prefix(static_cast<std::uint32_t>(current_tid()),
-                                                          s->event.clock_now(), len, prefix);
+  const std::size_t prefix_len = trace::log_record_prefix(
+      static_cast<std::uint32_t>(support::current_tid()), s->event.clock_now(), len, prefix);
   const core::AuxStream::Append result = s->stream.append(prefix, prefix_len, data, len);
   errno = saved_errno;
   switch (result) {
@@ -100,7 +100,7 @@ int LogPmu::write(int fd, const void* data, std::size_t len) {
 
 int LogPmu::write_thread(const void* data, std::size_t len) {
   return append(data, len, -ENOTCONN, [] {
-    const pid_t tid = current_tid();
+    const pid_t tid = support::current_tid();
     return g_logs.find([tid](LogSource& s) { return s.event.pid == tid; });
   });
 }

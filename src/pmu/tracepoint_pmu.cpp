@@ -18,7 +18,7 @@
 
 #include "core/overflow.hpp"
 #include "core/sample_output.hpp"
-#include "pmu/thread_id.hpp"
+#include "support/task_ids.hpp"
 #include "userperf/tracepoint.h"
 
 namespace userperf::pmu {
@@ -64,21 +64,6 @@ constinit std::mutex g_sync_mutex;  // synchronize() callers serialise
 void synchronize() {
   std::lock_guard lock(g_sync_mutex);
   g_grace.synchronize();
-}
-
-constinit std::atomic<pid_t> g_pid{0};
-void forget_pid_in_child() {
-  g_pid.store(0, std::memory_order_relaxed);
-}
-[[maybe_unused]] const int g_atfork = pthread_atfork(nullptr, nullptr, forget_pid_in_child);
-
-pid_t current_pid() {
-  pid_t pid = g_pid.load(std::memory_order_relaxed);
-  if (pid == 0) {
-    pid = getpid();
-    g_pid.store(pid, std::memory_order_relaxed);
-  }
-  return pid;
 }
 
 // ---- the bookkeeping: names, ids, descriptors (registry mutex) -------------------------------
@@ -506,7 +491,7 @@ void tracepoint_fire(const userperf_tracepoint& tp, const void* const* args, std
   const std::uint32_t slot = __atomic_load_n(&tp.library_slot, __ATOMIC_ACQUIRE);
   if (slot == 0 || slot > kMaxIds) return;
   EventTable& table = g_tables[slot - 1];
-  const pid_t tid = current_tid();
+  const pid_t tid = support::current_tid();
   RecordParts parts;
   bool built = false;
   const std::size_t used = table.used.load(std::memory_order_acquire);
@@ -527,8 +512,6 @@ void tracepoint_fire(const userperf_tracepoint& tp, const void* const* args, std
       core::SampleData data;
       data.ip = ip;
       data.period = period;
-      data.pid = static_cast<std::uint32_t>(current_pid());
-      data.tid = static_cast<std::uint32_t>(tid);
       if (event->attr.sample_type & PERF_SAMPLE_CPU) {
         data.cpu = static_cast<std::uint32_t>(sched_getcpu());
       }

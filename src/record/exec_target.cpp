@@ -13,11 +13,12 @@
 namespace userperf::record {
 namespace {
 
-// The start of the file, read once: the ELF header and, in every ELF a linker writes, its program
-// headers; or a "#!" line. (Each of those was its own read: an exec in a recorded process pays
-// for this check.)
+// The start of the file, read once: the ELF header and its program headers (up to 17 of 64-bit
+// ones; more are read one by one), or a "#!" line. Each of those was its own read: an exec in a
+// recorded process pays for this check, often in a fork child, where the buffer is a stack page
+// the child copies.
 struct FileHead {
-  unsigned char bytes[4096];
+  unsigned char bytes[1024];
   std::size_t size = 0;
 
   template <class T>

@@ -361,13 +361,15 @@ case $scenario in
   xz)
     # Debian's xz: its worker threads block every signal. userperf must take at least 90% of the
     # samples per CPU-second kernel perf takes on the same command, with the same hottest addresses
-    # (liblzma is stripped: perf names them by address). Per CPU-second: two runs of a 2-thread
+    # at about the same shares (liblzma is stripped: perf names them by address). Per CPU-second: two runs of a 2-thread
     # program on a shared 2-CPU VM differ in CPU time by more than that (one CI run: 2.3 s, the
     # next 3.6 s), so /usr/bin/time runs inside each recording and says what xz used.
     awk 'BEGIN { srand(7); n = split("the of and to in is that for it as was with be by on not he this are or his from at which but have an they you were her she there been one all we their", w, " ")
       for (i = 0; i < 120000; i++) { line = ""; for (j = 0; j < 8; j++) line = line w[int(rand() * n) + 1] " "; print line int(rand() * 100000) } }' >"$dir/words.txt"
     xz_cmd=(/usr/bin/time -f "%U %S" -o "$dir/cpu" xz -T2 -6 --block-size=1MiB -c "$dir/words.txt")
     top() { perf report -i "$1" --stdio --no-children --comm xz --sort dso,sym -q 2>/dev/null | awk 'NF { print $2 " " $4 }' | head -"$2"; }
+    # "dso sym share" of every entry (share in percent, no sign).
+    shares() { perf report -i "$1" --stdio --no-children --comm xz --sort dso,sym -q 2>/dev/null | awk 'NF { sub("%", "", $1); print $2 " " $4 " " $1 }'; }
     # Samples of xz per second of its CPU time.
     rate() { perf script -i "$1" -F comm 2>/dev/null | awk -v cpu="$(awk '{ print $1 + $2 }' "$dir/cpu")" '$1 == "xz" { n++ } END { printf "%.0f\n", n / cpu }'; }
     # The better of two rounds: a neighbour VM's burst during one run moves the rate by a few
@@ -386,10 +388,15 @@ case $scenario in
     done
     if [[ $kernel == yes ]]; then
       ((u * 10 >= k * 9)) || fail "userperf took $u samples per CPU-second, under 90% of kernel perf's $k"
-      top "$dir/x.data" 5 >"$dir/top.u"
-      while read -r entry; do
-        grep -qxF "$entry" "$dir/top.u" || fail "kernel perf's top-3 $entry is not in userperf's top 5"
-      done < <(top "$dir/k.data" 3)
+      # Kernel perf's three hottest addresses hold about the same share in userperf's profile:
+      # within 2.5 points (two kernel perf runs differ by up to 1.6 here; their ranks, a few
+      # tenths apart, swap from run to run).
+      shares "$dir/x.data" >"$dir/shares.u"
+      while read -r dso sym k_share; do
+        u_share=$(awk -v d="$dso" -v s="$sym" '$1 == d && $2 == s { print $3 }' "$dir/shares.u")
+        awk -v u="${u_share:-0}" -v k="$k_share" 'BEGIN { d = u - k; exit !(d <= 2.5 && d >= -2.5) }' ||
+          fail "kernel perf's top-3 $dso $sym: ${k_share}% there, ${u_share:-0}% in userperf's"
+      done < <(shares "$dir/k.data" | head -3)
     else
       echo "SKIP kernel comparison: perf record refused: $(head -2 "$dir/k.err")"
       ((u >= 900)) || fail "userperf took $u samples per CPU-second at 1 kHz"

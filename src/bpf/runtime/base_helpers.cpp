@@ -16,6 +16,7 @@
 
 #include "bpf/maps/map.hpp"
 #include "bpf/runtime/trace_printk.hpp"
+#include "support/task_ids.hpp"
 #include "support/user_memory.hpp"
 
 namespace userperf::bpf {
@@ -31,28 +32,6 @@ u64 clock_ns(clockid_t clock) {
   clock_gettime(clock, &ts);
   return static_cast<u64>(ts.tv_sec) * 1'000'000'000u + static_cast<u64>(ts.tv_nsec);
 }
-
-// Task identity, cached per thread; a fork bumps the generation so the child refills its cache.
-std::atomic<std::uint32_t> g_fork_generation{1};
-struct TaskIds {
-  std::uint32_t generation = 0;
-  pid_t pid = 0;
-  pid_t tid = 0;
-};
-thread_local TaskIds t_ids;
-
-const TaskIds& task_ids() {
-  const std::uint32_t generation = g_fork_generation.load(std::memory_order_relaxed);
-  if (t_ids.generation != generation) {
-    t_ids.pid = getpid();
-    t_ids.tid = static_cast<pid_t>(syscall(SYS_gettid));
-    t_ids.generation = generation;
-  }
-  return t_ids;
-}
-
-[[maybe_unused]] const int g_atfork = pthread_atfork(
-    nullptr, nullptr, [] { g_fork_generation.fetch_add(1, std::memory_order_relaxed); });
 
 // ---- maps: r1 is the Map the fixed-up lddw loaded.
 
@@ -142,8 +121,8 @@ u64 get_numa_node_id(u64, u64, u64, u64, u64, CallContext&) {
 }
 
 u64 get_current_pid_tgid(u64, u64, u64, u64, u64, CallContext&) {
-  const TaskIds& ids = task_ids();
-  return (static_cast<u64>(ids.pid) << 32) | static_cast<std::uint32_t>(ids.tid);
+  return (static_cast<u64>(support::current_pid()) << 32) |
+         static_cast<std::uint32_t>(support::current_tid());
 }
 
 u64 get_current_uid_gid(u64, u64, u64, u64, u64, CallContext&) {
@@ -166,7 +145,7 @@ thread_local u64 t_random_state = 0;
 
 u64 get_prandom_u32(u64, u64, u64, u64, u64, CallContext&) {
   if (t_random_state == 0) {
-    t_random_state = clock_ns(CLOCK_MONOTONIC) ^ (static_cast<u64>(task_ids().tid) << 32) ^
+    t_random_state = clock_ns(CLOCK_MONOTONIC) ^ (static_cast<u64>(support::current_tid()) << 32) ^
                      0x9e3779b97f4a7c15ull;
   }
   t_random_state ^= t_random_state >> 12;
@@ -206,7 +185,7 @@ u64 trace_printk(u64 fmt, u64 fmt_size, u64 a1, u64 a2, u64 a3, CallContext& cal
   const u64 now = clock_ns(CLOCK_MONOTONIC);
   append(line, len, cap, comm, std::strlen(comm));
   append(line, len, cap, "-", 1);
-  append_number(line, len, cap, static_cast<u64>(task_ids().tid), 1);
+  append_number(line, len, cap, static_cast<u64>(support::current_tid()), 1);
   append(line, len, cap, " [", 2);
   append_number(line, len, cap, current_cpu(), 3);
   append(line, len, cap, "] ", 2);

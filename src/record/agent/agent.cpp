@@ -1,12 +1,14 @@
 // The agent's life in a process: the constructor starts recording the process image, fork gives
 // the child a recording of its own, exit says ProcessExit.
 //
-// A fork child is set up in two steps. The pthread_atfork child handler runs for every fork
-// (fork(), daemon(), ...): it drops what the child inherited (the parent's rings, its socket copy).
-// The fork() wrapper then, after every library's child handler has run (userperf's own reset
-// per-process state there: a source created before them would be invalidated), opens the child's
-// own session: a new engine, BPF registry, clock timers and connection. A child forked past the
-// wrapper (libc's internal forks) runs unrecorded and never writes into the parent's rings.
+// A fork child is set up in two steps. The agent's stage of the fork sequence
+// (support/fork_sequence.hpp: the layers below it have forgotten their per-process state first)
+// runs for every fork (fork(), daemon(), ...): an eager session's child drops what it inherited
+// (the parent's rings, its socket copy); a lazy session's child starts its clocks over its thread
+// and takes the rest over at its first tick. For an eager session the fork() wrapper then opens
+// the child's own session: a new engine, BPF registry, clock timers and connection. A child forked
+// past the wrapper (libc's internal forks) runs unrecorded and never writes into the parent's
+// rings.
 #include <dlfcn.h>
 #include <pthread.h>
 #include <sys/resource.h>
@@ -23,6 +25,7 @@
 #include "record/agent/thread_events.hpp"
 #include "record/protocol.hpp"
 #include "support/descriptors.hpp"
+#include "support/fork_sequence.hpp"
 
 namespace userperf::record::agent {
 namespace {
@@ -99,8 +102,8 @@ void after_fork_in_child() {
 // and connection are new, and only the forking thread exists.
 void start_child() {
   const Session* parent = g_parent_of_child;
+  if (parent == nullptr) return;  // nothing written: a lazy session's child copies no page here
   g_parent_of_child = nullptr;
-  if (parent == nullptr) return;
   pmu::clock_timers_after_fork_child();
   api::reset_after_fork();
   Session* session = start_child_session(*parent, t_forking_tid, std::move(g_inherited_ids));
@@ -158,7 +161,9 @@ __attribute__((constructor)) void start_agent() {
   init_thread_key();
   pmu::set_clock_sample_gate(may_sample);
   guard_clock_signal();
-  pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
+  support::set_fork_hooks(
+      support::ForkStage::kAgent,
+      {.prepare = before_fork, .parent = after_fork_in_parent, .child = after_fork_in_child});
   std::atexit(at_exit);
   start_thread(*session, 0);
 }

@@ -19,11 +19,11 @@
 #include "bpf/perf/bpf_registry.hpp"
 #include "core/engine.hpp"
 #include "pmu/clock_timer.hpp"
-#include "pmu/thread_id.hpp"
 #include "record/agent/thread_events.hpp"
 #include "record/agent/tracepoints.hpp"
 #include "record/transport.hpp"
 #include "support/descriptors.hpp"
+#include "support/task_ids.hpp"
 #include "userperf/userperf.h"
 
 namespace userperf::record::agent {
@@ -306,17 +306,26 @@ Session* inherited_session() {
 }
 
 bool send_exec_notice(Session& session, const ExecNoticeMessage& message, bool must_name) {
-  const pid_t self = getpid();
-  const pid_t cached = pmu::cached_tid();
-  const bool vfork_child = cached != 0 && cached != gettid();
-  if (!vfork_child) settle_fork_child();
-  if (session.pid == self) {
+  const pid_t self = static_cast<pid_t>(message.pid);
+  if (session.pid == self) {  // the process's own session
     if (must_name && !say_hello(session)) return false;
     return send(session, &message, sizeof message);
   }
-  if (!vfork_child) return false;  // a fork child that cannot settle (its thread had no clock)
+  // A child on its parent's session: a vfork child, or a lazy fork child not settled yet.
+  const pid_t cached = support::cached_tid();
+  const bool vfork_child = cached != 0 && cached != gettid();
+  // A quiet process says nothing of a program the agent enters.
+  if (!must_name)
+    return vfork_child && heard(session) &&
+           send_message(session.socket, &message, sizeof message) == 0;
+  if (!vfork_child) {
+    // Settling writes the session and the thread's events: only a child that must speak does it
+    // (a shell's fork child on its way to exec copies none of those pages).
+    settle_fork_child();
+    if (session.pid != self) return false;  // its thread had no clock to follow it
+    return say_hello(session) && send(session, &message, sizeof message);
+  }
   if (heard(session)) return send_message(session.socket, &message, sizeof message) == 0;
-  if (!must_name) return false;
   const int fd = connect_to(session.socket_path);
   std::uint64_t id_base = 0;
   const bool sent = fd >= 0 && greet(fd, self, 0, false, monotonic_ns(), id_base) &&
@@ -365,9 +374,9 @@ ScopedEngineCallback::~ScopedEngineCallback() {
   --t_engine_callbacks;
 }
 
-// Cached per thread (pmu::current_tid): also what tells a vfork child (send_exec_notice).
+// Cached per thread (support::current_tid): also what tells a vfork child (send_exec_notice).
 pid_t current_thread_id() {
-  return pmu::current_tid();
+  return support::current_tid();
 }
 
 void announce_comm(pid_t tid, const char* name) {

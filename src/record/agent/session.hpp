@@ -116,7 +116,8 @@ void say_from_handler(const char* what);
 // An exec's notice (ExecNoticeMessage; message.pid is the caller's), whatever state this process is
 // in: one the recorder heard of sends it on its connection, and says Hello first when the program
 // must be named (`must_name`: one the agent cannot enter); a lazy fork child settles first (its
-// session becomes its own). A vfork child runs on its parent's memory, which it never writes: it
+// session becomes its own), and only then: one whose program needs no name stays untouched. A
+// vfork child runs on its parent's memory, which it never writes: it
 // sends on the parent's connection when the recorder heard of the parent, and otherwise, when the
 // program must be named, on a connection of its own for the moment (Hello, notice). Quiet
 // processes say nothing of programs the agent enters. True when sent. Async-signal-safe but for

@@ -2,6 +2,8 @@
 // test_aux PMU as the trace source.
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -258,6 +260,43 @@ TEST(AuxNormal, ItraceStartPrecedesTheTrace) {
     EXPECT_EQ(testing::field_at<std::uint32_t>(r, 12), static_cast<std::uint32_t>(gettid()));
   }
   EXPECT_EQ(itrace, 1) << "once, when tracing first starts";
+}
+
+// The pid of an AUX record's sample_id is the writer's process: a fork child's records carry its
+// own, not the one the parent's first record found (a cached getpid() never reset).
+TEST(AuxNormal, ForkChildsRecordsCarryItsOwnPid) {
+  perf_event_attr attr = aux_attr();
+  Fd fd(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  MappedAux m(fd, 4, 2, /*overwrite=*/false);
+  ASSERT_TRUE(m.ok());
+  ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+  const auto aux_pids = [&] {
+    std::vector<std::uint32_t> pids;
+    for (const auto& r : m.ring.drain()) {
+      if (testing::record_type(r) == PERF_RECORD_AUX) {
+        pids.push_back(testing::field_at<std::uint32_t>(r, 32));  // sample_id: pid, tid
+      }
+    }
+    return pids;
+  };
+  write_words(fd, 1, 4);
+  testing::aux_flush(fd);
+  ASSERT_EQ(aux_pids(), std::vector<std::uint32_t>{static_cast<std::uint32_t>(getpid())});
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::uint64_t w = 5;
+    aux_write(fd, &w, sizeof w);
+    testing::aux_flush(fd);
+    const auto pids = aux_pids();
+    _exit(pids.size() == 1 && pids[0] == static_cast<std::uint32_t>(getpid())
+              ? 0
+              : 1 + (pids.size() == 1));
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: no single AUX record; 2: the parent's pid";
 }
 
 TEST(AuxMmap, EveryWriterOfTheBufferLetsGoOfTheAreaWhenItGoes) {
