@@ -54,7 +54,7 @@ class Reader {
     std::uint32_t count = 0;
     if (!get(count) || count > max || (bytes_.size() - at_) / sizeof(T) < count) return false;
     out.resize(count);
-    std::memcpy(out.data(), bytes_.data() + at_, count * sizeof(T));
+    if (count != 0) std::memcpy(out.data(), bytes_.data() + at_, count * sizeof(T));
     at_ += count * sizeof(T);
     return true;
   }
