@@ -133,9 +133,11 @@ TEST_F(TickerTest, BusyThreadIsPokedAboutOncePerPeriod) {
   ticker.busy(clocks_of(child));
   EXPECT_EQ(wait_child(child), 0);
   // 400 ms of CPU at 1 ms: a few looks go to the baseline, and a ticker that shares 2 CPUs with
-  // the spinner and the test wakes late now and then.
+  // the spinner and the test wakes late now and then. Alone, about 430 pokes (one per look
+  // interval of 15/16 ms); beside busy neighbours the child waits for its CPU and looks busy all
+  // the same, and the bound holds the pokes to a quarter above its CPU time: (500 + 10) / 0.9375.
   EXPECT_GE(seen_->pokes.load(), 200);
-  EXPECT_LE(seen_->pokes.load(), 460);
+  EXPECT_LE(seen_->pokes.load(), 546);
   EXPECT_EQ(seen_->stamped.load(), seen_->pokes.load()) << "every poke says when it was sent";
   EXPECT_EQ(seen_->foreign.load(), 0);
   EXPECT_GE(ticker.stats().pokes, static_cast<std::uint64_t>(seen_->pokes.load()));
@@ -143,7 +145,8 @@ TEST_F(TickerTest, BusyThreadIsPokedAboutOncePerPeriod) {
 
 TEST_F(TickerTest, ThreadThatWaitsForItsCpuIsPokedForTheTimeItRan) {
   // A spinner shares CPU 0 with the child: the child is runnable all along but runs about half
-  // the time. Pokes follow its CPU time (200 ms: about 213 looks' worth), not the wall time.
+  // the time. Pokes follow its CPU time (200 ms: 213 look intervals, a quarter more allowed), not
+  // the wall time (about 420 without the bound).
   const pid_t rival = fork();
   if (rival == 0) {
     pin_to_cpu0();
@@ -161,7 +164,7 @@ TEST_F(TickerTest, ThreadThatWaitsForItsCpuIsPokedForTheTimeItRan) {
   waitpid(rival, nullptr, 0);
   if (wall_ms < 300) GTEST_SKIP() << "the child had CPU 0 to itself (" << wall_ms << " ms)";
   EXPECT_GE(seen_->pokes.load(), 100);
-  EXPECT_LE(seen_->pokes.load(), 213 + 12) << "in " << wall_ms << " ms";
+  EXPECT_LE(seen_->pokes.load(), 213 * 5 / 4 + 12) << "in " << wall_ms << " ms";
 }
 
 TEST_F(TickerTest, ThreadInABlockingCallIsNeverPoked) {
