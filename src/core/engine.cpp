@@ -28,6 +28,30 @@ namespace {
 
 constexpr unsigned long kIocFlagGroup = PERF_IOC_FLAG_GROUP;
 
+// The ring an event's attr asks for (perf_mmap: overwrite when mapped read-only).
+ring::RingConfig ring_config_of(const Event& event, bool overwrite) {
+  ring::RingConfig config;
+  config.overwrite = overwrite;
+  config.backward = event.attr.write_backward;
+  config.watermark = event.attr.watermark ? event.attr.wakeup_watermark : 0;
+  return config;
+}
+
+// A forward ring with no memory yet (DataRing::create_deferred), counted as mapped once: what
+// defer_ring gives an event and make_spare_ring keeps for a fork child. nullptr when refused.
+std::unique_ptr<Buffer> deferred_buffer(const Event& like, std::size_t data_pages, int* err) {
+  auto created = std::make_unique<Buffer>();
+  if (const int rc =
+          ring::DataRing::create_deferred(data_pages, ring_config_of(like, false), created->ring);
+      rc != 0) {
+    *err = rc;
+    return nullptr;
+  }
+  created->deferred = true;
+  created->mappings = 1;
+  return created;
+}
+
 bool is_power_of_two(std::size_t n) {
   return n != 0 && (n & (n - 1)) == 0;
 }
@@ -98,13 +122,9 @@ void Engine::set_id_base(std::uint64_t base) {
 }
 
 Buffer* Engine::make_spare_ring(const Event& like, std::size_t data_pages, int max_events) {
-  ring::RingConfig config;
-  config.backward = like.attr.write_backward;
-  config.watermark = like.attr.watermark ? like.attr.wakeup_watermark : 0;
-  auto created = std::make_unique<Buffer>();
-  if (ring::DataRing::create_deferred(data_pages, config, created->ring) != 0) return nullptr;
-  created->deferred = true;
-  created->mappings = 1;
+  int err = 0;
+  std::unique_ptr<Buffer> created = deferred_buffer(like, data_pages, &err);
+  if (created == nullptr) return nullptr;
   created->events.reserve(static_cast<std::size_t>(max_events));
   return created.release();
 }
@@ -642,10 +662,7 @@ void* Engine::mmap(void* addr, std::size_t length, int prot, int flags, int fd, 
       return nullptr;
     }
   } else {
-    ring::RingConfig config;
-    config.overwrite = (prot & PROT_WRITE) == 0;
-    config.backward = event.attr.write_backward;
-    config.watermark = event.attr.watermark ? event.attr.wakeup_watermark : 0;
+    const ring::RingConfig config = ring_config_of(event, (prot & PROT_WRITE) == 0);
     auto created = std::make_unique<Buffer>();
     if (const int rc = ring::DataRing::create(data_pages, config, created->ring); rc != 0) {
       *err = -rc;
@@ -943,16 +960,10 @@ int Engine::defer_ring(int fd, std::size_t data_pages) {
   if (event.buffer != nullptr) return -EBUSY;
   // perf_mmap's checks that hold without a mapping: as mmap would answer them.
   if (event.cpu == -1 && event.attr.inherit) return -EINVAL;
-  ring::RingConfig config;
-  config.backward = event.attr.write_backward;
-  config.watermark = event.attr.watermark ? event.attr.wakeup_watermark : 0;
-  auto created = std::make_unique<Buffer>();
-  if (const int rc = ring::DataRing::create_deferred(data_pages, config, created->ring); rc != 0) {
-    return rc;
-  }
+  int err = 0;
+  std::unique_ptr<Buffer> created = deferred_buffer(event, data_pages, &err);
+  if (created == nullptr) return err;
   created->owner = &event;
-  created->deferred = true;
-  created->mappings = 1;
   Buffer* buffer = created.get();
   buffers_.push_back(std::move(created));
   event.buffer = buffer;

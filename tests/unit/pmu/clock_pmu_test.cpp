@@ -25,6 +25,7 @@ namespace {
 
 using testing::burn_cpu_ns;
 using testing::kMillisecond;
+using testing::lost_samples;
 using testing::thread_cpu_ns;
 
 perf_event_attr clock_attr(std::uint64_t config) {
@@ -244,16 +245,6 @@ int quiet_clock(std::uint64_t stack_bytes, bool exclude_kernel = false) {
   attr.sample_stack_user = static_cast<std::uint32_t>(stack_bytes);
   attr.exclude_kernel = exclude_kernel ? 1 : 0;
   return userperf_perf_event_open(&attr, 0, -1, -1, 0);
-}
-
-std::uint64_t lost_samples(const std::vector<std::vector<std::uint8_t>>& records) {
-  std::uint64_t lost = 0;
-  for (const auto& r : records) {
-    if (testing::record_type(r) == PERF_RECORD_LOST_SAMPLES) {
-      lost += testing::field_at<std::uint64_t>(r, 8);
-    }
-  }
-  return lost;
 }
 
 std::uint64_t read_count(int fd) {

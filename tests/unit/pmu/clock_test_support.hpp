@@ -24,6 +24,15 @@ inline std::uint64_t thread_cpu_ns() {
          static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
+// The lost counts of the LOST_SAMPLES records among `records`, added up.
+inline std::uint64_t lost_samples(const std::vector<std::vector<std::uint8_t>>& records) {
+  std::uint64_t lost = 0;
+  for (const auto& r : records) {
+    if (record_type(r) == PERF_RECORD_LOST_SAMPLES) lost += field_at<std::uint64_t>(r, 8);
+  }
+  return lost;
+}
+
 inline pid_t own_tid() {
   return static_cast<pid_t>(syscall(SYS_gettid));
 }

@@ -21,6 +21,7 @@ namespace userperf {
 namespace {
 
 using testing::kMillisecond;
+using testing::lost_samples;
 
 struct ClockRun {
   std::vector<testing::ClockSample> samples;
@@ -28,17 +29,6 @@ struct ClockRun {
   testing::StackRange stack;
   pid_t tid = 0;
 };
-
-// The lost counts of the LOST_SAMPLES records among `records`, added up.
-std::uint64_t lost_samples(const std::vector<std::vector<std::uint8_t>>& records) {
-  std::uint64_t lost = 0;
-  for (const auto& r : records) {
-    if (testing::record_type(r) == PERF_RECORD_LOST_SAMPLES) {
-      lost += testing::field_at<std::uint64_t>(r, 8);
-    }
-  }
-  return lost;
-}
 
 // Opens a 1 ms clock on the calling thread, runs `work`, and returns its samples (and, when `lost`
 // is given, the LOST_SAMPLES counts).

@@ -69,6 +69,15 @@ static int run_many(void) {
   return 0;
 }
 
+/* The parent's part of every fork mode: burns 150 ms, waits for the child and says how it ended. */
+static int parent_waits(pid_t child, const char* what) {
+  spin(150);
+  int status = 0;
+  if (waitpid(child, &status, 0) != child) return 1;
+  printf("%s done %d\n", what, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  return 0;
+}
+
 static int run_fork(void) {
   spin(20);
   fflush(stdout);
@@ -79,11 +88,7 @@ static int run_fork(void) {
     printf("child done\n");
     return 0;
   }
-  spin(150);
-  int status = 0;
-  if (waitpid(child, &status, 0) != child) return 1;
-  printf("fork done %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-  return 0;
+  return parent_waits(child, "fork");
 }
 
 static void* child_worker(void* arg) {
@@ -107,11 +112,7 @@ static int run_fork_thread(void) {
     printf("child threads done\n");
     return 0;
   }
-  spin(150);
-  int status = 0;
-  if (waitpid(child, &status, 0) != child) return 1;
-  printf("fork done %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-  return 0;
+  return parent_waits(child, "fork");
 }
 
 /* A fork child that forks again at once, before its first sample. */
@@ -128,18 +129,11 @@ static int run_fork_fork(void) {
       printf("grandchild done\n");
       return 0;
     }
-    spin(150);
-    int status = 0;
-    if (waitpid(grandchild, &status, 0) != grandchild) return 1;
-    printf("child done %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    const int rc = parent_waits(grandchild, "child");
     fflush(stdout);
-    return 0;
+    return rc;
   }
-  spin(150);
-  int status = 0;
-  if (waitpid(child, &status, 0) != child) return 1;
-  printf("fork done %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-  return 0;
+  return parent_waits(child, "fork");
 }
 
 int main(int argc, char** argv) {
