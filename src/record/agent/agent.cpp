@@ -30,8 +30,9 @@
 namespace userperf::record::agent {
 namespace {
 
-// The forking thread's id in the parent, for the child's Hello.
-thread_local pid_t t_forking_tid = 0;
+// The forking thread's id in the parent, for the child's Hello (read in the child's signal
+// handler: initial-exec, as the agent's other TLS).
+__attribute__((tls_model("initial-exec"))) constinit thread_local pid_t t_forking_tid = 0;
 // An eager session's fork child: the parent's session, until the fork() wrapper starts the
 // child's, and the ids of the forking thread's events, which the child's carry.
 Session* g_parent_of_child = nullptr;
@@ -113,13 +114,14 @@ void start_child() {
 
 }  // namespace
 
-// A lazy session's fork child about to use the engine (it starts a thread): the clocks follow its
-// thread, and new threads get an engine of their own - the copy's lock may have been held by a
-// thread of the parent at the fork. The forking thread's events stay the copy's.
+// A lazy session's fork child that must speak: its clocks follow its thread now.
 void settle_fork_child() {
   if (t_engine_copy) follow_now();
 }
 
+// A lazy session's fork child about to use the engine (it starts a thread): the clocks follow its
+// thread, and new threads get an engine of their own - the copy's lock may have been held by a
+// thread of the parent at the fork. The forking thread's events stay the copy's.
 void take_over_in_child() {
   if (!t_engine_copy) return;
   follow_now();
