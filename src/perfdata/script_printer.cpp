@@ -15,6 +15,49 @@ namespace userperf::perfdata {
 
 namespace {
 
+// perf's name of a record type it knows, else nullptr.
+const char* known_record_type_name(std::uint32_t type) {
+  static constexpr const char* kKernel[] = {
+      nullptr,
+      "PERF_RECORD_MMAP",
+      "PERF_RECORD_LOST",
+      "PERF_RECORD_COMM",
+      "PERF_RECORD_EXIT",
+      "PERF_RECORD_THROTTLE",
+      "PERF_RECORD_UNTHROTTLE",
+      "PERF_RECORD_FORK",
+      "PERF_RECORD_READ",
+      "PERF_RECORD_SAMPLE",
+      "PERF_RECORD_MMAP2",
+      "PERF_RECORD_AUX",
+      "PERF_RECORD_ITRACE_START",
+      "PERF_RECORD_LOST_SAMPLES",
+      "PERF_RECORD_SWITCH",
+      "PERF_RECORD_SWITCH_CPU_WIDE",
+      "PERF_RECORD_NAMESPACES",
+      "PERF_RECORD_KSYMBOL",
+      "PERF_RECORD_BPF_EVENT",
+      "PERF_RECORD_CGROUP",
+      "PERF_RECORD_TEXT_POKE",
+      "PERF_RECORD_AUX_OUTPUT_HW_ID",
+  };
+  if (type < std::size(kKernel)) return kKernel[type];
+  switch (type) {
+    case kRecordHeaderAttr:
+      return "PERF_RECORD_HEADER_ATTR";
+    case kRecordHeaderTracingData:
+      return "PERF_RECORD_HEADER_TRACING_DATA";
+    case kRecordFinishedRound:
+      return "PERF_RECORD_FINISHED_ROUND";
+    case kRecordAuxtraceInfo:
+      return "PERF_RECORD_AUXTRACE_INFO";
+    case kRecordAuxtrace:
+      return "PERF_RECORD_AUXTRACE";
+    default:
+      return nullptr;
+  }
+}
+
 constexpr std::size_t kHexDumpBytes = 64;
 
 std::string hex(std::uint64_t value) {
@@ -131,7 +174,8 @@ class Printer {
     const std::uint32_t type = record.header.type;
     ByteCursor in(record.bytes.subspan(sizeof(perf_event_header)),
                   record.offset + sizeof(perf_event_header));
-    const char* name = record_type_name(type);
+    const std::string name_text = record_type_name(type);
+    const char* name = name_text.c_str();
     char buf[512];
     switch (type) {
       case PERF_RECORD_MMAP:
@@ -181,8 +225,8 @@ class Printer {
         std::string comm;
         if (!in.read(pid) || !in.read(tid) || !in.c_string(comm)) break;
         const bool exec = record.header.misc & PERF_RECORD_MISC_COMM_EXEC;
-        line = std::string(name) + (exec ? " exec" : "") + ": " + comm + ":" + std::to_string(pid) +
-               "/" + std::to_string(tid);
+        line = name_text + (exec ? " exec" : "") + ": " + comm + ":" + std::to_string(pid) + "/" +
+               std::to_string(tid);
         return true;
       }
       case PERF_RECORD_FORK:
@@ -199,48 +243,45 @@ class Printer {
       case PERF_RECORD_LOST: {
         std::uint64_t id = 0, lost = 0;
         if (!in.read(id) || !in.read(lost)) break;
-        line = std::string(name) + " id " + std::to_string(id) + " lost " + std::to_string(lost);
+        line = name_text + " id " + std::to_string(id) + " lost " + std::to_string(lost);
         return true;
       }
       case PERF_RECORD_THROTTLE:
       case PERF_RECORD_UNTHROTTLE: {
         std::uint64_t time = 0, id = 0, stream_id = 0;
         if (!in.read(time) || !in.read(id) || !in.read(stream_id)) break;
-        line = std::string(name) + " time " + std::to_string(time) + " id " + std::to_string(id) +
+        line = name_text + " time " + std::to_string(time) + " id " + std::to_string(id) +
                " stream_id " + std::to_string(stream_id);
         return true;
       }
       case PERF_RECORD_AUX: {
         std::uint64_t offset = 0, size = 0, flags = 0;
         if (!in.read(offset) || !in.read(size) || !in.read(flags)) break;
-        line = std::string(name) + " offset " + hex(offset) + " size " + hex(size) + " flags " +
+        line = name_text + " offset " + hex(offset) + " size " + hex(size) + " flags " +
                hex(flags) + " [" + aux_flags_text(flags) + "]";
         return true;
       }
       case PERF_RECORD_ITRACE_START: {
         std::uint32_t pid = 0, tid = 0;
         if (!in.read(pid) || !in.read(tid)) break;
-        line = std::string(name) + " pid " + std::to_string(pid) + " tid " + std::to_string(tid);
+        line = name_text + " pid " + std::to_string(pid) + " tid " + std::to_string(tid);
         return true;
       }
       case PERF_RECORD_LOST_SAMPLES: {
         std::uint64_t lost = 0;
         if (!in.read(lost)) break;
-        line = std::string(name) + " lost " + std::to_string(lost);
+        line = name_text + " lost " + std::to_string(lost);
         return true;
       }
       default:
-        if (type >= kRecordHeaderAttr && name != nullptr) {
-          line = name;
-        } else if (name != nullptr) {
-          line = std::string(name) + " size " + std::to_string(record.header.size);
-        } else {
-          line = "unknown type " + std::to_string(type) + " size " +
-                 std::to_string(record.header.size);
+        // The synthesized types perf knows carry no body worth a size; every other one says it.
+        line = name_text;
+        if (type < kRecordHeaderAttr || known_record_type_name(type) == nullptr) {
+          line += " size " + std::to_string(record.header.size);
         }
         return true;
     }
-    return malformed(error, in.failed_at(), std::string(name) + " body is shorter than its fields");
+    return malformed(error, in.failed_at(), name_text + " body is shorter than its fields");
   }
 
   bool sample(const RecordView& record, int attr_index, std::string& time, std::string& line,
@@ -366,46 +407,9 @@ class Printer {
 
 }  // namespace
 
-const char* record_type_name(std::uint32_t type) {
-  static constexpr const char* kKernel[] = {
-      nullptr,
-      "PERF_RECORD_MMAP",
-      "PERF_RECORD_LOST",
-      "PERF_RECORD_COMM",
-      "PERF_RECORD_EXIT",
-      "PERF_RECORD_THROTTLE",
-      "PERF_RECORD_UNTHROTTLE",
-      "PERF_RECORD_FORK",
-      "PERF_RECORD_READ",
-      "PERF_RECORD_SAMPLE",
-      "PERF_RECORD_MMAP2",
-      "PERF_RECORD_AUX",
-      "PERF_RECORD_ITRACE_START",
-      "PERF_RECORD_LOST_SAMPLES",
-      "PERF_RECORD_SWITCH",
-      "PERF_RECORD_SWITCH_CPU_WIDE",
-      "PERF_RECORD_NAMESPACES",
-      "PERF_RECORD_KSYMBOL",
-      "PERF_RECORD_BPF_EVENT",
-      "PERF_RECORD_CGROUP",
-      "PERF_RECORD_TEXT_POKE",
-      "PERF_RECORD_AUX_OUTPUT_HW_ID",
-  };
-  if (type < std::size(kKernel)) return kKernel[type];
-  switch (type) {
-    case kRecordHeaderAttr:
-      return "PERF_RECORD_HEADER_ATTR";
-    case kRecordHeaderTracingData:
-      return "PERF_RECORD_HEADER_TRACING_DATA";
-    case kRecordFinishedRound:
-      return "PERF_RECORD_FINISHED_ROUND";
-    case kRecordAuxtraceInfo:
-      return "PERF_RECORD_AUXTRACE_INFO";
-    case kRecordAuxtrace:
-      return "PERF_RECORD_AUXTRACE";
-    default:
-      return nullptr;
-  }
+std::string record_type_name(std::uint32_t type) {
+  const char* name = known_record_type_name(type);
+  return name != nullptr ? name : "unknown type " + std::to_string(type);
 }
 
 std::string aux_flags_text(std::uint64_t flags) {

@@ -39,7 +39,8 @@ bool print_script(const Reader& reader, std::FILE* out, const ScriptOptions& opt
 // "format=0xNN", unknown bits in hex); "none" for 0.
 std::string aux_flags_text(std::uint64_t flags);
 
-// perf's name of a kernel record type ("PERF_RECORD_MMAP2"), or nullptr.
-const char* record_type_name(std::uint32_t type);
+// perf's name of a record type ("PERF_RECORD_MMAP2"), or "unknown type N": never empty, as it goes
+// into messages about records a producer got wrong.
+std::string record_type_name(std::uint32_t type);
 
 }  // namespace userperf::perfdata

@@ -132,6 +132,40 @@ TEST(PerfdataScript, DecodesAuxThroughTheGroupLeaderAndDumpsWithoutADecoder) {
       << text;
 }
 
+// A record of a type no perf knows (0 here), too short for the sample_id trailer its attr
+// promises: refused with the offset and the type by number, not a crash (a null name was appended
+// to the message: ../shared/repro/script-type0-record.data).
+TEST(PerfdataScript, UnknownTypeWithABadTrailerIsRefusedByNumber) {
+  testing::TempDir dir;
+  const std::string path = dir.file("t.data");
+  Error error;
+  auto writer = Writer::create(path, error);
+  ASSERT_TRUE(writer) << error.message;
+  const std::uint64_t id = 1;
+  ASSERT_EQ(writer->add_attr(testing::leader_attr(), std::span(&id, 1)), 0);
+  ASSERT_TRUE(writer->append_finished_round());  // 8 bytes: retyped as 0 below
+  ASSERT_TRUE(writer->finish()) << writer->error().message;
+  std::vector<std::uint8_t> bytes = testing::read_file(path);
+  auto reader = Reader::from_bytes(bytes, error);
+  ASSERT_TRUE(reader) << error.message;
+  ASSERT_TRUE(reader->attrs()[0].attr.sample_id_all);
+  const std::uint64_t last = reader->data_end() - sizeof(perf_event_header);
+  const std::uint32_t zero = 0;
+  std::memcpy(bytes.data() + last, &zero, sizeof zero);
+  reader = Reader::from_bytes(bytes, error);
+  ASSERT_TRUE(reader) << error.message;
+  char* text = nullptr;
+  std::size_t size = 0;
+  std::FILE* out = open_memstream(&text, &size);
+  EXPECT_FALSE(print_script(*reader, out, ScriptOptions{}, error));
+  std::fclose(out);
+  std::free(text);
+  EXPECT_NE(error.message.find("sample_id trailer of unknown type 0"), std::string::npos)
+      << error.message;
+  EXPECT_EQ(record_type_name(0), "unknown type 0");
+  EXPECT_EQ(record_type_name(PERF_RECORD_MMAP2), "PERF_RECORD_MMAP2");
+}
+
 TEST(PerfdataScript, AuxFlagsText) {
   EXPECT_EQ(aux_flags_text(0), "none");
   EXPECT_EQ(aux_flags_text(PERF_AUX_FLAG_PARTIAL | PERF_AUX_FLAG_COLLISION), "PARTIAL|COLLISION");
