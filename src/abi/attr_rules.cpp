@@ -13,6 +13,8 @@
 #include <ctime>
 #include <mutex>
 
+#include "support/user_memory.hpp"
+
 namespace userperf::abi {
 
 namespace {
@@ -35,21 +37,30 @@ bool perfmon_capable(const OpenLimits& limits) {
 }
 
 // copy_struct_from_user(): copy what both sides know; a caller's tail beyond our struct must be
-// zero (E2BIG otherwise), and our tail beyond the caller's struct is zero-filled.
+// zero (E2BIG otherwise), and our tail beyond the caller's struct is zero-filled. The caller's
+// memory is read without trusting it: an unreadable byte is EFAULT, as the kernel's copy is.
 int copy_struct(perf_event_attr& out, const unsigned char* src, std::uint32_t usize) {
   std::memset(&out, 0, sizeof(out));
   const std::uint32_t copied = std::min(usize, kOurAttrSize);
-  std::memcpy(&out, src, copied);
-  for (std::uint32_t i = kOurAttrSize; i < usize; ++i) {
-    if (src[i] != 0) return -E2BIG;
+  // check_zeroed_user() first, as the kernel does: in chunks, no page-sized buffer.
+  for (std::uint32_t at = kOurAttrSize; at < usize;) {
+    unsigned char chunk[256];
+    const std::uint32_t n = std::min<std::uint32_t>(sizeof chunk, usize - at);
+    if (!support::read_user(src + at, chunk, n)) return -EFAULT;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      if (chunk[i] != 0) return -E2BIG;
+    }
+    at += n;
   }
+  if (!support::read_user(src, &out, copied)) return -EFAULT;
   return 0;
 }
 
-// perf_copy_attr() err_size: report our size back to the caller.
+// perf_copy_attr() err_size: report our size back to the caller (put_user; a failure to write it
+// changes nothing, as in the kernel).
 int attr_size_error(perf_event_attr* uattr) {
-  std::memcpy(reinterpret_cast<unsigned char*>(uattr) + kSizeOffset, &kOurAttrSize,
-              sizeof(kOurAttrSize));
+  support::write_user(reinterpret_cast<unsigned char*>(uattr) + kSizeOffset, &kOurAttrSize,
+                      sizeof(kOurAttrSize));
   return -E2BIG;
 }
 
@@ -293,13 +304,16 @@ int check_flags(unsigned long flags) {
 int copy_attr(perf_event_attr* uattr, perf_event_attr& out, const OpenLimits& limits) {
   const auto* src = reinterpret_cast<const unsigned char*>(uattr);
   std::uint32_t size = 0;
-  std::memcpy(&size, src + kSizeOffset, sizeof(size));
+  // get_user(size, &uattr->size): NULL or unmapped is EFAULT.
+  if (!support::read_user(src + kSizeOffset, &size, sizeof(size))) return -EFAULT;
   // ABI quirk: size 0 is the first published struct.
   if (size == 0) size = kAttrSizeVer0;
   // Too small to be any published layout, or larger than a page.
   if (size < kAttrSizeVer0 || size > kPageSize) return attr_size_error(uattr);
   // A newer caller's extra fields must be unused.
-  if (copy_struct(out, src, size) != 0) return attr_size_error(uattr);
+  if (const int err = copy_struct(out, src, size); err != 0) {
+    return err == -E2BIG ? attr_size_error(uattr) : err;
+  }
   out.size = size;
   return validate_copied_attr(out, limits);
 }

@@ -113,6 +113,8 @@ int check_flags(unsigned long flags);
 // attr with a non-zero byte past our 128, fail with E2BIG after writing sizeof(perf_event_attr)
 // (128) back into uattr->size. On success out.size is the caller's size and a zero
 // sample_max_stack is replaced by limits.max_stack. The branch-privilege rule consults `limits`.
+// The caller's bytes are read as copy_from_user would (support/user_memory): a NULL or unmapped
+// attr, or a size that runs into an unmapped page, is EFAULT, never a fault.
 int copy_attr(perf_event_attr* uattr, perf_event_attr& out, const OpenLimits& limits = {});
 
 // The x86-64 perf_reg_validate(): an empty mask, DS/ES/FS/GS, or a reserved bit → EINVAL.

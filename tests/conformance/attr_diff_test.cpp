@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <linux/perf_event.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -629,6 +630,45 @@ TEST_F(AttrDiff, KnownDifferencesAreRecognised) {
     EXPECT_EQ(c.verdict, Verdict::kKnown);
     EXPECT_EQ(c.which, Known::kKernelKnowsConfig3);
   }
+}
+
+// Attr pointers the caller got wrong: NULL, an unmapped address, and an attr whose size runs into
+// an unmapped page. The kernel's get_user / copy_struct_from_user answer EFAULT for each; so does
+// userperf, which reads them without faulting (../shared/repro/attr-pointer-efault.c: it died of
+// SIGSEGV).
+TEST_F(AttrDiff, UnreadableAttrsAreEfaultAsInTheKernel) {
+  const long page = sysconf(_SC_PAGESIZE);
+  auto* pages = static_cast<unsigned char*>(
+      mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(pages, MAP_FAILED);
+  ASSERT_EQ(munmap(pages + page, page), 0);
+  auto* crossing = reinterpret_cast<perf_event_attr*>(pages + page - 256);
+  std::memset(crossing, 0, 256);
+  crossing->type = PERF_TYPE_SOFTWARE;
+  crossing->config = PERF_COUNT_SW_TASK_CLOCK;
+  crossing->size = static_cast<std::uint32_t>(page);  // allowed, but the tail is unmapped
+  crossing->exclude_kernel = 1;
+  const struct {
+    const char* what;
+    perf_event_attr* attr;
+  } cases[] = {{"NULL", nullptr},
+               {"unmapped", reinterpret_cast<perf_event_attr*>(pages + page)},
+               {"size into an unmapped page", crossing}};
+  for (const auto& c : cases) {
+    errno = 0;
+    const long kernel = syscall(__NR_perf_event_open, c.attr, 0, -1, -1, 0UL);
+    const int kernel_err = errno;
+    if (kernel >= 0) close(static_cast<int>(kernel));
+    errno = 0;
+    const int fd = userperf_perf_event_open(c.attr, 0, -1, -1, 0);
+    const int userperf_err = errno;
+    if (fd >= 0) userperf_close(fd);
+    EXPECT_EQ(kernel, -1) << c.what;
+    EXPECT_EQ(kernel_err, EFAULT) << c.what;
+    EXPECT_EQ(fd, -1) << c.what;
+    EXPECT_EQ(userperf_err, kernel_err) << c.what;
+  }
+  munmap(pages, page);
 }
 
 TEST_F(AttrDiff, RandomAttrsMatchKernel) {
