@@ -252,9 +252,11 @@ class Checker {
 
   // ---- memory
   // value: the loaded value out (reads) or stored in (writes); nullptr for a store of `imm`.
+  // strict_alignment_once: an atomic's access, aligned to its size whatever the pointer.
   int check_mem_access(std::uint32_t idx, int regno, int off, int size, bool write,
                        const RegState* store_value, std::int32_t imm, bool is_st,
-                       RegState* load_out, bool sign_extend);
+                       RegState* load_out, bool sign_extend, bool strict_alignment_once = false);
+  int check_ptr_alignment(const RegState& ptr, int off, int size, bool strict_alignment_once);
   int check_ctx_access(int regno, int off, int size, bool write);
   int check_stack_bounds(int regno, const RegState& ptr, int off, int size, const char* what,
                          std::int64_t& min_off, std::int64_t& max_off);
@@ -1074,23 +1076,47 @@ int Checker::check_ctx_access(int regno, int off, int size, bool write) {
   return 0;
 }
 
+// check_ptr_alignment / check_generic_ptr_alignment: x86-64 has efficient unaligned access, so
+// only the stack is always strict; an atomic (strict_alignment_once) is strict on every pointer.
+// Byte accesses are always aligned.
+int Checker::check_ptr_alignment(const RegState& ptr, int off, int size,
+                                 bool strict_alignment_once) {
+  const char* desc = "";
+  bool strict = strict_alignment_once;
+  switch (ptr.type) {
+    case RegType::kPtrToStack:
+      desc = "stack ";
+      strict = true;
+      break;
+    case RegType::kPtrToMapValue:
+      desc = "value ";
+      break;
+    case RegType::kPtrToCtx:
+      desc = "context ";
+      break;
+    default:
+      break;
+  }
+  if (!strict || size == 1) return 0;
+  const Tnum at = tnum_add(
+      ptr.var_off,
+      Tnum::constant(static_cast<std::uint64_t>(static_cast<std::int64_t>(ptr.off) + off)));
+  if (at.is_aligned(static_cast<std::uint64_t>(size))) return 0;
+  return reject(EACCES, "misaligned %saccess off %s+%d+%d size %d", desc, ptr.var_off.str().c_str(),
+                ptr.off, off, size);
+}
+
 int Checker::check_mem_access(std::uint32_t idx, int regno, int off, int size, bool write,
                               const RegState* store_value, std::int32_t imm, bool is_st,
-                              RegState* load_out, bool sign_extend) {
+                              RegState* load_out, bool sign_extend, bool strict_alignment_once) {
   const RegState ptr = reg(regno);
   RegState value = make_unknown_scalar();
+  if (int err = check_ptr_alignment(ptr, off, size, strict_alignment_once)) return err;
   switch (ptr.type) {
     case RegType::kPtrToCtx:
       if (int err = check_ctx_access(regno, off, size, write)) return err;
       break;
     case RegType::kPtrToStack: {
-      const Tnum at = tnum_add(
-          ptr.var_off,
-          Tnum::constant(static_cast<std::uint64_t>(static_cast<std::int64_t>(ptr.off) + off)));
-      if (!at.is_aligned(static_cast<std::uint64_t>(size))) {
-        return reject(EACCES, "misaligned stack access off %s+%d+%d size %d",
-                      ptr.var_off.str().c_str(), ptr.off, off, size);
-      }
       std::int64_t min_off = 0;
       std::int64_t max_off = 0;
       if (int err = check_stack_bounds(regno, ptr, off, size, write ? " write to" : " read from",
@@ -1212,7 +1238,7 @@ int Checker::do_atomic(std::uint32_t idx, const Insn& in) {
       if (int err = check_write(in.dst_reg)) return err;
       RegState out;
       if (int err = check_mem_access(idx, in.src_reg, in.off, size, false, nullptr, 0, false, &out,
-                                     false)) {
+                                     false, true)) {
         return err;
       }
       reg(in.dst_reg) = out;
@@ -1221,7 +1247,8 @@ int Checker::do_atomic(std::uint32_t idx, const Insn& in) {
     if (int err = check_read(in.src_reg)) return err;
     if (int err = check_read(in.dst_reg)) return err;
     const RegState value = reg(in.src_reg);
-    return check_mem_access(idx, in.dst_reg, in.off, size, true, &value, 0, false, nullptr, false);
+    return check_mem_access(idx, in.dst_reg, in.off, size, true, &value, 0, false, nullptr, false,
+                            true);
   }
   if (!fetch_rmw && !plain_rmw) {
     return reject(EINVAL, "BPF_ATOMIC uses invalid atomic opcode %02x", op);
@@ -1238,7 +1265,7 @@ int Checker::do_atomic(std::uint32_t idx, const Insn& in) {
   }
   RegState loaded;
   if (int err = check_mem_access(idx, in.dst_reg, in.off, size, false, nullptr, 0, false, &loaded,
-                                 false)) {
+                                 false, true)) {
     return err;
   }
   if (loaded.is_pointer() && fetch_rmw) {
@@ -1247,7 +1274,7 @@ int Checker::do_atomic(std::uint32_t idx, const Insn& in) {
   }
   const RegState unknown = make_unknown_scalar();
   if (int err = check_mem_access(idx, in.dst_reg, in.off, size, true, &unknown, 0, false, nullptr,
-                                 false)) {
+                                 false, true)) {
     return err;
   }
   if (fetch_rmw) {

@@ -1,4 +1,5 @@
-// The stack: bounds, alignment, spills and fills, per-byte initialization (privileged rules).
+// The stack: bounds, alignment, spills and fills, per-byte initialization (privileged rules); and
+// the alignment of atomics on every pointer.
 #include "verifier_test_support.hpp"
 
 namespace userperf::bpf::verifier_test {
@@ -105,6 +106,47 @@ TEST(VerifierStack, VariableOffsetAccessesArePrivileged) {
     exit
   )"),
                        EINVAL, "invalid variable-offset write to stack R2"));
+}
+
+// Atomics are aligned to their size on every pointer (check_ptr_alignment's strict_alignment_once),
+// where x86-64 lets plain loads and stores of a map value be unaligned: the kernel rejects an
+// atomic at map value + 15 with EACCES, and the interpreter would fault on it
+// (../shared/repro/misaligned-atomic-map-value.bpf.c). The kernel gives the same verdicts.
+TEST(VerifierMemory, AtomicsAreAlignedOnEveryPointer) {
+  const auto program = [](const char* access) {
+    return std::string(R"(
+    stw [%r10-4], 0
+    mov %r2, %r10
+    add %r2, -4
+    lddw %r1, map:array
+    call map_lookup_elem
+    jeq %r0, 0, out
+    mov %r1, 1
+    )") + access +
+           R"(
+out:
+    mov %r0, 0
+    exit
+)";
+  };
+  for (const char* misaligned :
+       {"lock add32 [%r0+15], %r1", "lock add32 [%r0+2], %r1", "lock add [%r0+4], %r1",
+        "lock fetch add [%r0+1], %r1", "lock xchg32 [%r0+6], %r1"}) {
+    const Outcome r = verify_text(program(misaligned));
+    EXPECT_TRUE(rejected(r, EACCES, "misaligned value access off")) << misaligned;
+    EXPECT_TRUE(kernel_agrees(r)) << misaligned;
+  }
+  for (const char* fine : {"lock add32 [%r0+12], %r1", "lock add [%r0+8], %r1", "stxw [%r0+7], %r1",
+                           "ldxdw %r1, [%r0+3]"}) {
+    const Outcome r = verify_text(program(fine));
+    EXPECT_TRUE(accepted(r)) << fine;
+    EXPECT_TRUE(kernel_agrees(r)) << fine;
+  }
+  // The stack is strict for every access, atomics too.
+  const Outcome stack =
+      verify_text("stdw [%r10-16], 0\nmov %r1, 1\nlock add32 [%r10-10], %r1\nmov %r0, 0\nexit\n");
+  EXPECT_TRUE(rejected(stack, EACCES, "misaligned stack access off"));
+  EXPECT_TRUE(kernel_agrees(stack));
 }
 
 }  // namespace
