@@ -1013,9 +1013,10 @@ struct WithString {
   char text[4096];
   std::uint32_t size(const char* s) {
     const std::size_t n = std::min(std::strlen(s), sizeof text - 1);
+    const std::size_t padded = abi::align8(n + 1);  // <= sizeof text, a multiple of 8
     std::memcpy(text, s, n);
-    std::memset(text + n, 0, 8);
-    return static_cast<std::uint32_t>(sizeof(Fixed) + abi::align8(n + 1));
+    std::memset(text + n, 0, padded - n);
+    return static_cast<std::uint32_t>(sizeof(Fixed) + padded);
   }
 };
 

@@ -207,6 +207,39 @@ TEST(Sideband, RecordsCarryTheSampleIdTrailer) {
   userperf_close(fd);
 }
 
+// A mapping path of 4,095 characters or more (PATH_MAX with its NUL): the record carries its
+// first 4,095 and a NUL, padded to 8, and nothing is written past the string buffer (the padding's
+// memset wrote 7 bytes past it; the ASan build of this test caught it).
+TEST(Sideband, LongestPathIsCutAtTheStringBuffer) {
+  perf_event_attr attr = test_attr(PERF_SAMPLE_TID);
+  attr.sample_id_all = 1;
+  attr.mmap = 1;
+  attr.mmap2 = 1;
+  const int fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
+  {
+    MappedRing ring(fd, 8);
+    core::Engine& e = core::Engine::instance();
+    for (const std::size_t length : {4090u, 4095u, 5000u}) {
+      const std::string path = "/" + std::string(length - 1, 'p');
+      e.mmap2(getpid(), gettid(), 0x400000, 0x1000, 0, 8, 1, 1234, PROT_READ | PROT_EXEC,
+              MAP_PRIVATE, path.c_str(), true);
+      const auto records = ring.drain();
+      ASSERT_EQ(records.size(), 1u) << length;
+      ASSERT_EQ(record_type(records[0]), PERF_RECORD_MMAP2);
+      // header, pid/tid, addr/len/pgoff, maj/min, ino/ino_generation, prot/flags, then the name.
+      constexpr std::size_t kName = 8 + 8 + 24 + 8 + 16 + 8;
+      const std::size_t kept = std::min<std::size_t>(length, 4095);
+      EXPECT_EQ(records[0].size(), kName + ((kept + 1 + 7) & ~std::size_t{7}) + 8) << length;
+      const auto* name = reinterpret_cast<const char*>(records[0].data() + kName);
+      EXPECT_EQ(std::string(name, kept), path.substr(0, kept)) << length;
+      for (std::size_t i = kName + kept; i < records[0].size() - 8; ++i) {
+        EXPECT_EQ(records[0][i], 0) << "padding at " << i << ", length " << length;
+      }
+    }
+  }
+  userperf_close(fd);
+}
+
 TEST(Throttle, TooManyOverflowsPerTickThrottleThenUnthrottle) {
   core::Engine& e = core::Engine::instance();
   const core::EngineLimits saved = e.limits();
