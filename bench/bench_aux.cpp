@@ -94,14 +94,14 @@ struct AuxEvent {
   Fd fd;
   MappedAux maps;
   core::Event* event = nullptr;
-  pmu::TestAuxPmu* pmu = nullptr;
+  testing::TestAuxPmu* pmu = nullptr;
   ring::AuxRing* aux = nullptr;
 
   AuxEvent(bool overwrite, std::size_t data_pages = 4, std::uint32_t watermark = 0)
       : fd(open_leader(watermark)), maps(fd, data_pages, kAuxPages, overwrite) {
     if (!maps.ok() || userperf_ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) return;
     event = core::Engine::instance().event(fd);
-    pmu = static_cast<pmu::TestAuxPmu*>(event->pmu);
+    pmu = static_cast<testing::TestAuxPmu*>(event->pmu);
     aux = event->rb.load()->aux();
   }
   static int open_leader(std::uint32_t watermark) {
@@ -240,7 +240,7 @@ struct AuxSampleGroup {
   Fd sampler_fd;
   testing::MappedRing sampler_ring;
   core::Event* sampler = nullptr;
-  pmu::TestPmu* pmu = nullptr;
+  testing::TestPmu* pmu = nullptr;
   std::vector<std::uint8_t> newest;  // the newest kAuxSampleSize bytes of the leader's trace
 
   explicit AuxSampleGroup(std::uint64_t sample_type)
@@ -253,7 +253,7 @@ struct AuxSampleGroup {
     }
     newest.assign(chunk.end() - kAuxSampleSize, chunk.end());
     sampler = core::Engine::instance().event(sampler_fd);
-    pmu = static_cast<pmu::TestPmu*>(sampler->pmu);
+    pmu = static_cast<testing::TestPmu*>(sampler->pmu);
   }
   static int open_sampler(int leader, std::uint64_t sample_type) {
     perf_event_attr attr = testing::test_attr(sample_type);

@@ -14,7 +14,7 @@
 
 #include "bench_events.hpp"
 #include "core/sample_output.hpp"
-#include "pmu/test_pmu.hpp"
+#include "support/pmu/test_pmu.hpp"
 
 namespace {
 
@@ -126,7 +126,7 @@ void BM_Raw4K_Overflow(benchmark::State& state) {
   core::SampleData data;
   data.raw = &p.raw;
   core::Engine& engine = core::Engine::instance();
-  auto* pmu = static_cast<pmu::TestPmu*>(ev.event().pmu);
+  auto* pmu = static_cast<testing::TestPmu*>(ev.event().pmu);
   if (const char* err = check_one_sample(ev, p, [&] { pmu->count(engine, ev.event(), 1, data); })) {
     return state.SkipWithError(err);
   }

@@ -15,8 +15,8 @@
 
 #include "bench_events.hpp"
 #include "core/sample_output.hpp"
-#include "pmu/test_pmu.hpp"
 #include "ring/output_handle.hpp"
+#include "support/pmu/test_pmu.hpp"
 
 namespace {
 
@@ -86,7 +86,7 @@ void BM_Sample48_Overflow(benchmark::State& state) {
   BenchEvent ev(kSampleType, kDataPages);
   if (!ev.ok()) return state.SkipWithError("cannot open and map a test-PMU event");
   core::Engine& engine = core::Engine::instance();
-  auto* pmu = static_cast<pmu::TestPmu*>(ev.event().pmu);
+  auto* pmu = static_cast<testing::TestPmu*>(ev.event().pmu);
   const core::SampleData data = sample_data();
   if (const char* err = check_one_sample(ev, [&] { pmu->count(engine, ev.event(), 1, data); })) {
     return state.SkipWithError(err);

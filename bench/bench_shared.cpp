@@ -27,8 +27,8 @@
 #include <memory>
 
 #include "core/sample_output.hpp"
-#include "pmu/test_pmu.hpp"
 #include "ring/ring_memory.hpp"
+#include "support/pmu/test_pmu.hpp"
 #include "support/test_events.hpp"
 
 namespace {
@@ -197,7 +197,7 @@ void two_threads(benchmark::State& state, bool shared) {
   const std::uint64_t switches_before = involuntary_switches();
   for (auto _ : state) {
     if (overflow_path) {
-      static_cast<pmu::TestPmu*>(event->pmu)->count(engine, *event, 1, data);
+      static_cast<testing::TestPmu*>(event->pmu)->count(engine, *event, 1, data);
     } else {
       core::output_sample(*event, data);
     }

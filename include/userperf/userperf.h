@@ -37,8 +37,9 @@ int userperf_poll(struct pollfd* fds, nfds_t nfds, int timeout_ms);
 
 /* userperf additions. */
 
-/* The PMU type number of a registered userperf PMU ("software", "test"), the
- * counterpart of /sys/bus/event_source/devices/NAME/type; -1 with ENOENT if none. */
+/* The PMU type number of a registered userperf PMU ("software", "tracepoint", "synthetic",
+ * "calltrace", "log"), the counterpart of /sys/bus/event_source/devices/NAME/type; -1 with
+ * ENOENT if none. */
 int userperf_pmu_type(const char* name);
 
 /* A real descriptor that becomes readable at each wakeup of the event's buffer and reports POLLHUP

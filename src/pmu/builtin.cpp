@@ -4,23 +4,17 @@
 #include "pmu/log_pmu.hpp"
 #include "pmu/software_pmu.hpp"
 #include "pmu/synthetic_pmu.hpp"
-#include "pmu/test_aux_pmu.hpp"
 #include "pmu/tracepoint_pmu.hpp"
 
 namespace userperf::pmu {
 
-TestPmu& register_builtin_pmus(core::Engine& engine) {
+void register_builtin_pmus(core::Engine& engine) {
   // Leaked on purpose: PMUs outlive every event, including those closed at exit.
-  auto* software = new SoftwarePmu(engine);
-  auto* test = new TestPmu();
-  engine.register_pmu(*software, PERF_TYPE_SOFTWARE);
-  engine.register_pmu(*test);
-  engine.register_pmu(*new TestAuxPmu(engine));
+  engine.register_pmu(*new SoftwarePmu(engine), PERF_TYPE_SOFTWARE);
   engine.register_pmu(*new SyntheticPmu(engine));
   engine.register_pmu(*new CalltracePmu(engine));
   engine.register_pmu(*new LogPmu(engine));
   engine.register_pmu(*new TracepointPmu(engine), PERF_TYPE_TRACEPOINT);
-  return *test;
 }
 
 }  // namespace userperf::pmu

@@ -1,13 +1,13 @@
-// The PMUs every engine has: software (type PERF_TYPE_SOFTWARE), and with dynamic types test and
-// test_aux (driven by tests and benchmarks) and the AUX trace sources synthetic, calltrace, log.
+// The PMUs every engine has: software (type PERF_TYPE_SOFTWARE), tracepoint
+// (PERF_TYPE_TRACEPOINT), and with dynamic types the AUX trace sources synthetic, calltrace and
+// log. The test doubles (tests/support/pmu) are not among them.
 #pragma once
 
 #include "core/engine.hpp"
-#include "pmu/test_pmu.hpp"
 
 namespace userperf::pmu {
 
-// Registers the built-in PMUs with `engine`; the returned TestPmu lives as long as the process.
-TestPmu& register_builtin_pmus(core::Engine& engine);
+// Registers the built-in PMUs with `engine`; they live as long as the process.
+void register_builtin_pmus(core::Engine& engine);
 
 }  // namespace userperf::pmu

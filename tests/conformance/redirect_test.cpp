@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "conformance/kernel_support.hpp"
+#include "support/pmu/test_pmus.hpp"
 #include "userperf/userperf.h"
 
 namespace userperf::conformance {
@@ -28,7 +29,7 @@ perf_event_attr sampling_attr() {
 perf_event_attr cpu_wide_attr(Target target) {
   perf_event_attr attr = sampling_attr();
   if (target == Target::kUserperf)
-    attr.type = static_cast<std::uint32_t>(userperf_pmu_type("test"));
+    attr.type = static_cast<std::uint32_t>(userperf::testing::test_pmu_type());
   return attr;
 }
 

@@ -9,8 +9,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "pmu/test_aux_pmu.hpp"
 #include "ring/aux_reader.hpp"
+#include "support/pmu/test_aux_pmu.hpp"
+#include "support/pmu/test_pmus.hpp"
 #include "support/test_events.hpp"
 #include "userperf/userperf.h"
 
@@ -23,7 +24,7 @@ inline std::size_t page() {
 inline perf_event_attr aux_attr() {
   perf_event_attr attr{};
   attr.size = sizeof attr;
-  attr.type = static_cast<std::uint32_t>(userperf_pmu_type("test_aux"));
+  attr.type = static_cast<std::uint32_t>(test_aux_pmu_type());
   attr.sample_id_all = 1;
   attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
   attr.disabled = 1;
@@ -35,12 +36,12 @@ inline core::AuxStream::Append aux_write(int fd, const void* bytes, std::size_t 
   core::Engine& engine = core::Engine::instance();
   core::Event* event = engine.event(fd);
   if (event == nullptr) return core::AuxStream::Append::kStopped;
-  return static_cast<pmu::TestAuxPmu*>(event->pmu)->write(*event, bytes, len);
+  return static_cast<TestAuxPmu*>(event->pmu)->write(*event, bytes, len);
 }
 
 inline void aux_flush(int fd) {
   core::Event* event = core::Engine::instance().event(fd);
-  if (event != nullptr) static_cast<pmu::TestAuxPmu*>(event->pmu)->flush(*event);
+  if (event != nullptr) static_cast<TestAuxPmu*>(event->pmu)->flush(*event);
 }
 
 // A data ring of data_pages and an AUX area of aux_pages, read-only (overwrite) or read-write.

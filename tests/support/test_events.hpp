@@ -10,8 +10,9 @@
 #include <vector>
 
 #include "core/engine.hpp"
-#include "pmu/test_pmu.hpp"
 #include "ring/reader.hpp"
+#include "support/pmu/test_pmu.hpp"
+#include "support/pmu/test_pmus.hpp"
 #include "userperf/userperf.h"
 
 namespace userperf::testing {
@@ -19,7 +20,7 @@ namespace userperf::testing {
 inline perf_event_attr test_attr(std::uint64_t sample_type, std::uint64_t period = 1) {
   perf_event_attr attr{};
   attr.size = sizeof attr;
-  attr.type = static_cast<std::uint32_t>(userperf_pmu_type("test"));
+  attr.type = static_cast<std::uint32_t>(test_pmu_type());
   attr.sample_period = period;
   attr.sample_type = sample_type;
   return attr;
@@ -30,7 +31,7 @@ inline std::uint64_t fire(int fd, std::uint64_t delta, const core::SampleData& d
   core::Engine& engine = core::Engine::instance();
   core::Event* event = engine.event(fd);
   if (event == nullptr) return 0;
-  return static_cast<pmu::TestPmu*>(event->pmu)->count(engine, *event, delta, data);
+  return static_cast<TestPmu*>(event->pmu)->count(engine, *event, delta, data);
 }
 
 // A mapped userperf ring: unmaps on destruction.

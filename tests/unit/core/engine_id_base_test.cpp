@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "core/engine.hpp"
-#include "pmu/test_pmu.hpp"
+#include "support/pmu/test_pmu.hpp"
 
 namespace userperf {
 namespace {
@@ -22,7 +22,7 @@ std::uint64_t open_and_get_id(core::Engine& engine, int type) {
 
 TEST(EngineIdBase, LaterEventsGetIdsAboveTheBase) {
   core::Engine engine;
-  pmu::TestPmu pmu;
+  testing::TestPmu pmu;
   const int type = engine.register_pmu(pmu);
   const std::uint64_t base = std::uint64_t{5} << 32;
   engine.set_id_base(base);

@@ -2,7 +2,7 @@
 
 #include <cerrno>
 
-#include "pmu/test_pmu.hpp"
+#include "support/pmu/test_pmu.hpp"
 #include "support/test_events.hpp"
 
 namespace userperf {

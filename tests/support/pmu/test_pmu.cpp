@@ -1,8 +1,8 @@
-#include "pmu/test_pmu.hpp"
+#include "support/pmu/test_pmu.hpp"
 
 #include "core/overflow.hpp"
 
-namespace userperf::pmu {
+namespace userperf::testing {
 
 int TestPmu::event_init(core::Event& event) {
   (void)event;
@@ -33,4 +33,4 @@ core::OverflowResult TestPmu::overflow(core::Engine& engine, core::Event& event,
   return engine.overflow(event, sample);
 }
 
-}  // namespace userperf::pmu
+}  // namespace userperf::testing

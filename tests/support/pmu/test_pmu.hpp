@@ -1,11 +1,12 @@
-// TestPmu: an event source that tests and benchmarks drive by hand. It accepts any config and
-// produces counts and overflows exactly when told, on the calling thread.
+// TestPmu ("test"): an event source that tests and benchmarks drive by hand. It accepts any config
+// and produces counts and overflows exactly when told, on the calling thread. A test double: no
+// engine of the product registers it (test_pmus.hpp registers it where a test or benchmark asks).
 #pragma once
 
 #include "core/engine.hpp"
 #include "core/pmu.hpp"
 
-namespace userperf::pmu {
+namespace userperf::testing {
 
 class TestPmu final : public core::Pmu {
  public:
@@ -22,4 +23,4 @@ class TestPmu final : public core::Pmu {
   core::OverflowResult overflow(core::Engine& engine, core::Event& event, core::SampleData& sample);
 };
 
-}  // namespace userperf::pmu
+}  // namespace userperf::testing

@@ -1,16 +1,16 @@
 // TestAuxPmu ("test_aux"): an AUX source that tests and benchmarks drive by hand, the AUX
 // counterpart of TestPmu. Each event stores exactly the bytes it is given, on the calling thread,
 // through its source's core::AuxStream (AuxSourcePmu: begun at add(), ended at del() and when its
-// AUX area goes away).
+// AUX area goes away). A test double, as TestPmu.
 #pragma once
 
 #include <cstddef>
 
 #include "pmu/aux_source_pmu.hpp"
 
-namespace userperf::pmu {
+namespace userperf::testing {
 
-class TestAuxPmu final : public AuxSourcePmu {
+class TestAuxPmu final : public pmu::AuxSourcePmu {
  public:
   explicit TestAuxPmu(core::Engine& engine) : AuxSourcePmu(engine) {}
   const char* name() const override { return "test_aux"; }
@@ -23,4 +23,4 @@ class TestAuxPmu final : public AuxSourcePmu {
   void flush(core::Event& event);
 };
 
-}  // namespace userperf::pmu
+}  // namespace userperf::testing

@@ -1,6 +1,6 @@
-#include "pmu/test_aux_pmu.hpp"
+#include "support/pmu/test_aux_pmu.hpp"
 
-namespace userperf::pmu {
+namespace userperf::testing {
 
 int TestAuxPmu::event_init(core::Event& event) {
   (void)event;
@@ -20,4 +20,4 @@ void TestAuxPmu::flush(core::Event& event) {
   source_of(event)->stream.flush();
 }
 
-}  // namespace userperf::pmu
+}  // namespace userperf::testing
