@@ -27,6 +27,7 @@
 #include "calltrace_work.h"
 #include "pmu/calltrace_pmu.hpp"
 #include "support/aux_events.hpp"
+#include "userperf/userperf.h"
 
 namespace {
 

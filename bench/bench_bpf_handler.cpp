@@ -10,6 +10,7 @@
 #include "bench_events.hpp"
 #include "core/engine.hpp"
 #include "support/test_events.hpp"
+#include "userperf/userperf.h"
 
 namespace userperf::bench {
 namespace {

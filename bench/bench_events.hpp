@@ -8,6 +8,7 @@
 
 #include "core/sample_output.hpp"
 #include "support/test_events.hpp"
+#include "userperf/userperf.h"
 
 namespace userperf::bench {
 

@@ -19,6 +19,7 @@
 #include "bench_events.hpp"
 #include "perfdata/writer.hpp"
 #include "record/recorder/thread_ring.hpp"
+#include "userperf/userperf.h"
 
 namespace {
 

@@ -30,6 +30,7 @@
 #include "ring/ring_memory.hpp"
 #include "support/pmu/test_pmu.hpp"
 #include "support/test_events.hpp"
+#include "userperf/userperf.h"
 
 namespace {
 

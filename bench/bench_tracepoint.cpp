@@ -13,6 +13,7 @@
 #include "bench_events.hpp"
 #include "pmu/tracepoint_pmu.hpp"
 #include "userperf/tracepoint.h"
+#include "userperf/userperf.h"
 
 USERPERF_TRACEPOINT(bench, request, (uint64_t, id), (const char*, path), (int32_t, status))
 USERPERF_TRACEPOINT(bench, off, (uint64_t, id), (const char*, path), (int32_t, status))

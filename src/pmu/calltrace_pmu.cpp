@@ -15,7 +15,7 @@ namespace userperf::pmu {
 
 namespace {
 
-struct CalltraceSource final : AuxSourcePmu::Source {
+struct CalltraceSource final : core::AuxSourcePmu::Source {
   CalltraceSource(core::Event& ev, core::GracePeriod& grace) : Source(ev, grace), tid(ev.pid) {}
   const pid_t tid;
   trace::CalltraceEncoder encoder;  // the traced thread's only

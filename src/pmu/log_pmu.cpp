@@ -15,7 +15,7 @@ namespace userperf::pmu {
 
 namespace {
 
-struct LogSource final : AuxSourcePmu::Source {
+struct LogSource final : core::AuxSourcePmu::Source {
   using Source::Source;
   std::atomic<int> crash_fd{-1};
 };

@@ -10,13 +10,13 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "pmu/aux_source_pmu.hpp"
+#include "core/aux_source_pmu.hpp"
 
 namespace userperf::pmu {
 
-class LogPmu final : public AuxSourcePmu {
+class LogPmu final : public core::AuxSourcePmu {
  public:
-  using AuxSourcePmu::AuxSourcePmu;
+  using core::AuxSourcePmu::AuxSourcePmu;
   const char* name() const override { return "log"; }
   int event_init(core::Event& event) override;
   int event_bind(core::Event& event) override;

@@ -20,7 +20,7 @@ namespace {
 constexpr std::uint64_t kDefaultChunk = 4096;
 constexpr std::uint64_t kMaxChunk = 1 << 20;
 
-struct SyntheticSource final : AuxSourcePmu::Source {
+struct SyntheticSource final : core::AuxSourcePmu::Source {
   SyntheticSource(core::Event& ev, core::GracePeriod& grace)
       : Source(ev, grace),
         rate(ev.attr.config),
@@ -53,7 +53,7 @@ struct SyntheticSource final : AuxSourcePmu::Source {
   bool stop = false;
 };
 
-SyntheticSource& synthetic(AuxSourcePmu::Source& source) {
+SyntheticSource& synthetic(core::AuxSourcePmu::Source& source) {
   return static_cast<SyntheticSource&>(source);
 }
 

@@ -12,13 +12,13 @@
 
 #include <cstdint>
 
-#include "pmu/aux_source_pmu.hpp"
+#include "core/aux_source_pmu.hpp"
 
 namespace userperf::pmu {
 
-class SyntheticPmu final : public AuxSourcePmu {
+class SyntheticPmu final : public core::AuxSourcePmu {
  public:
-  using AuxSourcePmu::AuxSourcePmu;
+  using core::AuxSourcePmu::AuxSourcePmu;
   const char* name() const override { return "synthetic"; }
   int event_init(core::Event& event) override;
   int event_bind(core::Event& event) override;

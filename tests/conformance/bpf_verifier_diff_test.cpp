@@ -18,6 +18,7 @@
 #include "bpf/loader/elf_loader.hpp"
 #include "bpf/verifier/verifier.hpp"
 #include "conformance/bpf_verifier_corpus_support.hpp"
+#include "userperf/userperf.h"
 
 namespace userperf::conformance::verifier_corpus {
 namespace {

@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "conformance/kernel_support.hpp"
-#include "support/pmu/test_pmus.hpp"
+#include "support/engine_under_test.hpp"
 #include "userperf/userperf.h"
 
 namespace userperf::conformance {

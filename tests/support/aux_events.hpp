@@ -10,10 +10,9 @@
 #include <vector>
 
 #include "ring/aux_reader.hpp"
+#include "support/engine_under_test.hpp"
 #include "support/pmu/test_aux_pmu.hpp"
-#include "support/pmu/test_pmus.hpp"
 #include "support/test_events.hpp"
-#include "userperf/userperf.h"
 
 namespace userperf::testing {
 
@@ -33,14 +32,14 @@ inline perf_event_attr aux_attr() {
 
 // Appends bytes to a test_aux event's trace.
 inline core::AuxStream::Append aux_write(int fd, const void* bytes, std::size_t len) {
-  core::Engine& engine = core::Engine::instance();
-  core::Event* event = engine.event(fd);
+  core::Engine& e = engine();
+  core::Event* event = e.event(fd);
   if (event == nullptr) return core::AuxStream::Append::kStopped;
   return static_cast<TestAuxPmu*>(event->pmu)->write(*event, bytes, len);
 }
 
 inline void aux_flush(int fd) {
-  core::Event* event = core::Engine::instance().event(fd);
+  core::Event* event = engine().event(fd);
   if (event != nullptr) static_cast<TestAuxPmu*>(event->pmu)->flush(*event);
 }
 
@@ -57,12 +56,12 @@ struct MappedAux {
     aux_length = aux_pages * page();
     ring.control()->aux_offset = (1 + data_pages) * page();
     ring.control()->aux_size = aux_length;
-    aux = userperf_mmap(nullptr, aux_length, overwrite ? PROT_READ : PROT_READ | PROT_WRITE,
-                        MAP_SHARED, fd, static_cast<off_t>(ring.control()->aux_offset));
+    aux = event_mmap(nullptr, aux_length, overwrite ? PROT_READ : PROT_READ | PROT_WRITE,
+                     MAP_SHARED, fd, static_cast<off_t>(ring.control()->aux_offset));
     if (aux == MAP_FAILED) map_errno = errno;
   }
   ~MappedAux() {
-    if (aux != MAP_FAILED) userperf_munmap(aux, aux_length);
+    if (aux != MAP_FAILED) event_munmap(aux, aux_length);
   }
   bool ok() const { return aux != MAP_FAILED; }
   ring::AuxView view() const {

@@ -1,4 +1,4 @@
-// Helpers for tests that drive userperf through its C API with the test PMU.
+// Helpers for tests that drive the engine under test (engine_under_test.hpp) with the test PMU.
 #pragma once
 
 #include <linux/perf_event.h>
@@ -11,9 +11,8 @@
 
 #include "core/engine.hpp"
 #include "ring/reader.hpp"
+#include "support/engine_under_test.hpp"
 #include "support/pmu/test_pmu.hpp"
-#include "support/pmu/test_pmus.hpp"
-#include "userperf/userperf.h"
 
 namespace userperf::testing {
 
@@ -28,10 +27,10 @@ inline perf_event_attr test_attr(std::uint64_t sample_type, std::uint64_t period
 
 // Counts `delta` into a test-PMU event; each period crossed writes a sample from `data`.
 inline std::uint64_t fire(int fd, std::uint64_t delta, const core::SampleData& data = {}) {
-  core::Engine& engine = core::Engine::instance();
-  core::Event* event = engine.event(fd);
+  core::Engine& e = engine();
+  core::Event* event = e.event(fd);
   if (event == nullptr) return 0;
-  return static_cast<TestPmu*>(event->pmu)->count(engine, *event, delta, data);
+  return static_cast<TestPmu*>(event->pmu)->count(e, *event, delta, data);
 }
 
 // A mapped userperf ring: unmaps on destruction.
@@ -42,11 +41,11 @@ struct MappedRing {
 
   MappedRing(int fd, std::size_t data_pages, int prot = PROT_READ | PROT_WRITE) {
     length = (1 + data_pages) * static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-    base = userperf_mmap(nullptr, length, prot, MAP_SHARED, fd, 0);
+    base = event_mmap(nullptr, length, prot, MAP_SHARED, fd, 0);
     if (base != MAP_FAILED) ring::make_ring_view(base, length, view);
   }
   ~MappedRing() {
-    if (base != MAP_FAILED) userperf_munmap(base, length);
+    if (base != MAP_FAILED) event_munmap(base, length);
   }
   bool ok() const { return base != MAP_FAILED; }
   perf_event_mmap_page* control() const { return static_cast<perf_event_mmap_page*>(base); }

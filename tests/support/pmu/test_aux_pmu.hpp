@@ -1,18 +1,18 @@
 // TestAuxPmu ("test_aux"): an AUX source that tests and benchmarks drive by hand, the AUX
 // counterpart of TestPmu. Each event stores exactly the bytes it is given, on the calling thread,
-// through its source's core::AuxStream (AuxSourcePmu: begun at add(), ended at del() and when its
-// AUX area goes away). A test double, as TestPmu.
+// through its source's core::AuxStream (core::AuxSourcePmu: begun at add(), ended at del() and when
+// its AUX area goes away). A test double, as TestPmu.
 #pragma once
 
 #include <cstddef>
 
-#include "pmu/aux_source_pmu.hpp"
+#include "core/aux_source_pmu.hpp"
 
 namespace userperf::testing {
 
-class TestAuxPmu final : public pmu::AuxSourcePmu {
+class TestAuxPmu final : public core::AuxSourcePmu {
  public:
-  explicit TestAuxPmu(core::Engine& engine) : AuxSourcePmu(engine) {}
+  explicit TestAuxPmu(core::Engine& engine) : core::AuxSourcePmu(engine) {}
   const char* name() const override { return "test_aux"; }
   int event_init(core::Event& event) override;
   int event_bind(core::Event& event) override;

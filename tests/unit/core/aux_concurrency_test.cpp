@@ -13,17 +13,17 @@ namespace {
 
 TEST(AuxSampleConcurrency, SamplesSeeWholeWindowsWhileAnotherThreadWrites) {
   perf_event_attr lattr = testing::aux_attr();
-  const int leader = userperf_perf_event_open(&lattr, 0, -1, -1, 0);
+  const int leader = testing::event_open(&lattr, 0, -1, -1, 0);
   ASSERT_GE(leader, 0);
   perf_event_attr sattr = testing::test_attr(PERF_SAMPLE_AUX);
   sattr.aux_sample_size = 512;
-  const int sampler = userperf_perf_event_open(&sattr, 0, -1, leader, 0);
+  const int sampler = testing::event_open(&sattr, 0, -1, leader, 0);
   ASSERT_GE(sampler, 0) << strerror(errno);
   {
     testing::MappedAux maps(leader, 4, 1, /*overwrite=*/true);  // one page: wraps constantly
     testing::MappedRing ring(sampler, 256);
     ASSERT_TRUE(maps.ok());
-    ASSERT_EQ(userperf_ioctl(leader, PERF_EVENT_IOC_ENABLE, 0), 0);
+    ASSERT_EQ(testing::event_ioctl(leader, PERF_EVENT_IOC_ENABLE, 0), 0);
     std::atomic<bool> stop{false};
     std::atomic<std::uint64_t> written{0};
     std::thread writer([&] {
@@ -66,8 +66,8 @@ TEST(AuxSampleConcurrency, SamplesSeeWholeWindowsWhileAnotherThreadWrites) {
     EXPECT_EQ(samples, 200);
     EXPECT_EQ(checked_windows, 200);
   }
-  userperf_close(sampler);
-  userperf_close(leader);
+  testing::event_close(sampler);
+  testing::event_close(leader);
 }
 
 }  // namespace

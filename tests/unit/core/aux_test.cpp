@@ -26,7 +26,7 @@ struct Fd {
   int fd;
   explicit Fd(int f) : fd(f) {}
   ~Fd() {
-    if (fd >= 0) userperf_close(fd);
+    if (fd >= 0) testing::event_close(fd);
   }
   operator int() const { return fd; }
 };
@@ -50,56 +50,56 @@ void expect_words(const std::uint8_t* bytes, std::size_t len, std::uint64_t last
 
 TEST(AuxMmap, KernelErrorsForBadGeometry) {
   perf_event_attr attr = aux_attr();
-  Fd fd(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  Fd fd(testing::event_open(&attr, 0, -1, -1, 0));
   ASSERT_GE(fd, 0) << strerror(errno);
   const std::size_t p = page();
   // No data buffer yet.
-  EXPECT_EQ(userperf_mmap(nullptr, 4 * p, PROT_READ, MAP_SHARED, fd, 5 * p), MAP_FAILED);
+  EXPECT_EQ(testing::event_mmap(nullptr, 4 * p, PROT_READ, MAP_SHARED, fd, 5 * p), MAP_FAILED);
   EXPECT_EQ(errno, EINVAL);
   MappedRing ring(fd, 4);
   ASSERT_TRUE(ring.ok());
   auto* ctl = ring.control();
   // aux_offset / aux_size not written.
-  EXPECT_EQ(userperf_mmap(nullptr, 4 * p, PROT_READ, MAP_SHARED, fd, 5 * p), MAP_FAILED);
+  EXPECT_EQ(testing::event_mmap(nullptr, 4 * p, PROT_READ, MAP_SHARED, fd, 5 * p), MAP_FAILED);
   EXPECT_EQ(errno, EINVAL);
   // Overlapping the data area.
   ctl->aux_offset = 4 * p;
   ctl->aux_size = 4 * p;
-  EXPECT_EQ(userperf_mmap(nullptr, 4 * p, PROT_READ, MAP_SHARED, fd, 4 * p), MAP_FAILED);
+  EXPECT_EQ(testing::event_mmap(nullptr, 4 * p, PROT_READ, MAP_SHARED, fd, 4 * p), MAP_FAILED);
   EXPECT_EQ(errno, EINVAL);
   // Mapped at another offset than aux_offset.
   ctl->aux_offset = 5 * p;
-  EXPECT_EQ(userperf_mmap(nullptr, 4 * p, PROT_READ, MAP_SHARED, fd, 6 * p), MAP_FAILED);
+  EXPECT_EQ(testing::event_mmap(nullptr, 4 * p, PROT_READ, MAP_SHARED, fd, 6 * p), MAP_FAILED);
   EXPECT_EQ(errno, EINVAL);
   // Length other than aux_size.
-  EXPECT_EQ(userperf_mmap(nullptr, 2 * p, PROT_READ, MAP_SHARED, fd, 5 * p), MAP_FAILED);
+  EXPECT_EQ(testing::event_mmap(nullptr, 2 * p, PROT_READ, MAP_SHARED, fd, 5 * p), MAP_FAILED);
   EXPECT_EQ(errno, EINVAL);
   // Not a power of two.
   ctl->aux_size = 3 * p;
-  EXPECT_EQ(userperf_mmap(nullptr, 3 * p, PROT_READ, MAP_SHARED, fd, 5 * p), MAP_FAILED);
+  EXPECT_EQ(testing::event_mmap(nullptr, 3 * p, PROT_READ, MAP_SHARED, fd, 5 * p), MAP_FAILED);
   EXPECT_EQ(errno, EINVAL);
   // MAP_PRIVATE.
   ctl->aux_size = 4 * p;
-  EXPECT_EQ(userperf_mmap(nullptr, 4 * p, PROT_READ, MAP_PRIVATE, fd, 5 * p), MAP_FAILED);
+  EXPECT_EQ(testing::event_mmap(nullptr, 4 * p, PROT_READ, MAP_PRIVATE, fd, 5 * p), MAP_FAILED);
   EXPECT_EQ(errno, EINVAL);
   // Valid: mapped; again with the same geometry: another reference; another size: EINVAL.
-  void* a = userperf_mmap(nullptr, 4 * p, PROT_READ, MAP_SHARED, fd, 5 * p);
+  void* a = testing::event_mmap(nullptr, 4 * p, PROT_READ, MAP_SHARED, fd, 5 * p);
   ASSERT_NE(a, MAP_FAILED) << strerror(errno);
-  void* b = userperf_mmap(nullptr, 4 * p, PROT_READ, MAP_SHARED, fd, 5 * p);
+  void* b = testing::event_mmap(nullptr, 4 * p, PROT_READ, MAP_SHARED, fd, 5 * p);
   ASSERT_NE(b, MAP_FAILED) << strerror(errno);
   ctl->aux_size = 8 * p;
-  EXPECT_EQ(userperf_mmap(nullptr, 8 * p, PROT_READ, MAP_SHARED, fd, 5 * p), MAP_FAILED);
+  EXPECT_EQ(testing::event_mmap(nullptr, 8 * p, PROT_READ, MAP_SHARED, fd, 5 * p), MAP_FAILED);
   EXPECT_EQ(errno, EINVAL);
-  EXPECT_GE(userperf_event_aux_fd(fd), 0);
-  EXPECT_EQ(userperf_munmap(a, 4 * p), 0);
-  EXPECT_EQ(userperf_munmap(b, 4 * p), 0);
-  EXPECT_EQ(userperf_event_aux_fd(fd), -1) << "the last unmap frees the area";
+  EXPECT_GE(testing::event_aux_fd(fd), 0);
+  EXPECT_EQ(testing::event_munmap(a, 4 * p), 0);
+  EXPECT_EQ(testing::event_munmap(b, 4 * p), 0);
+  EXPECT_EQ(testing::event_aux_fd(fd), -1) << "the last unmap frees the area";
   EXPECT_EQ(errno, EINVAL);
 }
 
 TEST(AuxMmap, PmuWithoutAuxIsEopnotsupp) {
   perf_event_attr attr = testing::test_attr(PERF_SAMPLE_IP);
-  Fd fd(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  Fd fd(testing::event_open(&attr, 0, -1, -1, 0));
   ASSERT_GE(fd, 0);
   MappedAux m(fd, 4, 4, true);
   EXPECT_FALSE(m.ok());
@@ -108,11 +108,11 @@ TEST(AuxMmap, PmuWithoutAuxIsEopnotsupp) {
 
 TEST(AuxOverwrite, WrapsAndTheSnapshotIsTheNewestBytesExactly) {
   perf_event_attr attr = aux_attr();
-  Fd fd(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  Fd fd(testing::event_open(&attr, 0, -1, -1, 0));
   ASSERT_GE(fd, 0);
   MappedAux m(fd, 4, 2, /*overwrite=*/true);
   ASSERT_TRUE(m.ok()) << strerror(m.map_errno);
-  ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+  ASSERT_EQ(testing::event_ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
   const std::uint64_t words = 3 * m.aux_length / 8 + 5;  // wraps three times and a bit
   write_words(fd, 1, words);
   // The consumer's view while tracing runs: aux_head follows the writes.
@@ -124,7 +124,7 @@ TEST(AuxOverwrite, WrapsAndTheSnapshotIsTheNewestBytesExactly) {
   expect_words(newest.data(), newest.size(), words);
   // The snapshot protocol: disable, copy, re-enable.
   std::vector<std::uint8_t> snap(3 * m.aux_length);
-  const ssize_t n = userperf_aux_snapshot(fd, snap.data(), snap.size(), &head);
+  const ssize_t n = testing::event_aux_snapshot(fd, snap.data(), snap.size(), &head);
   ASSERT_EQ(n, static_cast<ssize_t>(m.aux_length)) << "at most the area";
   expect_words(snap.data(), static_cast<std::size_t>(n), words);
   // Re-enabled: tracing goes on.
@@ -141,27 +141,27 @@ TEST(AuxOverwrite, WrapsAndTheSnapshotIsTheNewestBytesExactly) {
 
 TEST(AuxOverwrite, NoRecordForAnEmptyHandle) {
   perf_event_attr attr = aux_attr();
-  Fd fd(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  Fd fd(testing::event_open(&attr, 0, -1, -1, 0));
   MappedAux m(fd, 4, 2, true);
   ASSERT_TRUE(m.ok());
-  ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
-  ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+  ASSERT_EQ(testing::event_ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+  ASSERT_EQ(testing::event_ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
   EXPECT_TRUE(aux_records(m.ring.drain()).empty()) << "OVERWRITE-only records are suppressed";
 }
 
 TEST(AuxNormal, RecordsAtWatermarksAndTruncationDisablesTheEvent) {
   perf_event_attr attr = aux_attr();
   attr.aux_watermark = 4096;
-  Fd fd(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  Fd fd(testing::event_open(&attr, 0, -1, -1, 0));
   MappedAux m(fd, 8, 4, /*overwrite=*/false);  // 16 KiB
   ASSERT_TRUE(m.ok()) << strerror(m.map_errno);
-  ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+  ASSERT_EQ(testing::event_ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
   pollfd p{fd, POLLIN, 0};
-  ASSERT_EQ(userperf_poll(&p, 1, 0), 0) << "no wakeup before any data";
+  ASSERT_EQ(testing::event_poll(&p, 1, 0), 0) << "no wakeup before any data";
   write_words(fd, 1, 4096 / 8 - 1);
-  EXPECT_EQ(userperf_poll(&p, 1, 0), 0) << "below the watermark";
+  EXPECT_EQ(testing::event_poll(&p, 1, 0), 0) << "below the watermark";
   write_words(fd, 4096 / 8, 1);
-  ASSERT_EQ(userperf_poll(&p, 1, 0), 1) << "the watermark was crossed";
+  ASSERT_EQ(testing::event_poll(&p, 1, 0), 1) << "the watermark was crossed";
   EXPECT_TRUE(p.revents & POLLIN);
   auto recs = aux_records(m.ring.drain());
   ASSERT_EQ(recs.size(), 1u);
@@ -184,16 +184,16 @@ TEST(AuxNormal, RecordsAtWatermarksAndTruncationDisablesTheEvent) {
   const std::uint64_t got = ring::consume_aux(m.view(), m.ring.control(), buf.data(), buf.size());
   EXPECT_EQ(got, m.aux_length - 8);
   expect_words(buf.data(), got, m.aux_length / 8 - 1);
-  ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+  ASSERT_EQ(testing::event_ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
   EXPECT_EQ(aux_write(fd, &w, 8), core::AuxStream::Append::kOk);
 }
 
 TEST(AuxNormal, DroppedEntriesMarkTheNextRecordPartial) {
   perf_event_attr attr = aux_attr();
-  Fd fd(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  Fd fd(testing::event_open(&attr, 0, -1, -1, 0));
   MappedAux m(fd, 8, 1, /*overwrite=*/false);
   ASSERT_TRUE(m.ok());
-  ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+  ASSERT_EQ(testing::event_ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
   std::vector<std::uint8_t> big(m.aux_length, 0x5a);
   EXPECT_EQ(aux_write(fd, big.data(), big.size()), core::AuxStream::Append::kTooBig);
   write_words(fd, 1, 4);
@@ -207,10 +207,10 @@ TEST(AuxNormal, DroppedEntriesMarkTheNextRecordPartial) {
 // The driver API itself, as a PMU driver would call it: skip, flags, end.
 TEST(AuxOutput, SkipFlagAndEndAsTheKernel) {
   perf_event_attr attr = aux_attr();
-  Fd fd(userperf_perf_event_open(&attr, 0, -1, -1, 0));  // disabled: its source holds no handle
+  Fd fd(testing::event_open(&attr, 0, -1, -1, 0));  // disabled: its source holds no handle
   MappedAux m(fd, 4, 1, /*overwrite=*/false);
   ASSERT_TRUE(m.ok());
-  core::Event* event = core::Engine::instance().event(fd);
+  core::Event* event = testing::engine().event(fd);
   ASSERT_NE(event, nullptr);
   core::AuxOutput h;
   ASSERT_TRUE(h.begin(*event));
@@ -232,11 +232,11 @@ TEST(AuxOutput, SkipFlagAndEndAsTheKernel) {
   EXPECT_EQ(recs[0].size, 8u);
   EXPECT_EQ(recs[0].flags, std::uint64_t{PERF_AUX_FLAG_COLLISION});
   // Overwrite mode: the handle has no size (the driver wraps freely), so a skip cannot fit.
-  Fd ofd(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  Fd ofd(testing::event_open(&attr, 0, -1, -1, 0));
   MappedAux om(ofd, 4, 1, /*overwrite=*/true);
   ASSERT_TRUE(om.ok());
   core::AuxOutput oh;
-  ASSERT_TRUE(oh.begin(*core::Engine::instance().event(ofd)));
+  ASSERT_TRUE(oh.begin(*testing::engine().event(ofd)));
   EXPECT_EQ(oh.size(), 0u);
   EXPECT_EQ(oh.skip(8), -ENOSPC);
   oh.end(0);
@@ -245,12 +245,12 @@ TEST(AuxOutput, SkipFlagAndEndAsTheKernel) {
 
 TEST(AuxNormal, ItraceStartPrecedesTheTrace) {
   perf_event_attr attr = aux_attr();
-  Fd fd(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  Fd fd(testing::event_open(&attr, 0, -1, -1, 0));
   MappedAux m(fd, 4, 2, true);
   ASSERT_TRUE(m.ok());
-  ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
-  ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
-  ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+  ASSERT_EQ(testing::event_ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+  ASSERT_EQ(testing::event_ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+  ASSERT_EQ(testing::event_ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
   const auto recs = m.ring.drain();
   int itrace = 0;
   for (const auto& r : recs) {
@@ -266,10 +266,10 @@ TEST(AuxNormal, ItraceStartPrecedesTheTrace) {
 // own, not the one the parent's first record found (a cached getpid() never reset).
 TEST(AuxNormal, ForkChildsRecordsCarryItsOwnPid) {
   perf_event_attr attr = aux_attr();
-  Fd fd(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  Fd fd(testing::event_open(&attr, 0, -1, -1, 0));
   MappedAux m(fd, 4, 2, /*overwrite=*/false);
   ASSERT_TRUE(m.ok());
-  ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+  ASSERT_EQ(testing::event_ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
   const auto aux_pids = [&] {
     std::vector<std::uint32_t> pids;
     for (const auto& r : m.ring.drain()) {
@@ -301,26 +301,28 @@ TEST(AuxNormal, ForkChildsRecordsCarryItsOwnPid) {
 
 TEST(AuxMmap, EveryWriterOfTheBufferLetsGoOfTheAreaWhenItGoes) {
   perf_event_attr attr = aux_attr();
-  Fd owner(userperf_perf_event_open(&attr, 0, -1, -1, 0));
-  Fd other(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  Fd owner(testing::event_open(&attr, 0, -1, -1, 0));
+  Fd other(testing::event_open(&attr, 0, -1, -1, 0));
   ASSERT_GE(other, 0);
   auto maps = std::make_unique<MappedAux>(owner, 4, 2, true);
   ASSERT_TRUE(maps->ok());
   // The second source writes into the owner's buffer, and so into its AUX area.
-  ASSERT_EQ(userperf_ioctl(other, PERF_EVENT_IOC_SET_OUTPUT, static_cast<unsigned long>(owner.fd)),
-            0);
-  ASSERT_EQ(userperf_ioctl(other, PERF_EVENT_IOC_ENABLE, 0), 0);
+  ASSERT_EQ(
+      testing::event_ioctl(other, PERF_EVENT_IOC_SET_OUTPUT, static_cast<unsigned long>(owner.fd)),
+      0);
+  ASSERT_EQ(testing::event_ioctl(other, PERF_EVENT_IOC_ENABLE, 0), 0);
   write_words(other, 1, 10);
   EXPECT_EQ(maps->aux_head(), 80u);
   // Its handle is on the area: the owner cannot begin one (AUX writers do not nest).
-  ASSERT_EQ(userperf_ioctl(owner, PERF_EVENT_IOC_ENABLE, 0), 0);
+  ASSERT_EQ(testing::event_ioctl(owner, PERF_EVENT_IOC_ENABLE, 0), 0);
   std::uint64_t w = 11;
   EXPECT_NE(aux_write(owner, &w, 8), core::AuxStream::Append::kOk);
   // Leaving the buffer releases the handle; the owner goes on.
-  ASSERT_EQ(userperf_ioctl(other, PERF_EVENT_IOC_SET_OUTPUT, ~0UL), 0);
+  ASSERT_EQ(testing::event_ioctl(other, PERF_EVENT_IOC_SET_OUTPUT, ~0UL), 0);
   EXPECT_EQ(aux_write(owner, &w, 8), core::AuxStream::Append::kOk);
-  ASSERT_EQ(userperf_ioctl(other, PERF_EVENT_IOC_SET_OUTPUT, static_cast<unsigned long>(owner.fd)),
-            0);
+  ASSERT_EQ(
+      testing::event_ioctl(other, PERF_EVENT_IOC_SET_OUTPUT, static_cast<unsigned long>(owner.fd)),
+      0);
   // The area goes away while both are enabled: nobody writes into freed memory afterwards.
   std::unique_ptr<MappedAux> gone = std::move(maps);
   gone.reset();
@@ -343,12 +345,12 @@ struct AuxGroup {
         sampler_ring(sampler, 64) {}
   static int open_leader() {
     perf_event_attr attr = aux_attr();
-    return userperf_perf_event_open(&attr, 0, -1, -1, 0);
+    return testing::event_open(&attr, 0, -1, -1, 0);
   }
   static int open_sampler(int leader, std::uint32_t size, std::uint64_t sample_type) {
     perf_event_attr attr = testing::test_attr(sample_type | PERF_SAMPLE_AUX);
     attr.aux_sample_size = size;
-    return userperf_perf_event_open(&attr, 0, -1, leader, 0);
+    return testing::event_open(&attr, 0, -1, leader, 0);
   }
   // The AUX field of the newest sample: its size field and bytes.
   std::vector<std::uint8_t> sample_aux(std::size_t offset_of_aux = 8) {
@@ -368,7 +370,7 @@ TEST(AuxSample, CarriesTheNewestBytesOfTheLeadersTrace) {
   AuxGroup g(1024, 2, 0);
   ASSERT_GE(g.sampler, 0) << strerror(errno);
   ASSERT_TRUE(g.leader_maps.ok());
-  ASSERT_EQ(userperf_ioctl(g.leader, PERF_EVENT_IOC_ENABLE, 0), 0);
+  ASSERT_EQ(testing::event_ioctl(g.leader, PERF_EVENT_IOC_ENABLE, 0), 0);
   write_words(g.leader, 1, 5000);  // wraps the 8 KiB area
   ASSERT_EQ(testing::fire(g.sampler, 1), 1u);
   const auto aux = g.sample_aux();
@@ -378,7 +380,7 @@ TEST(AuxSample, CarriesTheNewestBytesOfTheLeadersTrace) {
 
 TEST(AuxSample, FewerBytesThanAskedArePaddedTo8) {
   AuxGroup g(1024, 2, 0);
-  ASSERT_EQ(userperf_ioctl(g.leader, PERF_EVENT_IOC_ENABLE, 0), 0);
+  ASSERT_EQ(testing::event_ioctl(g.leader, PERF_EVENT_IOC_ENABLE, 0), 0);
   const char text[13] = "hello, trace";
   ASSERT_EQ(aux_write(g.leader, text, 13), core::AuxStream::Append::kOk);
   ASSERT_EQ(testing::fire(g.sampler, 1), 1u);
@@ -391,7 +393,7 @@ TEST(AuxSample, FewerBytesThanAskedArePaddedTo8) {
 TEST(AuxSample, StopsAtTheSixteenBitRecordLimit) {
   AuxGroup g(200000, 32, PERF_SAMPLE_IP | PERF_SAMPLE_TID);  // 128 KiB area
   ASSERT_GE(g.sampler, 0);
-  ASSERT_EQ(userperf_ioctl(g.leader, PERF_EVENT_IOC_ENABLE, 0), 0);
+  ASSERT_EQ(testing::event_ioctl(g.leader, PERF_EVENT_IOC_ENABLE, 0), 0);
   write_words(g.leader, 1, 128 * 1024 / 8);
   ASSERT_EQ(testing::fire(g.sampler, 1), 1u);
   const auto recs = g.sampler_ring.drain();
@@ -406,16 +408,16 @@ TEST(AuxSample, StopsAtTheSixteenBitRecordLimit) {
 
 TEST(AuxSample, ZeroWhenTheLeaderIsNotActive) {
   AuxGroup g(512, 2, 0);
-  ASSERT_EQ(userperf_ioctl(g.leader, PERF_EVENT_IOC_ENABLE, 0), 0);
+  ASSERT_EQ(testing::event_ioctl(g.leader, PERF_EVENT_IOC_ENABLE, 0), 0);
   write_words(g.leader, 1, 100);
-  ASSERT_EQ(userperf_ioctl(g.leader, PERF_EVENT_IOC_DISABLE, 0), 0);
+  ASSERT_EQ(testing::event_ioctl(g.leader, PERF_EVENT_IOC_DISABLE, 0), 0);
   // A disabled leader takes its group down; enable the sampler alone to see what it writes.
-  core::Event* sampler = core::Engine::instance().event(g.sampler);
+  core::Event* sampler = testing::engine().event(g.sampler);
   ASSERT_NE(sampler, nullptr);
   sampler->state.store(core::EventState::kActive);
   core::SampleData data;
   data.period = 1;
-  core::Engine::instance().overflow(*sampler, data);
+  testing::engine().overflow(*sampler, data);
   sampler->state.store(core::EventState::kInactive);
   const auto aux = g.sample_aux();
   EXPECT_TRUE(aux.empty()) << "size 0, no bytes";
@@ -424,7 +426,7 @@ TEST(AuxSample, ZeroWhenTheLeaderIsNotActive) {
 TEST(AuxSample, SizeZeroAskedGivesAnEmptyField) {
   AuxGroup g(0, 2, 0);
   ASSERT_GE(g.sampler, 0) << "PERF_SAMPLE_AUX without aux_sample_size is accepted";
-  ASSERT_EQ(userperf_ioctl(g.leader, PERF_EVENT_IOC_ENABLE, 0), 0);
+  ASSERT_EQ(testing::event_ioctl(g.leader, PERF_EVENT_IOC_ENABLE, 0), 0);
   write_words(g.leader, 1, 10);
   ASSERT_EQ(testing::fire(g.sampler, 1), 1u);
   EXPECT_TRUE(g.sample_aux().empty());
@@ -433,20 +435,20 @@ TEST(AuxSample, SizeZeroAskedGivesAnEmptyField) {
 TEST(AuxSample, OpenErrorsAsTheKernel) {
   perf_event_attr attr = testing::test_attr(PERF_SAMPLE_AUX);
   attr.aux_sample_size = 64;
-  EXPECT_EQ(userperf_perf_event_open(&attr, 0, -1, -1, 0), -1) << "no group leader";
+  EXPECT_EQ(testing::event_open(&attr, 0, -1, -1, 0), -1) << "no group leader";
   EXPECT_EQ(errno, EINVAL);
   perf_event_attr plain = testing::test_attr(PERF_SAMPLE_IP);
-  Fd not_aux(userperf_perf_event_open(&plain, 0, -1, -1, 0));
-  EXPECT_EQ(userperf_perf_event_open(&attr, 0, -1, not_aux, 0), -1) << "leader without AUX";
+  Fd not_aux(testing::event_open(&plain, 0, -1, -1, 0));
+  EXPECT_EQ(testing::event_open(&attr, 0, -1, not_aux, 0), -1) << "leader without AUX";
   EXPECT_EQ(errno, EINVAL);
   perf_event_attr lattr = aux_attr();
-  Fd leader(userperf_perf_event_open(&lattr, 0, -1, -1, 0));
+  Fd leader(testing::event_open(&lattr, 0, -1, -1, 0));
   attr.aux_output = 1;
-  EXPECT_EQ(userperf_perf_event_open(&attr, 0, -1, leader, 0), -1)
+  EXPECT_EQ(testing::event_open(&attr, 0, -1, leader, 0), -1)
       << "aux_output: the test PMU lacks PERF_PMU_CAP_AUX_OUTPUT";
   EXPECT_EQ(errno, EOPNOTSUPP);
   attr.aux_output = 0;
-  Fd ok(userperf_perf_event_open(&attr, 0, -1, leader, 0));
+  Fd ok(testing::event_open(&attr, 0, -1, leader, 0));
   EXPECT_GE(ok, 0) << strerror(errno);
 }
 
@@ -454,9 +456,9 @@ TEST(AuxSample, SamplerGoesIntoErrorWhenTheLeaderCloses) {
   const int leader = AuxGroup::open_leader();
   Fd sampler(AuxGroup::open_sampler(leader, 64, 0));
   ASSERT_GE(sampler, 0);
-  ASSERT_EQ(userperf_close(leader), 0);
+  ASSERT_EQ(testing::event_close(leader), 0);
   std::uint64_t value = 0;
-  EXPECT_EQ(userperf_read(sampler, &value, sizeof value), 0) << "an ERROR event reads EOF";
+  EXPECT_EQ(testing::event_read(sampler, &value, sizeof value), 0) << "an ERROR event reads EOF";
 }
 
 }  // namespace

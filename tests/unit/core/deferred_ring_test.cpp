@@ -47,24 +47,25 @@ struct MemfdRing {
 };
 
 TEST(DeferredRing, RecordsWaitForItsMemoryThenLandInIt) {
-  core::Engine& engine = core::Engine::instance();
+  core::Engine& engine = testing::engine();
   perf_event_attr attr = test_attr(PERF_SAMPLE_IP);
-  const int owner = userperf_perf_event_open(&attr, 0, -1, -1, 0);
-  const int member = userperf_perf_event_open(&attr, 0, -1, -1, 0);
+  const int owner = testing::event_open(&attr, 0, -1, -1, 0);
+  const int member = testing::event_open(&attr, 0, -1, -1, 0);
   ASSERT_GE(owner, 0);
   ASSERT_GE(member, 0);
   ASSERT_EQ(engine.defer_ring(owner, kPages), 0);
   EXPECT_EQ(engine.defer_ring(owner, kPages), -EBUSY) << "a second ring for one event";
-  ASSERT_EQ(userperf_ioctl(member, PERF_EVENT_IOC_SET_OUTPUT, static_cast<unsigned long>(owner)),
-            0);
-  EXPECT_LT(userperf_event_ring_fd(owner), 0) << "no memfd before its memory is made";
+  ASSERT_EQ(
+      testing::event_ioctl(member, PERF_EVENT_IOC_SET_OUTPUT, static_cast<unsigned long>(owner)),
+      0);
+  EXPECT_LT(testing::event_ring_fd(owner), 0) << "no memfd before its memory is made";
   EXPECT_EQ(testing::fire(owner, 3), 3u);  // counted, written nowhere
   EXPECT_EQ(testing::fire(member, 2), 2u);
 
   const int memfd = core::Engine::materialize_ring(*engine.event(owner));
   ASSERT_GE(memfd, 0) << strerror(-memfd);
   EXPECT_EQ(core::Engine::materialize_ring(*engine.event(owner)), memfd) << "made once";
-  EXPECT_EQ(userperf_event_ring_fd(owner), memfd);
+  EXPECT_EQ(testing::event_ring_fd(owner), memfd);
   MemfdRing ring(memfd);
   ASSERT_NE(ring.base, MAP_FAILED);
   EXPECT_EQ(ring.length, (1 + kPages) * 4096u);
@@ -72,8 +73,8 @@ TEST(DeferredRing, RecordsWaitForItsMemoryThenLandInIt) {
   EXPECT_EQ(testing::fire(owner, 3), 3u);
   EXPECT_EQ(testing::fire(member, 2), 2u);
   EXPECT_EQ(ring.samples(), 5u) << "the owner's and the redirected event's";
-  EXPECT_EQ(userperf_close(member), 0);
-  EXPECT_EQ(userperf_close(owner), 0);
+  EXPECT_EQ(testing::event_close(member), 0);
+  EXPECT_EQ(testing::event_close(owner), 0);
 }
 
 core::Event* g_event = nullptr;
@@ -85,9 +86,9 @@ void materialize_in_handler(int) {
 
 // What the agent does: the memory is made from a signal handler.
 TEST(DeferredRing, MemoryIsMadeFromASignalHandler) {
-  core::Engine& engine = core::Engine::instance();
+  core::Engine& engine = testing::engine();
   perf_event_attr attr = test_attr(PERF_SAMPLE_IP);
-  const int fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
+  const int fd = testing::event_open(&attr, 0, -1, -1, 0);
   ASSERT_GE(fd, 0);
   ASSERT_EQ(engine.defer_ring(fd, kPages), 0);
   g_event = engine.event(fd);
@@ -102,22 +103,22 @@ TEST(DeferredRing, MemoryIsMadeFromASignalHandler) {
   MemfdRing ring(g_memfd);
   EXPECT_EQ(testing::fire(fd, 4), 4u);
   EXPECT_EQ(ring.samples(), 4u);
-  EXPECT_EQ(userperf_close(fd), 0);
+  EXPECT_EQ(testing::event_close(fd), 0);
 }
 
 // An event that never made its ring's memory leaves nothing behind when it closes: the ring goes
 // with it, and a new event can have one again.
 TEST(DeferredRing, GoesWithItsOwner) {
-  core::Engine& engine = core::Engine::instance();
+  core::Engine& engine = testing::engine();
   perf_event_attr attr = test_attr(PERF_SAMPLE_IP);
   for (int round = 0; round < 3; ++round) {
-    const int fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
+    const int fd = testing::event_open(&attr, 0, -1, -1, 0);
     ASSERT_GE(fd, 0);
     ASSERT_EQ(engine.defer_ring(fd, kPages), 0);
     if (round == 1) {
       ASSERT_GE(core::Engine::materialize_ring(*engine.event(fd)), 0);
     }
-    EXPECT_EQ(userperf_close(fd), 0);
+    EXPECT_EQ(testing::event_close(fd), 0);
   }
   EXPECT_EQ(engine.defer_ring(12345, kPages), -EBADF);
 }

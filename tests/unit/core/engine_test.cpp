@@ -13,7 +13,7 @@ using testing::test_attr;
 
 TEST(Engine, SampleReachesTheRing) {
   perf_event_attr attr = test_attr(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME);
-  const int fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
+  const int fd = testing::event_open(&attr, 0, -1, -1, 0);
   ASSERT_GE(fd, 0) << strerror(errno);
   {
     MappedRing ring(fd, 4);
@@ -29,7 +29,7 @@ TEST(Engine, SampleReachesTheRing) {
     EXPECT_EQ(records[0].size(), 8u + 8 + 8 + 8);
     EXPECT_EQ(testing::field_at<std::uint64_t>(records[0], 8), 0x1234u);
   }
-  EXPECT_EQ(userperf_close(fd), 0);
+  EXPECT_EQ(testing::event_close(fd), 0);
 }
 
 }  // namespace

@@ -17,18 +17,18 @@ struct Fd {
   int fd;
   explicit Fd(int f) : fd(f) {}
   ~Fd() {
-    if (fd >= 0) userperf_close(fd);
+    if (fd >= 0) testing::event_close(fd);
   }
   operator int() const { return fd; }
 };
 
 int open_test(perf_event_attr attr, int group = -1, unsigned long flags = 0, int cpu = -1) {
-  return userperf_perf_event_open(&attr, 0, cpu, group, flags);
+  return testing::event_open(&attr, 0, cpu, group, flags);
 }
 
 std::uint64_t read_value(int fd) {
   std::uint64_t v = 0;
-  EXPECT_EQ(userperf_read(fd, &v, sizeof v), 8);
+  EXPECT_EQ(testing::event_read(fd, &v, sizeof v), 8);
   return v;
 }
 
@@ -39,46 +39,49 @@ TEST(Ioctl, EnableDisableReset) {
   ASSERT_GE(fd, 0);
   fire(fd, 5);
   EXPECT_EQ(read_value(fd), 0u) << "a disabled event counts nothing";
-  ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+  ASSERT_EQ(testing::event_ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
   fire(fd, 5);
   EXPECT_EQ(read_value(fd), 5u);
-  ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+  ASSERT_EQ(testing::event_ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
   fire(fd, 5);
   EXPECT_EQ(read_value(fd), 5u);
-  ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_RESET, 0), 0);
+  ASSERT_EQ(testing::event_ioctl(fd, PERF_EVENT_IOC_RESET, 0), 0);
   EXPECT_EQ(read_value(fd), 0u);
-  EXPECT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_ENABLE, 2), -1);
+  EXPECT_EQ(testing::event_ioctl(fd, PERF_EVENT_IOC_ENABLE, 2), -1);
   EXPECT_EQ(errno, EINVAL);
 }
 
 TEST(Ioctl, BadDescriptorsAndRequests) {
-  EXPECT_EQ(userperf_ioctl(0, PERF_EVENT_IOC_ENABLE, 0), -1);
+  EXPECT_EQ(testing::event_ioctl(0, PERF_EVENT_IOC_ENABLE, 0), -1);
   EXPECT_EQ(errno, EBADF);
   Fd fd(open_test(test_attr(0, 0)));
-  EXPECT_EQ(userperf_ioctl(fd, 0x1234, 0), -1);
+  EXPECT_EQ(testing::event_ioctl(fd, 0x1234, 0), -1);
   EXPECT_EQ(errno, ENOTTY);
-  EXPECT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_SET_BPF, 3), -1);
+  EXPECT_EQ(testing::event_ioctl(fd, PERF_EVENT_IOC_SET_BPF, 3), -1);
   EXPECT_EQ(errno, EINVAL);
-  EXPECT_EQ(userperf_close(12345), -1);
+  EXPECT_EQ(testing::event_close(12345), -1);
   EXPECT_EQ(errno, EBADF);
 }
 
 TEST(Ioctl, IdAndPeriod) {
   Fd fd(open_test(test_attr(PERF_SAMPLE_PERIOD, 10)));
   std::uint64_t id = 0;
-  ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_ID, reinterpret_cast<unsigned long>(&id)), 0);
-  EXPECT_EQ(id, core::Engine::instance().event(fd)->id);
-  EXPECT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_ID, 8), -1) << "a bad pointer is EFAULT, not a crash";
+  ASSERT_EQ(testing::event_ioctl(fd, PERF_EVENT_IOC_ID, reinterpret_cast<unsigned long>(&id)), 0);
+  EXPECT_EQ(id, testing::engine().event(fd)->id);
+  EXPECT_EQ(testing::event_ioctl(fd, PERF_EVENT_IOC_ID, 8), -1)
+      << "a bad pointer is EFAULT, not a crash";
   EXPECT_EQ(errno, EFAULT);
 
   std::uint64_t period = 0;
-  EXPECT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_PERIOD, reinterpret_cast<unsigned long>(&period)),
-            -1);
+  EXPECT_EQ(
+      testing::event_ioctl(fd, PERF_EVENT_IOC_PERIOD, reinterpret_cast<unsigned long>(&period)),
+      -1);
   EXPECT_EQ(errno, EINVAL);
-  EXPECT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_PERIOD, 16), -1);
+  EXPECT_EQ(testing::event_ioctl(fd, PERF_EVENT_IOC_PERIOD, 16), -1);
   EXPECT_EQ(errno, EFAULT);
   period = 4;
-  ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_PERIOD, reinterpret_cast<unsigned long>(&period)), 0);
+  ASSERT_EQ(
+      testing::event_ioctl(fd, PERF_EVENT_IOC_PERIOD, reinterpret_cast<unsigned long>(&period)), 0);
   MappedRing ring(fd, 1);
   EXPECT_EQ(fire(fd, 12), 3u);
   const auto records = ring.drain();
@@ -91,11 +94,11 @@ TEST(Ioctl, RefreshLimitsOverflowsThenDisables) {
   attr.disabled = 1;
   Fd fd(open_test(attr));
   MappedRing ring(fd, 1);
-  ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_REFRESH, 3), 0);
+  ASSERT_EQ(testing::event_ioctl(fd, PERF_EVENT_IOC_REFRESH, 3), 0);
   fire(fd, 10);
   EXPECT_EQ(ring.drain().size(), 3u);
-  EXPECT_EQ(core::Engine::instance().event(fd)->state.load(), core::EventState::kOff);
-  EXPECT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_REFRESH, 0), -1);
+  EXPECT_EQ(testing::engine().event(fd)->state.load(), core::EventState::kOff);
+  EXPECT_EQ(testing::event_ioctl(fd, PERF_EVENT_IOC_REFRESH, 0), -1);
   EXPECT_EQ(errno, EINVAL);
 }
 
@@ -106,15 +109,15 @@ TEST(Read, FormatsAndShortBuffers) {
   Fd fd(open_test(attr));
   fire(fd, 7);
   std::uint64_t v[5] = {};
-  EXPECT_EQ(userperf_read(fd, v, 39), -1);
+  EXPECT_EQ(testing::event_read(fd, v, 39), -1);
   EXPECT_EQ(errno, ENOSPC);
-  ASSERT_EQ(userperf_read(fd, v, sizeof v), 40);
+  ASSERT_EQ(testing::event_read(fd, v, sizeof v), 40);
   EXPECT_EQ(v[0], 7u);
   EXPECT_GT(v[1], 0u);
   EXPECT_GE(v[1], v[2]);
-  EXPECT_EQ(v[3], core::Engine::instance().event(fd)->id);
+  EXPECT_EQ(v[3], testing::engine().event(fd)->id);
   EXPECT_EQ(v[4], 0u);
-  EXPECT_EQ(userperf_read(fd, reinterpret_cast<void*>(8), sizeof v), -1);
+  EXPECT_EQ(testing::event_read(fd, reinterpret_cast<void*>(8), sizeof v), -1);
   EXPECT_EQ(errno, EFAULT);
 }
 
@@ -129,55 +132,58 @@ TEST(Group, ReadEnableAndClose) {
   ASSERT_GE(sibling, 0);
   fire(sibling, 3);
   std::uint64_t v[5] = {};
-  ASSERT_EQ(userperf_read(leader, v, sizeof v), 40);
+  ASSERT_EQ(testing::event_read(leader, v, sizeof v), 40);
   EXPECT_EQ(v[0], 2u);
   EXPECT_EQ(v[3], 0u) << "a sibling of a disabled leader does not run";  // {value, id} pairs
-  ASSERT_EQ(userperf_ioctl(leader, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP), 0);
+  ASSERT_EQ(testing::event_ioctl(leader, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP), 0);
   fire(sibling, 3);
   fire(leader, 2);
-  ASSERT_EQ(userperf_read(sibling, v, sizeof v), 40);  // a member's group read reads the group
+  ASSERT_EQ(testing::event_read(sibling, v, sizeof v),
+            40);  // a member's group read reads the group
   EXPECT_EQ(v[1], 2u);
   EXPECT_EQ(v[3], 3u);
   // A sibling cannot lead a group.
   EXPECT_EQ(open_test(sibling_attr, sibling), -1);
   EXPECT_EQ(errno, EINVAL);
-  ASSERT_EQ(userperf_close(sibling), 0);
-  ASSERT_EQ(userperf_read(leader, v, sizeof v), 24);
+  ASSERT_EQ(testing::event_close(sibling), 0);
+  ASSERT_EQ(testing::event_read(leader, v, sizeof v), 24);
   EXPECT_EQ(v[0], 1u);
 }
 
 TEST(Mmap, KernelSizeAndModeRules) {
   Fd fd(open_test(test_attr(PERF_SAMPLE_IP)));
   const long page = sysconf(_SC_PAGESIZE);
-  EXPECT_EQ(userperf_mmap(nullptr, 4 * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0),
+  EXPECT_EQ(testing::event_mmap(nullptr, 4 * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0),
             MAP_FAILED);
   EXPECT_EQ(errno, EINVAL);
-  EXPECT_EQ(userperf_mmap(nullptr, 5 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0),
+  EXPECT_EQ(testing::event_mmap(nullptr, 5 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0),
             MAP_FAILED);
   EXPECT_EQ(errno, EINVAL);
-  EXPECT_EQ(userperf_mmap(nullptr, 5 * page, PROT_READ, MAP_SHARED, 999, 0), MAP_FAILED);
+  EXPECT_EQ(testing::event_mmap(nullptr, 5 * page, PROT_READ, MAP_SHARED, 999, 0), MAP_FAILED);
   EXPECT_EQ(errno, EBADF);
-  void* a = userperf_mmap(nullptr, 5 * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void* a = testing::event_mmap(nullptr, 5 * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   ASSERT_NE(a, MAP_FAILED);
-  void* b = userperf_mmap(nullptr, 5 * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void* b = testing::event_mmap(nullptr, 5 * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   ASSERT_NE(b, MAP_FAILED);
   static_cast<perf_event_mmap_page*>(a)->data_tail = 64;
   EXPECT_EQ(static_cast<perf_event_mmap_page*>(b)->data_tail, 64u) << "mappings share the page";
-  EXPECT_EQ(userperf_mmap(nullptr, 3 * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0),
+  EXPECT_EQ(testing::event_mmap(nullptr, 3 * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0),
             MAP_FAILED);
   EXPECT_EQ(errno, EINVAL);
-  EXPECT_EQ(userperf_munmap(static_cast<char*>(a) + page, page), -1) << "no partial unmap";
+  EXPECT_EQ(testing::event_munmap(static_cast<char*>(a) + page, page), -1) << "no partial unmap";
   EXPECT_EQ(errno, EINVAL);
   // AUX geometry checks, then EOPNOTSUPP: no PMU here has an AUX area.
-  EXPECT_EQ(userperf_mmap(nullptr, 4 * page, PROT_READ, MAP_SHARED, fd, 5 * page), MAP_FAILED);
+  EXPECT_EQ(testing::event_mmap(nullptr, 4 * page, PROT_READ, MAP_SHARED, fd, 5 * page),
+            MAP_FAILED);
   EXPECT_EQ(errno, EINVAL);
   auto* ctl = static_cast<perf_event_mmap_page*>(a);
   ctl->aux_offset = 5 * page;
   ctl->aux_size = 4 * page;
-  EXPECT_EQ(userperf_mmap(nullptr, 4 * page, PROT_READ, MAP_SHARED, fd, 5 * page), MAP_FAILED);
+  EXPECT_EQ(testing::event_mmap(nullptr, 4 * page, PROT_READ, MAP_SHARED, fd, 5 * page),
+            MAP_FAILED);
   EXPECT_EQ(errno, EOPNOTSUPP);
-  EXPECT_EQ(userperf_munmap(a, 5 * page), 0);
-  EXPECT_EQ(userperf_munmap(b, 5 * page), 0);
+  EXPECT_EQ(testing::event_munmap(a, 5 * page), 0);
+  EXPECT_EQ(testing::event_munmap(b, 5 * page), 0);
 }
 
 TEST(Mmap, InheritedPerTaskEventCannotMap) {
@@ -185,9 +191,9 @@ TEST(Mmap, InheritedPerTaskEventCannotMap) {
   attr.inherit = 1;
   Fd fd(open_test(attr));
   ASSERT_GE(fd, 0);
-  EXPECT_EQ(
-      userperf_mmap(nullptr, 2 * sysconf(_SC_PAGESIZE), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0),
-      MAP_FAILED);
+  EXPECT_EQ(testing::event_mmap(nullptr, 2 * sysconf(_SC_PAGESIZE), PROT_READ | PROT_WRITE,
+                                MAP_SHARED, fd, 0),
+            MAP_FAILED);
   EXPECT_EQ(errno, EINVAL);
 }
 
@@ -196,17 +202,17 @@ TEST(Poll, WakeupsAreReportedOnceAndHupWithoutBuffer) {
   attr.wakeup_events = 2;
   Fd fd(open_test(attr));
   pollfd p{fd, POLLIN, 0};
-  ASSERT_EQ(userperf_poll(&p, 1, 0), 1);
+  ASSERT_EQ(testing::event_poll(&p, 1, 0), 1);
   EXPECT_EQ(p.revents, POLLHUP) << "no buffer: POLLHUP at once";
   MappedRing ring(fd, 1);
   fire(fd, 1);
-  EXPECT_EQ(userperf_poll(&p, 1, 0), 0);
+  EXPECT_EQ(testing::event_poll(&p, 1, 0), 0);
   fire(fd, 1);
-  ASSERT_EQ(userperf_poll(&p, 1, 100), 1);
+  ASSERT_EQ(testing::event_poll(&p, 1, 100), 1);
   EXPECT_TRUE(p.revents & POLLIN);
-  EXPECT_EQ(userperf_poll(&p, 1, 0), 0) << "reported once per wakeup";
-  core::Engine::instance().exit(getpid(), getppid(), gettid(), gettid());
-  ASSERT_EQ(userperf_poll(&p, 1, 0), 1);
+  EXPECT_EQ(testing::event_poll(&p, 1, 0), 0) << "reported once per wakeup";
+  testing::engine().exit(getpid(), getppid(), gettid(), gettid());
+  ASSERT_EQ(testing::event_poll(&p, 1, 0), 1);
   EXPECT_EQ(p.revents, POLLHUP);
 }
 

@@ -19,7 +19,7 @@ TEST(OutputConcurrency, RedirectedEventsShareOneRing) {
   constexpr int kEvents = 3;
   constexpr std::uint64_t kPerEvent = 30000;
   // Far above the default 400 samples per tick: this test is about the ring, not throttling.
-  core::Engine& engine = core::Engine::instance();
+  core::Engine& engine = testing::engine();
   const core::EngineLimits saved = engine.limits();
   core::EngineLimits high = saved;
   high.max_sample_rate = 1u << 30;
@@ -28,7 +28,7 @@ TEST(OutputConcurrency, RedirectedEventsShareOneRing) {
   attr.read_format = PERF_FORMAT_LOST | PERF_FORMAT_ID;
   std::vector<int> fds;
   for (int i = 0; i < kEvents; ++i) {
-    fds.push_back(userperf_perf_event_open(&attr, -1, 0, -1, 0));
+    fds.push_back(testing::event_open(&attr, -1, 0, -1, 0));
     ASSERT_GE(fds.back(), 0);
   }
   std::map<std::uint64_t, std::uint64_t> delivered;
@@ -38,7 +38,7 @@ TEST(OutputConcurrency, RedirectedEventsShareOneRing) {
     testing::MappedRing ring(fds[0], 8);
     ASSERT_TRUE(ring.ok());
     for (int i = 1; i < kEvents; ++i) {
-      ASSERT_EQ(userperf_ioctl(fds[i], PERF_EVENT_IOC_SET_OUTPUT, fds[0]), 0);
+      ASSERT_EQ(testing::event_ioctl(fds[i], PERF_EVENT_IOC_SET_OUTPUT, fds[0]), 0);
     }
     std::atomic<int> running{kEvents};
     std::vector<std::thread> writers;
@@ -62,12 +62,11 @@ TEST(OutputConcurrency, RedirectedEventsShareOneRing) {
         const auto ip = testing::field_at<std::uint64_t>(r, 16);
         ++delivered[id];
         // The ip identifies the writing thread; it must belong to the event the id names.
-        ASSERT_EQ(
-            ip - 0x1000,
-            static_cast<std::uint64_t>(
-                std::find_if(fds.begin(), fds.end(),
-                             [&](int fd) { return core::Engine::instance().event(fd)->id == id; }) -
-                fds.begin()));
+        ASSERT_EQ(ip - 0x1000,
+                  static_cast<std::uint64_t>(
+                      std::find_if(fds.begin(), fds.end(),
+                                   [&](int fd) { return testing::engine().event(fd)->id == id; }) -
+                      fds.begin()));
       }
     };
     while (running.load() > 0) drain();
@@ -77,7 +76,7 @@ TEST(OutputConcurrency, RedirectedEventsShareOneRing) {
     // ring may be full). Each attempt is delivered or lost like any other sample.
     core::SampleData flush;
     flush.ip = 0x1000;
-    while (core::Engine::instance().event(fds[0])->rb.load()->pending_lost() != 0) {
+    while (testing::engine().event(fds[0])->rb.load()->pending_lost() != 0) {
       testing::fire(fds[0], 1, flush);
       ++flush_samples;
       drain();
@@ -86,13 +85,13 @@ TEST(OutputConcurrency, RedirectedEventsShareOneRing) {
   std::uint64_t total = 0, lost_by_events = 0;
   for (int fd : fds) {
     std::uint64_t v[3];
-    ASSERT_EQ(userperf_read(fd, v, sizeof v), 24);
+    ASSERT_EQ(testing::event_read(fd, v, sizeof v), 24);
     total += delivered[v[1]];
     lost_by_events += v[2];
   }
   EXPECT_EQ(total + lost_by_events, kEvents * kPerEvent + flush_samples);
   EXPECT_EQ(lost_records, lost_by_events);
-  for (int fd : fds) userperf_close(fd);
+  for (int fd : fds) testing::event_close(fd);
   engine.set_limits(saved);
 }
 

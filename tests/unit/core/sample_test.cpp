@@ -28,7 +28,7 @@ std::size_t counting_copy(void* dst, const void* src, std::size_t offset, std::s
 
 TEST(RawFragments, SizedOnceCopiedOncePaddingZeroed) {
   perf_event_attr attr = test_attr(PERF_SAMPLE_RAW);
-  const int fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
+  const int fd = testing::event_open(&attr, 0, -1, -1, 0);
   ASSERT_GE(fd, 0);
   {
     MappedRing ring(fd, 1);
@@ -66,12 +66,12 @@ TEST(RawFragments, SizedOnceCopiedOncePaddingZeroed) {
     EXPECT_EQ(r[30], 0) << "padding is zeroed, not stale";
     EXPECT_EQ(r[31], 0);
   }
-  userperf_close(fd);
+  testing::event_close(fd);
 }
 
 TEST(RawFragments, EmptyRawFieldAsTheKernelWritesIt) {
   perf_event_attr attr = test_attr(PERF_SAMPLE_RAW);
-  const int fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
+  const int fd = testing::event_open(&attr, 0, -1, -1, 0);
   {
     MappedRing ring(fd, 1);
     fire(fd, 1);
@@ -81,13 +81,13 @@ TEST(RawFragments, EmptyRawFieldAsTheKernelWritesIt) {
     EXPECT_EQ(field_at<std::uint32_t>(records[0], 8), 4u);
     EXPECT_EQ(field_at<std::uint32_t>(records[0], 12), 0u);
   }
-  userperf_close(fd);
+  testing::event_close(fd);
 }
 
 TEST(RawFragments, OversizedPayloadIsRefusedAndCountedLost) {
   perf_event_attr attr = test_attr(PERF_SAMPLE_RAW | PERF_SAMPLE_IDENTIFIER);
   attr.read_format = PERF_FORMAT_LOST;
-  const int fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
+  const int fd = testing::event_open(&attr, 0, -1, -1, 0);
   {
     MappedRing ring(fd, 32);
     std::vector<std::uint8_t> big(70000, 1);
@@ -98,7 +98,7 @@ TEST(RawFragments, OversizedPayloadIsRefusedAndCountedLost) {
     fire(fd, 1, data);
     EXPECT_TRUE(ring.drain().empty()) << "never a truncated, corrupt record";
     std::uint64_t v[2];
-    ASSERT_EQ(userperf_read(fd, v, sizeof v), 16);
+    ASSERT_EQ(testing::event_read(fd, v, sizeof v), 16);
     EXPECT_EQ(v[1], 1u);
     fire(fd, 1);  // the next record brings the LOST record
     const auto records = ring.drain();
@@ -106,14 +106,14 @@ TEST(RawFragments, OversizedPayloadIsRefusedAndCountedLost) {
     EXPECT_EQ(record_type(records[0]), PERF_RECORD_LOST);
     EXPECT_EQ(field_at<std::uint64_t>(records[0], 16), 1u);
   }
-  userperf_close(fd);
+  testing::event_close(fd);
 }
 
 TEST(Sample, UserStackIsClampedUnder64KiB) {
   perf_event_attr attr = test_attr(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
   attr.sample_regs_user = (1u << PERF_REG_X86_SP) | (1u << PERF_REG_X86_IP);
   attr.sample_stack_user = 65528;
-  const int fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
+  const int fd = testing::event_open(&attr, 0, -1, -1, 0);
   ASSERT_GE(fd, 0) << strerror(errno);
   {
     MappedRing ring(fd, 32);
@@ -137,7 +137,7 @@ TEST(Sample, UserStackIsClampedUnder64KiB) {
     EXPECT_EQ(r[stack_off + 8 + 99], 0x5c);
     EXPECT_EQ(r[stack_off + 8 + 100], 0) << "bytes past dyn_size are zeroed";
   }
-  userperf_close(fd);
+  testing::event_close(fd);
 }
 
 // get_perf_callchain: exclude_callchain_user drops the user part (from PERF_CONTEXT_USER on), as
@@ -148,7 +148,7 @@ TEST(Sample, ExcludeCallchainUserKeepsOnlyTheKernelPart) {
   for (const bool exclude_user : {false, true}) {
     perf_event_attr attr = test_attr(PERF_SAMPLE_CALLCHAIN);
     attr.exclude_callchain_user = exclude_user;
-    const int fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
+    const int fd = testing::event_open(&attr, 0, -1, -1, 0);
     ASSERT_GE(fd, 0) << strerror(errno);
     {
       MappedRing ring(fd, 8);
@@ -165,7 +165,7 @@ TEST(Sample, ExcludeCallchainUserKeepsOnlyTheKernelPart) {
         EXPECT_EQ(field_at<std::uint64_t>(records[0], 16 + 8 * i), chain[i]);
       }
     }
-    userperf_close(fd);
+    testing::event_close(fd);
   }
 }
 
@@ -178,10 +178,10 @@ TEST(Sideband, RecordsCarryTheSampleIdTrailer) {
   attr.mmap2 = 1;
   attr.task = 1;
   attr.ksymbol = 1;
-  const int fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
+  const int fd = testing::event_open(&attr, 0, -1, -1, 0);
   {
     MappedRing ring(fd, 4);
-    core::Engine& e = core::Engine::instance();
+    core::Engine& e = testing::engine();
     e.comm(getpid(), gettid(), "oracle-comm", true);
     e.mmap2(getpid(), gettid(), 0x400000, 0x1000, 0, 8, 1, 1234, PROT_READ | PROT_EXEC, MAP_PRIVATE,
             "/usr/bin/true", true);
@@ -204,7 +204,7 @@ TEST(Sideband, RecordsCarryTheSampleIdTrailer) {
     EXPECT_EQ(records[2].size(), 8u + 24 + 24);
     EXPECT_EQ(record_type(records[3]), PERF_RECORD_KSYMBOL);
   }
-  userperf_close(fd);
+  testing::event_close(fd);
 }
 
 // A mapping path of 4,095 characters or more (PATH_MAX with its NUL): the record carries its
@@ -215,10 +215,10 @@ TEST(Sideband, LongestPathIsCutAtTheStringBuffer) {
   attr.sample_id_all = 1;
   attr.mmap = 1;
   attr.mmap2 = 1;
-  const int fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
+  const int fd = testing::event_open(&attr, 0, -1, -1, 0);
   {
     MappedRing ring(fd, 8);
-    core::Engine& e = core::Engine::instance();
+    core::Engine& e = testing::engine();
     for (const std::size_t length : {4090u, 4095u, 5000u}) {
       const std::string path = "/" + std::string(length - 1, 'p');
       e.mmap2(getpid(), gettid(), 0x400000, 0x1000, 0, 8, 1, 1234, PROT_READ | PROT_EXEC,
@@ -237,18 +237,18 @@ TEST(Sideband, LongestPathIsCutAtTheStringBuffer) {
       }
     }
   }
-  userperf_close(fd);
+  testing::event_close(fd);
 }
 
 TEST(Throttle, TooManyOverflowsPerTickThrottleThenUnthrottle) {
-  core::Engine& e = core::Engine::instance();
+  core::Engine& e = testing::engine();
   const core::EngineLimits saved = e.limits();
   core::EngineLimits low = saved;
   low.max_sample_rate = 1000;  // 4 samples per 4 ms tick
   e.set_limits(low);
   perf_event_attr attr = test_attr(PERF_SAMPLE_TIME);
   attr.sample_id_all = 1;
-  const int fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
+  const int fd = testing::event_open(&attr, 0, -1, -1, 0);
   {
     MappedRing ring(fd, 8);
     fire(fd, 50);
@@ -267,7 +267,7 @@ TEST(Throttle, TooManyOverflowsPerTickThrottleThenUnthrottle) {
     EXPECT_EQ(unthrottle, throttle);
     EXPECT_LT(samples, 50);
   }
-  userperf_close(fd);
+  testing::event_close(fd);
   e.set_limits(saved);
 }
 
@@ -275,9 +275,9 @@ TEST(Frequency, PeriodAdaptsTowardsTheRequestedRate) {
   perf_event_attr attr = test_attr(PERF_SAMPLE_PERIOD);
   attr.freq = 1;
   attr.sample_freq = 1000;  // 1 sample per ms
-  const int fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
+  const int fd = testing::event_open(&attr, 0, -1, -1, 0);
   ASSERT_GE(fd, 0);
-  core::Event* ev = core::Engine::instance().event(fd);
+  core::Event* ev = testing::engine().event(fd);
   EXPECT_EQ(ev->sample_period.load(), 1u);
   // 100 000 events per ms: the period should climb towards 100 000.
   for (int ms = 0; ms < 60; ++ms) {
@@ -285,7 +285,7 @@ TEST(Frequency, PeriodAdaptsTowardsTheRequestedRate) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   EXPECT_GT(ev->sample_period.load(), 10'000u);
-  userperf_close(fd);
+  testing::event_close(fd);
 }
 
 }  // namespace

@@ -47,13 +47,13 @@ class ClockPmu : public ::testing::TestWithParam<std::uint64_t> {};
 
 TEST_P(ClockPmu, SamplesTheCallingThread) {
   perf_event_attr attr = clock_attr(GetParam());
-  const int fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
+  const int fd = testing::event_open(&attr, 0, -1, -1, 0);
   ASSERT_GE(fd, 0) << strerror(errno);
   {
     testing::MappedRing ring(fd, 16);
     const std::uint64_t cpu_start = thread_cpu_ns();
     burn_cpu_ns(80 * kMillisecond);
-    ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+    ASSERT_EQ(testing::event_ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
     const std::uint64_t cpu_used = thread_cpu_ns() - cpu_start;
     const auto records = ring.drain();
     // A 1 ms period goes through the ticker (clock_ticker_test.cpp has the rate checks): expect
@@ -90,7 +90,7 @@ TEST_P(ClockPmu, SamplesTheCallingThread) {
     EXPECT_GE(period_sum, cpu_used * 7 / 10);
     EXPECT_LE(period_sum, cpu_used + 4'000'000);
   }
-  userperf_close(fd);
+  testing::event_close(fd);
 }
 
 INSTANTIATE_TEST_SUITE_P(Clocks, ClockPmu,
@@ -99,13 +99,13 @@ INSTANTIATE_TEST_SUITE_P(Clocks, ClockPmu,
 // From 10 ms up a period stays on the thread's CPU-time POSIX timer (SI_TIMER, overruns weighted).
 TEST(ClockPmu, LongPeriodUsesTheCpuTimeTimer) {
   perf_event_attr attr = testing::ticker_clock_attr(PERF_COUNT_SW_CPU_CLOCK, 10 * kMillisecond);
-  const int fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
+  const int fd = testing::event_open(&attr, 0, -1, -1, 0);
   ASSERT_GE(fd, 0) << strerror(errno);
   {
     testing::MappedRing ring(fd, 16);
     const std::uint64_t cpu_start = thread_cpu_ns();
     burn_cpu_ns(150 * kMillisecond);
-    ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+    ASSERT_EQ(testing::event_ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
     const std::uint64_t cpu_used = thread_cpu_ns() - cpu_start;
     const auto samples = testing::clock_samples(ring.drain());
     EXPECT_GE(samples.size(), 3u);  // ~12 on an idle machine; fewer under load, PERIOD weighted
@@ -117,22 +117,22 @@ TEST(ClockPmu, LongPeriodUsesTheCpuTimeTimer) {
     EXPECT_GE(period_sum, cpu_used * 7 / 10);
     EXPECT_LE(period_sum, cpu_used + 10 * kMillisecond);
   }
-  userperf_close(fd);
+  testing::event_close(fd);
 }
 
 TEST(ClockPmu, FrequencyBecomesAFixedPeriod) {
   perf_event_attr attr = clock_attr(PERF_COUNT_SW_CPU_CLOCK);
   attr.freq = 1;
   attr.sample_freq = 2000;
-  const int fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
+  const int fd = testing::event_open(&attr, 0, -1, -1, 0);
   ASSERT_GE(fd, 0);
-  EXPECT_EQ(core::Engine::instance().event(fd)->sample_period.load(), 500'000u);
-  userperf_close(fd);
+  EXPECT_EQ(testing::engine().event(fd)->sample_period.load(), 500'000u);
+  testing::event_close(fd);
 }
 
 TEST(ClockPmu, CpuWideClockIsRefused) {
   perf_event_attr attr = clock_attr(PERF_COUNT_SW_CPU_CLOCK);
-  EXPECT_EQ(userperf_perf_event_open(&attr, -1, 0, -1, 0), -1);
+  EXPECT_EQ(testing::event_open(&attr, -1, 0, -1, 0), -1);
   EXPECT_EQ(errno, EOPNOTSUPP);
 }
 
@@ -140,16 +140,16 @@ TEST(ClockPmu, CloseWhileTheTimerFires) {
   for (int round = 0; round < 20; ++round) {
     perf_event_attr attr = clock_attr(PERF_COUNT_SW_TASK_CLOCK);
     attr.sample_period = 20'000;
-    const int fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
+    const int fd = testing::event_open(&attr, 0, -1, -1, 0);
     ASSERT_GE(fd, 0);
     testing::MappedRing* ring = new testing::MappedRing(fd, 2);
     burn_cpu_ns(3 * kMillisecond);
     if (round % 2 == 0) {
       delete ring;  // unmap first: the buffer goes while the event still fires
       burn_cpu_ns(1 * kMillisecond);
-      ASSERT_EQ(userperf_close(fd), 0);
+      ASSERT_EQ(testing::event_close(fd), 0);
     } else {
-      ASSERT_EQ(userperf_close(fd), 0);  // close first: the mapping outlives the event
+      ASSERT_EQ(testing::event_close(fd), 0);  // close first: the mapping outlives the event
       burn_cpu_ns(1 * kMillisecond);
       delete ring;
     }
@@ -164,7 +164,7 @@ siginfo_t clock_signal_info(int fd, int code = SI_QUEUE) {
   info.si_code = code;
   info.si_pid = getpid();
   info.si_uid = getuid();
-  const core::Event* event = core::Engine::instance().event(fd);
+  const core::Event* event = testing::engine().event(fd);
   for (int i = 0; i < pmu::g_clock_slot_end.load(); ++i) {
     const pmu::ClockSlot& slot = pmu::g_clock_slots[static_cast<std::size_t>(i)];
     if (slot.event.load() != event) continue;
@@ -244,12 +244,12 @@ int quiet_clock(std::uint64_t stack_bytes, bool exclude_kernel = false) {
   attr.sample_period = 1000'000'000'000;
   attr.sample_stack_user = static_cast<std::uint32_t>(stack_bytes);
   attr.exclude_kernel = exclude_kernel ? 1 : 0;
-  return userperf_perf_event_open(&attr, 0, -1, -1, 0);
+  return testing::event_open(&attr, 0, -1, -1, 0);
 }
 
 std::uint64_t read_count(int fd) {
   std::uint64_t count = 0;
-  EXPECT_EQ(userperf_read(fd, &count, sizeof count), static_cast<ssize_t>(sizeof count));
+  EXPECT_EQ(testing::event_read(fd, &count, sizeof count), static_cast<ssize_t>(sizeof count));
   return count;
 }
 
@@ -287,7 +287,7 @@ TEST(ClockPmu, ExcludeKernelTakesNoSampleWhereTheTickFoundTheKernel) {
     EXPECT_EQ(count_samples(ring.drain()), 0u) << "a sample at the system call's return address";
     EXPECT_EQ(read_count(fd) - before, 1000'000'000'000u);
   }
-  userperf_close(fd);
+  testing::event_close(fd);
 }
 
 TEST(ClockPmu, PokeAtASystemCallExitIsTakenAtTheNextTick) {
@@ -307,7 +307,7 @@ TEST(ClockPmu, PokeAtASystemCallExitIsTakenAtTheNextTick) {
     EXPECT_EQ(testing::field_at<std::uint64_t>(r, 24), 1000'000'000'000u) << "PERIOD";
     EXPECT_EQ(read_count(fd) - before, 1000'000'000'000u) << "counted once";
   }
-  userperf_close(fd);
+  testing::event_close(fd);
 }
 
 // Much CPU time its samples do not stand for yet is not enough to count periods lost: a thread
@@ -341,7 +341,7 @@ TEST(ClockPmu, PendingTimeIsLostOnlyWhereTheSignalWasBlocked) {
     EXPECT_EQ(lost_samples(records), 49u);
     EXPECT_EQ(count_samples(records), 1u) << "the last period, where the poke landed";
   }
-  userperf_close(fd);
+  testing::event_close(fd);
 }
 
 // A clock stopped while its thread blocks the signal counts what the thread used since its last
@@ -350,7 +350,7 @@ TEST(ClockPmu, StoppingWhileBlockedCountsTheUnsampledPeriods) {
   for (const bool blocked : {false, true}) {
     perf_event_attr attr = clock_attr(PERF_COUNT_SW_CPU_CLOCK);
     attr.sample_period = 1000'000'000'000;
-    const int fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
+    const int fd = testing::event_open(&attr, 0, -1, -1, 0);
     ASSERT_GE(fd, 0) << strerror(errno);
     {
       testing::MappedRing ring(fd, 16);
@@ -360,13 +360,13 @@ TEST(ClockPmu, StoppingWhileBlockedCountsTheUnsampledPeriods) {
       std::uint64_t mask = blocked ? std::uint64_t{1} << (pmu::clock_signal() - 1) : 0;
       syscall(SYS_rt_sigprocmask, SIG_BLOCK, &mask, nullptr, sizeof mask);
       slot.accounted_cpu_ns.store(thread_cpu_ns() - 30 * attr.sample_period);
-      ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+      ASSERT_EQ(testing::event_ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
       syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &mask, nullptr, sizeof mask);
       const auto records = ring.drain();
       EXPECT_EQ(lost_samples(records), blocked ? 30u : 0u) << (blocked ? "blocked" : "deliverable");
       EXPECT_EQ(count_samples(records), 0u);
     }
-    userperf_close(fd);
+    testing::event_close(fd);
   }
 }
 
@@ -390,7 +390,7 @@ TEST(ClockPmu, RbpNearTheTopOfTheAddressSpaceEndsTheWalk) {
       EXPECT_EQ(s.dyn_size, 64u) << "the stack itself is still the thread's";
     }
   }
-  userperf_close(fd);
+  testing::event_close(fd);
 }
 
 TEST(ClockPmu, AReturnAddressOutsideUserSpaceEndsTheWalk) {
@@ -413,7 +413,7 @@ TEST(ClockPmu, AReturnAddressOutsideUserSpaceEndsTheWalk) {
       EXPECT_EQ(s.callchain[1], s.ip);
     }
   }
-  userperf_close(fd);
+  testing::event_close(fd);
 }
 
 // A coroutine (makecontext) on a stack of its own, mapped with a PROT_NONE page above its top.
@@ -480,7 +480,7 @@ TEST(ClockPmu, SampleOnAnotherStackCarriesNoStack) {
     ASSERT_TRUE(own.contains(after[0].sp));
     EXPECT_EQ(after[0].dyn_size, std::min(kStackBytes, own.high - after[0].sp));
   }
-  userperf_close(fd);
+  testing::event_close(fd);
 }
 
 }  // namespace

@@ -25,7 +25,7 @@ int open_sample_close(int rounds) {
   for (int round = 0; round < rounds; ++round) {
     perf_event_attr attr = testing::ticker_clock_attr(
         round % 2 ? PERF_COUNT_SW_TASK_CLOCK : PERF_COUNT_SW_CPU_CLOCK, 200'000);
-    const int fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
+    const int fd = testing::event_open(&attr, 0, -1, -1, 0);
     EXPECT_GE(fd, 0) << strerror(errno);
     if (fd < 0) return late;
     testing::MappedRing ring(fd, 8);
@@ -33,20 +33,22 @@ int open_sample_close(int rounds) {
     if (round % 3 == 1) {
       // To the CPU-time timer and back: the slot leaves the ticker while it may be signalling.
       std::uint64_t period = 20 * kMillisecond;
-      EXPECT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_PERIOD, reinterpret_cast<unsigned long>(&period)),
-                0);
+      EXPECT_EQ(
+          testing::event_ioctl(fd, PERF_EVENT_IOC_PERIOD, reinterpret_cast<unsigned long>(&period)),
+          0);
       testing::burn_cpu_ns(kMillisecond);
       period = 100'000;
-      EXPECT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_PERIOD, reinterpret_cast<unsigned long>(&period)),
-                0);
+      EXPECT_EQ(
+          testing::event_ioctl(fd, PERF_EVENT_IOC_PERIOD, reinterpret_cast<unsigned long>(&period)),
+          0);
       testing::burn_cpu_ns(kMillisecond);
     }
     if (round % 3 == 2) {
-      EXPECT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
-      EXPECT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+      EXPECT_EQ(testing::event_ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+      EXPECT_EQ(testing::event_ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
       testing::burn_cpu_ns(kMillisecond);
     }
-    EXPECT_EQ(userperf_close(fd), 0);
+    EXPECT_EQ(testing::event_close(fd), 0);
     const std::uint64_t head = ring_head(ring);
     testing::burn_cpu_ns(2 * kMillisecond);
     if (ring_head(ring) != head) ++late;

@@ -38,20 +38,20 @@ ClockRun sample_own_thread(std::uint64_t config, Work&& work, std::uint64_t* los
   run.tid = testing::own_tid();
   run.stack = testing::own_stack();
   perf_event_attr attr = testing::ticker_clock_attr(config, kMillisecond);
-  const int fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
+  const int fd = testing::event_open(&attr, 0, -1, -1, 0);
   EXPECT_GE(fd, 0) << strerror(errno);
   if (fd < 0) return run;
   {
     testing::MappedRing ring(fd, 64);
     const std::uint64_t start = testing::thread_cpu_ns();
     work();
-    EXPECT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+    EXPECT_EQ(testing::event_ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
     run.cpu_used = testing::thread_cpu_ns() - start;
     const auto records = ring.drain();
     run.samples = testing::clock_samples(records);
     if (lost != nullptr) *lost = lost_samples(records);
   }
-  userperf_close(fd);
+  testing::event_close(fd);
   return run;
 }
 
@@ -159,7 +159,7 @@ void discard_clock_signal(int) {
 // them and the thread is sampled again. Without it the thread would wait for them forever.
 TEST(ClockTicker, SamplesResumeAfterSignalsInFlightWereDiscarded) {
   perf_event_attr attr = testing::ticker_clock_attr(PERF_COUNT_SW_CPU_CLOCK, kMillisecond);
-  const int fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
+  const int fd = testing::event_open(&attr, 0, -1, -1, 0);
   ASSERT_GE(fd, 0) << strerror(errno);
   {
     testing::MappedRing ring(fd, 64);
@@ -184,29 +184,29 @@ TEST(ClockTicker, SamplesResumeAfterSignalsInFlightWereDiscarded) {
     }
     EXPECT_GT(samples, 0u) << "the thread was never signalled again";
   }
-  userperf_close(fd);
+  testing::event_close(fd);
 }
 
 // A fork child has neither the POSIX timers nor the ticker thread: after
 // clock_timers_after_fork_child() a new clock samples, and the parent's clocks stay inert.
 TEST(ClockTicker, ForkChildStartsAfresh) {
   perf_event_attr attr = testing::ticker_clock_attr(PERF_COUNT_SW_CPU_CLOCK, kMillisecond);
-  const int parent_fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
+  const int parent_fd = testing::event_open(&attr, 0, -1, -1, 0);
   ASSERT_GE(parent_fd, 0);
   testing::burn_cpu_ns(10 * kMillisecond);  // the ticker runs and holds a slot for this thread
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
     pmu::clock_timers_after_fork_child();
-    const int fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
+    const int fd = testing::event_open(&attr, 0, -1, -1, 0);
     if (fd < 0) _exit(10);
     int code = 0;
     {
       testing::MappedRing ring(fd, 64);
       testing::burn_cpu_ns(50 * kMillisecond);
-      userperf_close(parent_fd);  // inert: must not empty the new clock's slot
+      testing::event_close(parent_fd);  // inert: must not empty the new clock's slot
       testing::burn_cpu_ns(50 * kMillisecond);
-      userperf_ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+      testing::event_ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
       const auto samples = testing::clock_samples(ring.drain());
       std::uint64_t period_sum = 0;
       for (const auto& s : samples) {
@@ -216,10 +216,10 @@ TEST(ClockTicker, ForkChildStartsAfresh) {
       if (samples.size() < 50) code = 12;
       if (period_sum < 80 * kMillisecond) code = 13;
     }
-    userperf_close(fd);
+    testing::event_close(fd);
     _exit(code);
   }
-  userperf_close(parent_fd);
+  testing::event_close(parent_fd);
   int status = 0;
   ASSERT_EQ(waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFEXITED(status));

@@ -575,7 +575,7 @@ TEST(AgentTest, ForkChildsThreadsCarryTheForkingThreadsIds) {
   ASSERT_EQ(parent.threads.size(), 1u);
   ASSERT_EQ(child.threads.size(), 2u);
   const std::vector<std::uint64_t> parent_ids = thread_ids(*parent.threads[0]);
-  expect_own_samples(child, 10, parent_ids);
+  expect_own_samples(child, 1, parent_ids);
   std::vector<pid_t> tids;
   for (const auto& thread : child.threads) tids.push_back(thread->start.tid);
   EXPECT_NE(std::find(tids.begin(), tids.end(), child.hello.pid), tids.end());
@@ -608,7 +608,7 @@ TEST(AgentTest, ForkChildThatForksAtOnceHandsItsEventsOn) {
   for (const Image* image : {child, grandchild}) {
     EXPECT_EQ(image->hello.inherits, 1u);
     ASSERT_EQ(image->threads.size(), 1u);
-    expect_own_samples(*image, 10, parent_ids);
+    expect_own_samples(*image, 1, parent_ids);
     EXPECT_TRUE(image->process_exit);
   }
 }

@@ -15,6 +15,7 @@
 #include "record/recorder/thread_ring.hpp"
 #include "ring/ring_memory.hpp"
 #include "support/test_events.hpp"
+#include "userperf/userperf.h"
 
 namespace userperf::record {
 namespace {

@@ -14,6 +14,7 @@
 #include "perfdata/reader.hpp"
 #include "report/profile.hpp"
 #include "report/report_printer.hpp"
+#include "userperf/userperf.h"
 
 namespace userperf::report {
 namespace {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "support/test_events.hpp"
+#include "userperf/userperf.h"
 
 namespace userperf::testing {
 namespace {

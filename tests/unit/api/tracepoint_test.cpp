@@ -11,7 +11,8 @@
 #include <vector>
 
 #include "core/engine.hpp"
-#include "unit/pmu/tracepoint_support.hpp"
+#include "unit/api/tracepoint_support.hpp"
+#include "userperf/userperf.h"
 
 USERPERF_TRACEPOINT(tptest, request, (uint64_t, id), (const char*, path), (int32_t, status))
 USERPERF_TRACEPOINT(tptest, blob, (uint8_t, tag), (userperf_bytes, payload), (int16_t, small))

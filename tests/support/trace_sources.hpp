@@ -1,5 +1,5 @@
 // Helpers for the trace sources' tests (synthetic, calltrace, log): an event of one of them,
-// disabled, with its data ring and AUX area mapped through the C API.
+// disabled, with its data ring and AUX area mapped, on the engine under test.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +12,7 @@ namespace userperf::testing {
 inline perf_event_attr source_attr(const char* pmu) {
   perf_event_attr attr{};
   attr.size = sizeof attr;
-  attr.type = static_cast<std::uint32_t>(userperf_pmu_type(pmu));
+  attr.type = static_cast<std::uint32_t>(engine().pmu_type(pmu));
   attr.disabled = 1;
   return attr;
 }
@@ -21,7 +21,7 @@ struct OwnedFd {
   int fd;
   explicit OwnedFd(int f) : fd(f) {}
   ~OwnedFd() {
-    if (fd >= 0) userperf_close(fd);
+    if (fd >= 0) event_close(fd);
   }
   OwnedFd(const OwnedFd&) = delete;
   OwnedFd& operator=(const OwnedFd&) = delete;

@@ -1,6 +1,7 @@
-// HEADER_TRACING_DATA: the body's layout, and perf 6.1 decoding user tracepoint samples with it:
-// a perf.data whose PERF_TYPE_TRACEPOINT attrs carry RAW samples written by the tracepoint PMU,
-// read by `perf script` (fields decoded from the formats) and `perf report --stdio`.
+// HEADER_TRACING_DATA end to end (with the C API's tracepoints, hence here): the body's layout,
+// and perf 6.1 decoding user tracepoint samples with it: a perf.data whose PERF_TYPE_TRACEPOINT
+// attrs carry RAW samples written by the tracepoint PMU, read by `perf script` (fields decoded
+// from the formats) and `perf report --stdio`.
 #include "perfdata/tracing_data.hpp"
 
 #include <gtest/gtest.h>
@@ -15,9 +16,10 @@
 #include <vector>
 
 #include "perfdata/writer.hpp"
+#include "unit/api/tracepoint_support.hpp"
 #include "unit/perfdata/records.hpp"
 #include "unit/perfdata/test_files.hpp"
-#include "unit/pmu/tracepoint_support.hpp"
+#include "userperf/userperf.h"
 
 USERPERF_TRACEPOINT(myapp, request, (uint64_t, id), (const char*, path), (int32_t, status))
 USERPERF_TRACEPOINT(myapp, blob, (int8_t, delta), (userperf_bytes, payload), (uint16_t, port))

@@ -13,9 +13,10 @@
 #include <string>
 #include <thread>
 
+#include "support/trace_sources.hpp"
 #include "trace/log_format.hpp"
-#include "unit/pmu/trace_sources.hpp"
 #include "userperf/log.h"
+#include "userperf/userperf.h"
 
 namespace userperf {
 namespace {

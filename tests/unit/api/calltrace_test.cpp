@@ -10,10 +10,11 @@
 #include <thread>
 
 #include "pmu/calltrace_pmu.hpp"
+#include "support/trace_sources.hpp"
 #include "trace/calltrace_format.hpp"
-#include "unit/pmu/calltrace_fixture.h"
-#include "unit/pmu/trace_sources.hpp"
+#include "unit/api/calltrace_fixture.h"
 #include "userperf/calltrace.h"
+#include "userperf/userperf.h"
 
 namespace userperf {
 namespace {

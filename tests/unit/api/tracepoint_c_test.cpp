@@ -12,7 +12,8 @@
 #include <fstream>
 #include <string>
 
-#include "unit/pmu/tracepoint_support.hpp"
+#include "unit/api/tracepoint_support.hpp"
+#include "userperf/userperf.h"
 
 namespace userperf::testing {
 namespace {
@@ -49,7 +50,7 @@ class TracepointC : public ::testing::Test {
     dir_ = pattern;
     std::ofstream(dir_ + "/shim.c") << kShimSource;
     ASSERT_EQ(compile(dir_ + "/shim.c", dir_ + "/libshim.so"), "");
-    ASSERT_EQ(compile(std::string(USERPERF_SOURCE_DIR) + "/tests/unit/pmu/tracepoint_c_fixture.c",
+    ASSERT_EQ(compile(std::string(USERPERF_SOURCE_DIR) + "/tests/unit/api/tracepoint_c_fixture.c",
                       dir_ + "/libfixture.so"),
               "");
     shim_ = dlopen((dir_ + "/libshim.so").c_str(), RTLD_NOW | RTLD_GLOBAL);

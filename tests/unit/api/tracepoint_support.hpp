@@ -14,6 +14,7 @@
 #include "pmu/tracepoint_pmu.hpp"
 #include "support/test_events.hpp"
 #include "userperf/tracepoint.h"
+#include "userperf/userperf.h"
 
 namespace userperf::testing {
 
