@@ -92,26 +92,26 @@ const std::map<std::string_view, std::uint32_t>& map_types() {
 }
 
 // "NAME TYPE key=K value=V entries=E [flags=F]"
-bpf::Expected<bpf::MapSpec> parse_map(const std::string& text) {
+Expected<bpf::MapSpec> parse_map(const std::string& text) {
   std::istringstream words(text);
   bpf::MapSpec spec;
   std::string type;
   if (!(words >> spec.name >> type)) {
-    return bpf::make_error(EINVAL, "map: expected NAME TYPE: " + text);
+    return make_error(EINVAL, "map: expected NAME TYPE: " + text);
   }
   const auto known = map_types().find(type);
-  if (known == map_types().end()) return bpf::make_error(EINVAL, "map: unknown type " + type);
+  if (known == map_types().end()) return make_error(EINVAL, "map: unknown type " + type);
   spec.type = known->second;
   std::string field;
   while (words >> field) {
     const auto equals = field.find('=');
-    if (equals == std::string::npos) return bpf::make_error(EINVAL, "map: bad field " + field);
+    if (equals == std::string::npos) return make_error(EINVAL, "map: bad field " + field);
     const std::string key = field.substr(0, equals);
     std::uint32_t value = 0;
     try {
       value = static_cast<std::uint32_t>(std::stoul(field.substr(equals + 1), nullptr, 0));
     } catch (const std::exception&) {
-      return bpf::make_error(EINVAL, "map: bad number in " + field);
+      return make_error(EINVAL, "map: bad number in " + field);
     }
     if (key == "key") {
       spec.key_size = value;
@@ -122,7 +122,7 @@ bpf::Expected<bpf::MapSpec> parse_map(const std::string& text) {
     } else if (key == "flags") {
       spec.map_flags = value;
     } else {
-      return bpf::make_error(EINVAL, "map: unknown field " + key);
+      return make_error(EINVAL, "map: unknown field " + key);
     }
   }
   return spec;
@@ -252,7 +252,7 @@ std::vector<CorpusEntry> list_corpus() {
   return entries;
 }
 
-bpf::Expected<bpf::ObjectImage> assembly_image(const CorpusEntry& entry) {
+Expected<bpf::ObjectImage> assembly_image(const CorpusEntry& entry) {
   const std::string text = read_text(entry.path);
   bpf::ObjectImage image;
   for (const auto& [key, value] : directives(text, "#")) {
@@ -260,7 +260,7 @@ bpf::Expected<bpf::ObjectImage> assembly_image(const CorpusEntry& entry) {
       image.license = value;
     } else if (key == "map") {
       auto spec = parse_map(value);
-      if (!spec) return bpf::make_error(EINVAL, entry.path + ": " + spec.error().message);
+      if (!spec) return make_error(EINVAL, entry.path + ": " + spec.error().message);
       image.maps.push_back(std::move(*spec));
     }
   }
@@ -272,7 +272,7 @@ bpf::Expected<bpf::ObjectImage> assembly_image(const CorpusEntry& entry) {
     return std::nullopt;
   };
   auto insns = bpf::assemble(text, options);
-  if (!insns) return bpf::make_error(EINVAL, entry.path + ": " + insns.error().message);
+  if (!insns) return make_error(EINVAL, entry.path + ": " + insns.error().message);
   bpf::ProgramImage program;
   program.name = "corpus_prog";
   program.section = "perf_event";

@@ -17,8 +17,8 @@
 #include <string_view>
 #include <vector>
 
-#include "bpf/isa/expected.hpp"
 #include "bpf/isa/program_image.hpp"
+#include "support/expected.hpp"
 
 namespace userperf::conformance::verifier_corpus {
 
@@ -48,7 +48,7 @@ std::vector<CorpusEntry> list_corpus();
 
 // An assembly entry as the object a loader would produce: license, maps from `# map:` lines
 // (in order), one perf_event program. EINVAL with the line for a bad directive or instruction.
-bpf::Expected<bpf::ObjectImage> assembly_image(const CorpusEntry& entry);
+Expected<bpf::ObjectImage> assembly_image(const CorpusEntry& entry);
 // A C entry's compiled object: USERPERF_BPF_OBJECT_DIR/corpus/<name>.bpf.o.
 std::string c_object_path(const CorpusEntry& entry);
 

@@ -77,9 +77,9 @@ struct UserperfOutcome {
 // object's one program, with the object's licence and maps. Verdicts are taken at log level 0
 // (a path log of a 1M-instruction program is large); level 1 explains a mismatch.
 UserperfOutcome userperf_verify(const CorpusEntry& program, std::uint32_t log_level = 0) {
-  bpf::Expected<bpf::ObjectImage> image = program.kind == SourceKind::kAssembly
-                                              ? assembly_image(program)
-                                              : bpf::load_elf_file(c_object_path(program));
+  Expected<bpf::ObjectImage> image = program.kind == SourceKind::kAssembly
+                                         ? assembly_image(program)
+                                         : bpf::load_elf_file(c_object_path(program));
   UserperfOutcome outcome;
   if (!image) {
     outcome.broken = true;

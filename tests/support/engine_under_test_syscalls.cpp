@@ -5,27 +5,15 @@
 #include <cerrno>
 
 #include "support/engine_under_test.hpp"
+#include "support/expected.hpp"
 
 namespace userperf::testing {
 
-namespace {
-
-template <class T>
-T syscall_result(T rc) {
-  if (rc < 0) {
-    errno = static_cast<int>(-rc);
-    return -1;
-  }
-  return rc;
-}
-
-}  // namespace
-
 int event_open(perf_event_attr* attr, pid_t pid, int cpu, int group_fd, unsigned long flags) {
-  return syscall_result(engine().open(attr, pid, cpu, group_fd, flags));
+  return syscall_return(engine().open(attr, pid, cpu, group_fd, flags));
 }
 int event_ioctl(int fd, unsigned long request, unsigned long arg) {
-  return syscall_result(engine().ioctl(fd, request, arg));
+  return syscall_return(engine().ioctl(fd, request, arg));
 }
 void* event_mmap(void* addr, std::size_t length, int prot, int flags, int fd, off_t offset) {
   int err = 0;
@@ -35,28 +23,28 @@ void* event_mmap(void* addr, std::size_t length, int prot, int flags, int fd, of
   return MAP_FAILED;
 }
 int event_munmap(void* addr, std::size_t length) {
-  return syscall_result(engine().munmap(addr, length));
+  return syscall_return(engine().munmap(addr, length));
 }
 ssize_t event_read(int fd, void* buf, std::size_t count) {
-  return syscall_result(engine().read(fd, buf, count));
+  return syscall_return(engine().read(fd, buf, count));
 }
 int event_close(int fd) {
-  return syscall_result(engine().close(fd));
+  return syscall_return(engine().close(fd));
 }
 int event_poll(pollfd* fds, nfds_t nfds, int timeout_ms) {
-  return syscall_result(engine().poll(fds, nfds, timeout_ms));
+  return syscall_return(engine().poll(fds, nfds, timeout_ms));
 }
 int event_wakeup_fd(int fd) {
-  return syscall_result(engine().wakeup_fd(fd));
+  return syscall_return(engine().wakeup_fd(fd));
 }
 int event_ring_fd(int fd) {
-  return syscall_result(engine().ring_fd(fd));
+  return syscall_return(engine().ring_fd(fd));
 }
 int event_aux_fd(int fd) {
-  return syscall_result(engine().aux_fd(fd));
+  return syscall_return(engine().aux_fd(fd));
 }
 ssize_t event_aux_snapshot(int fd, void* buf, std::size_t len, std::uint64_t* head_out) {
-  return syscall_result(engine().aux_snapshot(fd, buf, len, head_out));
+  return syscall_return(engine().aux_snapshot(fd, buf, len, head_out));
 }
 
 }  // namespace userperf::testing

@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "bpf/isa/expected.hpp"
+#include "support/expected.hpp"
 
 namespace userperf::bpf {
 

@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "bpf/isa/expected.hpp"
 #include "bpf/isa/insn.hpp"
+#include "support/expected.hpp"
 
 namespace userperf::bpf {
 

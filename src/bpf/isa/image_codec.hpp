@@ -9,8 +9,8 @@
 #include <span>
 #include <vector>
 
-#include "bpf/isa/expected.hpp"
 #include "bpf/isa/program_image.hpp"
+#include "support/expected.hpp"
 
 namespace userperf::bpf {
 

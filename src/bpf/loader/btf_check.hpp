@@ -7,7 +7,7 @@
 #include <optional>
 #include <span>
 
-#include "bpf/isa/expected.hpp"
+#include "support/expected.hpp"
 
 namespace userperf::bpf::loader {
 

@@ -8,8 +8,8 @@
 #include <span>
 #include <string>
 
-#include "bpf/isa/expected.hpp"
 #include "bpf/isa/program_image.hpp"
+#include "support/expected.hpp"
 
 namespace userperf::bpf {
 

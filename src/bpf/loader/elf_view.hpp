@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "bpf/isa/expected.hpp"
+#include "support/expected.hpp"
 
 namespace userperf::bpf::loader {
 

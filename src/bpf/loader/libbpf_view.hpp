@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "bpf/isa/expected.hpp"
 #include "bpf/isa/program_image.hpp"
+#include "support/expected.hpp"
 
 namespace userperf::bpf::loader {
 

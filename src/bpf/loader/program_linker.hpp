@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "bpf/isa/expected.hpp"
 #include "bpf/isa/insn.hpp"
 #include "bpf/loader/elf_view.hpp"
+#include "support/expected.hpp"
 
 namespace userperf::bpf::loader {
 

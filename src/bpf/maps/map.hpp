@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <memory>
 
-#include "bpf/isa/expected.hpp"
 #include "bpf/isa/program_image.hpp"
 #include "bpf/vm/interpreter.hpp"
+#include "support/expected.hpp"
 
 namespace userperf::bpf {
 

@@ -7,8 +7,8 @@
 
 #include <cstdint>
 
-#include "bpf/isa/expected.hpp"
 #include "bpf/isa/program_image.hpp"
+#include "support/expected.hpp"
 
 namespace userperf::bpf {
 

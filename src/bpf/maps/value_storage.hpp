@@ -6,8 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "bpf/isa/expected.hpp"
 #include "bpf/vm/interpreter.hpp"
+#include "support/expected.hpp"
 
 namespace userperf::bpf {
 

@@ -8,11 +8,11 @@
 #include <string_view>
 #include <vector>
 
-#include "bpf/isa/expected.hpp"
 #include "bpf/isa/program_image.hpp"
 #include "bpf/maps/map.hpp"
 #include "bpf/verifier/verifier.hpp"
 #include "bpf/vm/interpreter.hpp"
+#include "support/expected.hpp"
 
 namespace userperf::bpf {
 

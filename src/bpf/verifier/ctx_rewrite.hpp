@@ -6,8 +6,8 @@
 #include <span>
 #include <vector>
 
-#include "bpf/isa/expected.hpp"
 #include "bpf/verifier/verifier.hpp"
+#include "support/expected.hpp"
 
 namespace userperf::bpf {
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "bpf/isa/expected.hpp"
 #include "bpf/isa/insn.hpp"
+#include "support/expected.hpp"
 
 namespace userperf::bpf {
 

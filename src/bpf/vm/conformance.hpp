@@ -10,10 +10,10 @@
 #include <string_view>
 #include <vector>
 
-#include "bpf/isa/expected.hpp"
 #include "bpf/isa/insn.hpp"
 #include "bpf/isa/opcode_facts.hpp"
 #include "bpf/vm/interpreter.hpp"
+#include "support/expected.hpp"
 
 namespace userperf::bpf {
 
