@@ -23,6 +23,7 @@
 #include <memory>
 #include <vector>
 
+#include "api/engine_instance.hpp"
 #include "bench_events.hpp"
 #include "calltrace_work.h"
 #include "pmu/calltrace_pmu.hpp"
@@ -44,9 +45,9 @@ using testing::MappedAux;
 // The engine's default of 400 samples per 4 ms tick would throttle a benchmark; AUX writes are not
 // throttled, but the samplers of benchmark 2 are.
 void raise_sample_rate_limit() {
-  core::EngineLimits limits = core::Engine::instance().limits();
+  core::EngineLimits limits = api::engine().limits();
   limits.max_sample_rate = 1u << 30;
-  core::Engine::instance().set_limits(limits);
+  api::engine().set_limits(limits);
 }
 
 std::vector<std::uint8_t> pattern(std::size_t len, unsigned seed) {
@@ -101,7 +102,7 @@ struct AuxEvent {
   AuxEvent(bool overwrite, std::size_t data_pages = 4, std::uint32_t watermark = 0)
       : fd(open_leader(watermark)), maps(fd, data_pages, kAuxPages, overwrite) {
     if (!maps.ok() || userperf_ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) return;
-    event = core::Engine::instance().event(fd);
+    event = api::engine().event(fd);
     pmu = static_cast<testing::TestAuxPmu*>(event->pmu);
     aux = event->rb.load()->aux();
   }
@@ -253,7 +254,7 @@ struct AuxSampleGroup {
       if (leader.write(chunk.data(), chunk.size()) != core::AuxStream::Append::kOk) return;
     }
     newest.assign(chunk.end() - kAuxSampleSize, chunk.end());
-    sampler = core::Engine::instance().event(sampler_fd);
+    sampler = api::engine().event(sampler_fd);
     pmu = static_cast<testing::TestPmu*>(sampler->pmu);
   }
   static int open_sampler(int leader, std::uint64_t sample_type) {
@@ -263,7 +264,7 @@ struct AuxSampleGroup {
   }
   bool ok() const { return pmu != nullptr; }
   std::uint64_t fire(const core::SampleData& data) {
-    return pmu->count(core::Engine::instance(), *sampler, 1, data);
+    return pmu->count(api::engine(), *sampler, 1, data);
   }
   perf_event_mmap_page* control() const { return sampler_ring.control(); }
   ring::DataRing& rb() const { return *sampler->rb.load(); }
@@ -382,7 +383,7 @@ struct CalltraceEvent {
 
   CalltraceEvent() : fd(open_event()), maps(fd, 4, kAuxPages, /*overwrite=*/true) {
     if (maps.ok() && userperf_ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) == 0) {
-      event = core::Engine::instance().event(fd);
+      event = api::engine().event(fd);
     }
   }
   static int open_event() {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "api/engine_instance.hpp"
 #include "core/sample_output.hpp"
 #include "support/test_events.hpp"
 #include "userperf/userperf.h"
@@ -29,12 +30,12 @@ class BenchEvent {
   BenchEvent(std::uint64_t sample_type, std::size_t data_pages)
       : BenchEvent(testing::test_attr(sample_type), data_pages) {}
   BenchEvent(perf_event_attr attr, std::size_t data_pages) {
-    core::EngineLimits limits = core::Engine::instance().limits();
+    core::EngineLimits limits = api::engine().limits();
     limits.max_sample_rate = 1u << 30;
-    core::Engine::instance().set_limits(limits);
+    api::engine().set_limits(limits);
     fd_ = userperf_perf_event_open(&attr, 0, -1, -1, 0);
     if (fd_ < 0) return;
-    event_ = core::Engine::instance().event(fd_);
+    event_ = api::engine().event(fd_);
     mapped_ = std::make_unique<testing::MappedRing>(fd_, data_pages);
     if (mapped_->ok()) rb_ = event_->rb.load();
   }

@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "api/engine_instance.hpp"
 #include "bench_events.hpp"
 #include "core/sample_output.hpp"
 #include "support/pmu/test_pmu.hpp"
@@ -125,7 +126,7 @@ void BM_Raw4K_Overflow(benchmark::State& state) {
   Payload p;
   core::SampleData data;
   data.raw = &p.raw;
-  core::Engine& engine = core::Engine::instance();
+  core::Engine& engine = api::engine();
   auto* pmu = static_cast<testing::TestPmu*>(ev.event().pmu);
   if (const char* err = check_one_sample(ev, p, [&] { pmu->count(engine, ev.event(), 1, data); })) {
     return state.SkipWithError(err);

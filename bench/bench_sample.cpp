@@ -13,6 +13,7 @@
 #include <cstring>
 #include <memory>
 
+#include "api/engine_instance.hpp"
 #include "bench_events.hpp"
 #include "core/sample_output.hpp"
 #include "ring/output_handle.hpp"
@@ -85,7 +86,7 @@ void set_counters(benchmark::State& state, std::uint64_t lost) {
 void BM_Sample48_Overflow(benchmark::State& state) {
   BenchEvent ev(kSampleType, kDataPages);
   if (!ev.ok()) return state.SkipWithError("cannot open and map a test-PMU event");
-  core::Engine& engine = core::Engine::instance();
+  core::Engine& engine = api::engine();
   auto* pmu = static_cast<testing::TestPmu*>(ev.event().pmu);
   const core::SampleData data = sample_data();
   if (const char* err = check_one_sample(ev, [&] { pmu->count(engine, ev.event(), 1, data); })) {
@@ -109,7 +110,7 @@ BENCHMARK(BM_Sample48_Overflow);
 void BM_Sample48_EngineOverflow(benchmark::State& state) {
   BenchEvent ev(kSampleType, kDataPages);
   if (!ev.ok()) return state.SkipWithError("cannot open and map a test-PMU event");
-  core::Engine& engine = core::Engine::instance();
+  core::Engine& engine = api::engine();
   core::SampleData data = sample_data();
   if (const char* err = check_one_sample(ev, [&] { engine.overflow(ev.event(), data); })) {
     return state.SkipWithError(err);

@@ -26,6 +26,7 @@
 #include <cstring>
 #include <memory>
 
+#include "api/engine_instance.hpp"
 #include "core/sample_output.hpp"
 #include "ring/ring_memory.hpp"
 #include "support/pmu/test_pmu.hpp"
@@ -95,15 +96,15 @@ std::uint64_t drain_wakeups(int fd) {
 
 // Opens one event per thread; mapped rings for all (own) or only event 0 (shared).
 const char* open_events(int threads, bool shared) {
-  core::EngineLimits limits = core::Engine::instance().limits();
+  core::EngineLimits limits = api::engine().limits();
   limits.max_sample_rate = 1u << 30;  // no throttling: this measures the ring
-  core::Engine::instance().set_limits(limits);
+  api::engine().set_limits(limits);
   for (int i = 0; i < threads; ++i) {
     perf_event_attr attr = testing::test_attr(kSampleType);
     // Same task (pid 0 from thread 0) so SET_OUTPUT accepts the pair.
     g_run.fds[i] = userperf_perf_event_open(&attr, 0, -1, -1, 0);
     if (g_run.fds[i] < 0) return "perf_event_open failed";
-    g_run.events[i] = core::Engine::instance().event(g_run.fds[i]);
+    g_run.events[i] = api::engine().event(g_run.fds[i]);
     if (i == 0 || !shared) {
       g_run.rings[i] = std::make_unique<testing::MappedRing>(g_run.fds[i], kDataPages);
       if (!g_run.rings[i]->ok()) return "mmap failed";
@@ -187,7 +188,7 @@ void two_threads(benchmark::State& state, bool shared) {
   // for all of them.
   if (g_run.setup.load() == Setup::kFailed) state.SkipWithError(g_run.error);
 
-  core::Engine& engine = core::Engine::instance();
+  core::Engine& engine = api::engine();
   core::Event* event = g_run.events[me];
   perf_event_mmap_page* control = g_run.controls[me];
   core::SampleData data;

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <vector>
 
+#include "api/engine_instance.hpp"
 #include "bench_events.hpp"
 #include "pmu/tracepoint_pmu.hpp"
 #include "userperf/tracepoint.h"
@@ -61,9 +62,9 @@ std::uint32_t record_size(std::uint64_t sample_type) {
 
 void BM_Enabled_Tracepoint(benchmark::State& state) {
   const auto sample_type = static_cast<std::uint64_t>(state.range(0));
-  core::EngineLimits limits = core::Engine::instance().limits();
+  core::EngineLimits limits = api::engine().limits();
   limits.max_sample_rate = 1u << 30;  // no throttling at benchmark rates
-  core::Engine::instance().set_limits(limits);
+  api::engine().set_limits(limits);
   // A strong reference: it links the library's userperf_tracepoint_* into this executable, so the
   // descriptors' constructors found them (weak references alone do not pull an archive member).
   if (userperf_tracepoint_check(&userperf_tp_bench_request, nullptr, 0) != 0) {

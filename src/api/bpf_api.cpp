@@ -5,47 +5,40 @@
 #include <cstring>
 #include <string>
 
+#include "api/engine_instance.hpp"
 #include "bpf/perf/bpf_registry.hpp"
 #include "bpf/runtime/base_helpers.hpp"
+#include "support/expected.hpp"
 #include "userperf/userperf.h"
 
 namespace {
 
-userperf::bpf::BpfRegistry& registry() {
-  return userperf::bpf::BpfRegistry::instance();
-}
-
-int result(int rc) {
-  if (rc < 0) {
-    errno = -rc;
-    return -1;
-  }
-  return rc;
-}
+using userperf::syscall_return;
+using userperf::api::bpf_registry;
 
 }  // namespace
 
 extern "C" {
 
 int userperf_bpf_map_fd(int prog_fd, const char* name) {
-  if (name == nullptr) return result(-EINVAL);
-  return result(registry().map_fd(prog_fd, name));
+  if (name == nullptr) return syscall_return(-EINVAL);
+  return syscall_return(bpf_registry().map_fd(prog_fd, name));
 }
 
 int userperf_bpf_map_lookup_elem(int map_fd, const void* key, void* value) {
-  return result(registry().map_lookup_elem(map_fd, key, value));
+  return syscall_return(bpf_registry().map_lookup_elem(map_fd, key, value));
 }
 
 int userperf_bpf_map_update_elem(int map_fd, const void* key, const void* value, uint64_t flags) {
-  return result(registry().map_update_elem(map_fd, key, value, flags));
+  return syscall_return(bpf_registry().map_update_elem(map_fd, key, value, flags));
 }
 
 int userperf_bpf_map_delete_elem(int map_fd, const void* key) {
-  return result(registry().map_delete_elem(map_fd, key));
+  return syscall_return(bpf_registry().map_delete_elem(map_fd, key));
 }
 
 int userperf_bpf_map_get_next_key(int map_fd, const void* key, void* next_key) {
-  return result(registry().map_get_next_key(map_fd, key, next_key));
+  return syscall_return(bpf_registry().map_get_next_key(map_fd, key, next_key));
 }
 
 void userperf_bpf_set_trace_fd(int fd) {

@@ -7,8 +7,10 @@
 #include <cstring>
 #include <string>
 
+#include "api/engine_instance.hpp"
 #include "bpf/loader/elf_loader.hpp"
 #include "bpf/perf/bpf_registry.hpp"
+#include "support/expected.hpp"
 #include "userperf/userperf.h"
 
 extern "C" {
@@ -23,8 +25,8 @@ int userperf_bpf_prog_load(const char* path, const char* prog_name, char* log_bu
       log = image.error().message;
       rc = -image.error().code;
     } else {
-      rc = userperf::bpf::BpfRegistry::instance().load_program(std::move(*image),
-                                                               prog_name ? prog_name : "", &log);
+      rc = userperf::api::bpf_registry().load_program(std::move(*image), prog_name ? prog_name : "",
+                                                      &log);
     }
   }
   if (log_buf != nullptr && log_size > 0) {
@@ -32,11 +34,7 @@ int userperf_bpf_prog_load(const char* path, const char* prog_name, char* log_bu
     std::memcpy(log_buf, log.data(), n);
     log_buf[n] = '\0';
   }
-  if (rc < 0) {
-    errno = -rc;
-    return -1;
-  }
-  return rc;
+  return userperf::syscall_return(rc);
 }
 
 }  // extern "C"

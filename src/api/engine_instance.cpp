@@ -1,9 +1,8 @@
-// The process-wide engine and BPF registry. Defined here, above pmu/ and bpf/, so that core/ need
-// not know which PMUs exist and bpf/ need not know which engine it serves.
-#include "api/engine_instance.hpp"
+// The process-wide engine and BPF registry (engine_instance.hpp).
 
 #include <atomic>
 
+#include "api/engine_instance.hpp"
 #include "bpf/perf/bpf_registry.hpp"
 #include "core/engine.hpp"
 #include "pmu/builtin.hpp"
@@ -24,28 +23,19 @@ std::atomic<bpf::BpfRegistry*> g_child_registry{nullptr};
 
 }  // namespace
 
-namespace core {
-
-Engine& Engine::instance() {
-  if (Engine* child = g_child_engine.load(std::memory_order_acquire)) return *child;
-  // Never destroyed: signal handlers may run during exit.
-  static Engine* engine = make_engine();
-  return *engine;
-}
-
-}  // namespace core
-
-namespace bpf {
-
-BpfRegistry& BpfRegistry::instance() {
-  if (BpfRegistry* child = g_child_registry.load(std::memory_order_acquire)) return *child;
-  static auto* registry = new BpfRegistry(core::Engine::instance());
-  return *registry;
-}
-
-}  // namespace bpf
-
 namespace api {
+
+core::Engine& engine() {
+  if (core::Engine* child = g_child_engine.load(std::memory_order_acquire)) return *child;
+  static core::Engine* first = make_engine();
+  return *first;
+}
+
+bpf::BpfRegistry& bpf_registry() {
+  if (bpf::BpfRegistry* child = g_child_registry.load(std::memory_order_acquire)) return *child;
+  static auto* first = new bpf::BpfRegistry(engine());
+  return *first;
+}
 
 void reset_after_fork() {
   core::Engine* engine = make_engine();

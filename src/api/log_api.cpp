@@ -11,20 +11,16 @@
 #include <mutex>
 #include <vector>
 
+#include "api/engine_instance.hpp"
 #include "core/engine.hpp"
 #include "pmu/log_pmu.hpp"
+#include "support/expected.hpp"
 
 namespace {
 
 using userperf::pmu::LogPmu;
 
-int result(long rc) {
-  if (rc < 0) {
-    errno = static_cast<int>(-rc);
-    return -1;
-  }
-  return 0;
-}
+using userperf::syscall_return;
 
 constexpr std::array<int, 5> kCrashSignals = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 std::array<struct sigaction, kCrashSignals.size()> g_previous{};
@@ -64,11 +60,11 @@ int install_crash_handlers() {
 extern "C" {
 
 int userperf_log_write(int fd, const void* data, size_t len) {
-  return result(LogPmu::write(fd, data, len));
+  return syscall_return(LogPmu::write(fd, data, len));
 }
 
 int userperf_log_thread_write(const void* data, size_t len) {
-  return result(LogPmu::write_thread(data, len));
+  return syscall_return(LogPmu::write_thread(data, len));
 }
 
 int userperf_log_printf(int fd, const char* format, ...) {
@@ -80,21 +76,20 @@ int userperf_log_printf(int fd, const char* format, ...) {
   if (n < 0) return -1;
   const std::size_t len =
       static_cast<std::size_t>(n) < sizeof text ? static_cast<std::size_t>(n) : sizeof text - 1;
-  return result(LogPmu::write(fd, text, len));
+  return syscall_return(LogPmu::write(fd, text, len));
 }
 
 int userperf_log_dump(int fd, int out_fd) {
   const std::int64_t size = LogPmu::area_size(fd);
-  if (size < 0) return result(size);
+  if (size < 0) return syscall_return(static_cast<int>(size));
   std::vector<std::uint8_t> bytes;
   try {
     bytes.resize(static_cast<std::size_t>(size));
   } catch (const std::bad_alloc&) {
-    return result(-ENOMEM);
+    return syscall_return(-ENOMEM);
   }
-  const ssize_t n =
-      userperf::core::Engine::instance().aux_snapshot(fd, bytes.data(), bytes.size(), nullptr);
-  if (n < 0) return result(n);
+  const ssize_t n = userperf::api::engine().aux_snapshot(fd, bytes.data(), bytes.size(), nullptr);
+  if (n < 0) return syscall_return(static_cast<int>(n));
   std::size_t done = 0;
   while (done < static_cast<std::size_t>(n)) {
     const ssize_t w = write(out_fd, bytes.data() + done, static_cast<std::size_t>(n) - done);
@@ -106,8 +101,8 @@ int userperf_log_dump(int fd, int out_fd) {
 }
 
 int userperf_log_dump_on_crash(int fd, int out_fd) {
-  if (const int rc = LogPmu::set_crash_fd(fd, out_fd); rc != 0) return result(rc);
-  return result(out_fd >= 0 ? install_crash_handlers() : 0);
+  if (const int rc = LogPmu::set_crash_fd(fd, out_fd); rc != 0) return syscall_return(rc);
+  return syscall_return(out_fd >= 0 ? install_crash_handlers() : 0);
 }
 
 }  // extern "C"

@@ -53,9 +53,6 @@ struct EngineLimits {
 
 class Engine {
  public:
-  // The process-wide engine with the built-in PMUs registered.
-  static Engine& instance();
-
   Engine();
   ~Engine();
   Engine(const Engine&) = delete;

@@ -1,6 +1,7 @@
 // The api-level engine under test: the C API's, each call the userperf_* one.
 #include "support/engine_under_test.hpp"
 
+#include "api/engine_instance.hpp"
 #include "support/pmu/test_aux_pmu.hpp"
 #include "support/pmu/test_pmu.hpp"
 #include "userperf/userperf.h"
@@ -8,7 +9,7 @@
 namespace userperf::testing {
 
 core::Engine& engine() {
-  return core::Engine::instance();
+  return api::engine();
 }
 
 int test_pmu_type() {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "abi/attr_rules.hpp"
+#include "api/engine_instance.hpp"
 #include "bpf/isa/image_codec.hpp"
 #include "bpf/loader/elf_loader.hpp"
 #include "bpf/perf/bpf_registry.hpp"
@@ -75,7 +76,7 @@ bool load_bpf_object(const std::string& path, std::vector<std::uint8_t>& image_b
     return false;
   }
   std::string log;
-  const int prog = bpf::BpfRegistry::instance().load_program(*image, "", &log);
+  const int prog = api::bpf_registry().load_program(*image, "", &log);
   if (prog >= 0) {
     userperf_close(prog);
     image_bytes = bpf::encode_object_image(*image);

@@ -23,10 +23,6 @@ class BpfRegistry : public core::HandlerResolver {
   BpfRegistry(const BpfRegistry&) = delete;
   BpfRegistry& operator=(const BpfRegistry&) = delete;
 
-  // The registry of Engine::instance() (never destroyed: signal handlers may run during exit).
-  // Defined with Engine::instance() in src/api.
-  static BpfRegistry& instance();
-
   // Loads program `name` ("" = the first perf_event program) of an object (a loader's image: the
   // ELF loader's, or one decoded from bpf/isa/image_codec): maps created, verified (the verifier's
   // log in *log, also on success), fixed up. Returns a program descriptor or -errno

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "abi/attr_rules.hpp"
+#include "api/engine_instance.hpp"
 #include "bpf/isa/image_codec.hpp"
 #include "bpf/perf/bpf_registry.hpp"
 #include "core/engine.hpp"
@@ -155,8 +156,8 @@ void load_bpf(Session& session) {
   }
   auto image = bpf::decode_object_image(bytes);
   std::string log;
-  const int prog = image ? bpf::BpfRegistry::instance().load_program(std::move(*image), "", &log)
-                         : -image.error().code;
+  const int prog =
+      image ? api::bpf_registry().load_program(std::move(*image), "", &log) : -image.error().code;
   if (prog < 0) {
     say("--bpf image %s: %s; recording without it", path,
         image ? std::strerror(-prog) : image.error().message.c_str());

@@ -10,6 +10,7 @@
 #include <new>
 #include <vector>
 
+#include "api/engine_instance.hpp"
 #include "core/engine.hpp"
 #include "pmu/clock_timer.hpp"
 #include "record/transport.hpp"
@@ -100,10 +101,10 @@ bool open_events(const Session& session, ThreadEvents& t) {
     t.fds[t.nr++] = fd;
     // A fork child's events stand for its forking thread's: they carry those ids.
     if (!session.inherited_ids.empty() &&
-        core::Engine::instance().inherit_id(fd, session.inherited_ids[i]) != 0) {
+        api::engine().inherit_id(fd, session.inherited_ids[i]) != 0) {
       return fail_setup(t, "cannot inherit the id of", event.name.c_str());
     }
-    t.events[i] = core::Engine::instance().event(fd);
+    t.events[i] = api::engine().event(fd);
     if (t.events[i] == nullptr) return fail_setup(t, "no event behind", event.name.c_str());
     t.clocks[i] = pmu::clock_poke_value(*t.events[i]);
   }
@@ -112,7 +113,7 @@ bool open_events(const Session& session, ThreadEvents& t) {
   if (!session.eager) {
     // Its memory is made at the thread's first sample (announce_thread): a thread that ends
     // before one costs no memfd and no mapping.
-    if (const int err = core::Engine::instance().defer_ring(owner, config.ring_pages); err != 0) {
+    if (const int err = api::engine().defer_ring(owner, config.ring_pages); err != 0) {
       errno = -err;
       return fail_setup(t, "cannot make the ring of", owner_name);
     }

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <thread>
 
+#include "api/engine_instance.hpp"
 #include "pmu/calltrace_pmu.hpp"
 #include "support/trace_sources.hpp"
 #include "trace/calltrace_format.hpp"
@@ -35,7 +36,7 @@ std::vector<trace::CallEvent> decode(const std::vector<std::uint8_t>& bytes) {
 }
 
 pmu::CalltracePmu::Stats stats(int fd) {
-  core::Event* event = core::Engine::instance().event(fd);
+  core::Event* event = api::engine().event(fd);
   if (event == nullptr) return {};
   return static_cast<pmu::CalltracePmu*>(event->pmu)->stats(*event);
 }

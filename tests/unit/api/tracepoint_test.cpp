@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "api/engine_instance.hpp"
 #include "core/engine.hpp"
 #include "unit/api/tracepoint_support.hpp"
 #include "userperf/userperf.h"
@@ -184,7 +185,7 @@ TEST_F(TracepointTest, RecordsBeyondTheSampleLimitAreLostNotCorrupt) {
   ASSERT_EQ(samples.size(), 1u);  // the huge one was refused
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(samples[0].raw.data()) + 24), "ok");
   // ... and counted, so that the ring's next LOST record reports it.
-  EXPECT_EQ(core::Engine::instance().event(ev.fd)->lost_samples.load(), 1u);
+  EXPECT_EQ(api::engine().event(ev.fd)->lost_samples.load(), 1u);
 }
 
 TEST_F(TracepointTest, SamplePeriodCountsFirings) {

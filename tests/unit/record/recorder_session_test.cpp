@@ -75,7 +75,7 @@ enum class Ending { kOrderly, kKilled, kHellosAgain };
   // as the agent's fork handler does.
   api::reset_after_fork();
   const int fd = connect_to(socket_path);
-  core::Engine::instance().set_id_base(greet(fd));
+  api::engine().set_id_base(greet(fd));
   perf_event_attr attr = config.events[0].attr;
   const int event = userperf_perf_event_open(&attr, 0, -1, -1, 0);
   std::uint64_t id = 0;

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <filesystem>
 
+#include "api/engine_instance.hpp"
 #include "core/sample_output.hpp"
 #include "perfdata/reader.hpp"
 #include "record/recorder/thread_ring.hpp"
@@ -45,7 +46,7 @@ class CorruptRing : public ::testing::Test {
     ASSERT_EQ(userperf_ioctl(fd_, PERF_EVENT_IOC_ID, reinterpret_cast<unsigned long>(&id_)), 0);
     mapped_ = std::make_unique<testing::MappedRing>(fd_, 4);
     ASSERT_TRUE(mapped_->ok());
-    core::Event* event = core::Engine::instance().event(fd_);
+    core::Event* event = api::engine().event(fd_);
     chain_[0] = PERF_CONTEXT_USER;
     chain_[1] = 0x401000;
     data_.ip = 0x401000;
