@@ -3,17 +3,20 @@
 // that the script and the report name an address the same way.
 #pragma once
 
-#include "perfdata/script_printer.hpp"
+#include "perfdata/reader.hpp"
 #include "report/address_space.hpp"
 #include "report/symbol_resolver.hpp"
 
 namespace userperf::report {
 
-class ProcessSymbols final : public perfdata::ScriptSymbols {
+class ProcessSymbols {
  public:
-  // Records that do not decode are left to the printer, which reports them.
-  void observe(const perfdata::RecordView& record) override;
-  std::string describe(std::uint32_t pid, std::uint64_t address) override;
+  // Takes in a record's effect on the address spaces, in file order. Records that do not decode
+  // are left to the printer, which reports them.
+  void observe(const perfdata::RecordView& record);
+  // "name+0xoff (path)", "(path)" when the mapped file has no symbol there, "" when nothing is
+  // mapped at `address` in `pid`.
+  std::string describe(std::uint32_t pid, std::uint64_t address);
 
  private:
   ProcessTable processes_;

@@ -8,7 +8,7 @@
 #include <unordered_set>
 
 #include "abi/sample_parser.hpp"
-#include "perfdata/script_printer.hpp"
+#include "perfdata/record_names.hpp"
 #include "report/address_space.hpp"
 #include "report/dwarf_unwinder.hpp"
 #include "report/process_records.hpp"

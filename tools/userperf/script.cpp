@@ -1,11 +1,11 @@
 // `userperf script -i FILE`: every record of a perf.data file, one line each
-// (perfdata/script_printer).
+// (report/script_printer).
 #include <cstdio>
 
 #include "commands.hpp"
 #include "perfdata/reader.hpp"
-#include "perfdata/script_printer.hpp"
 #include "report/process_symbols.hpp"
+#include "report/script_printer.hpp"
 
 namespace userperf::cli {
 
@@ -24,9 +24,9 @@ void add_script_command(CLI::App& app, int& exit_code) {
       return;
     }
     report::ProcessSymbols symbols;
-    perfdata::ScriptOptions options;
+    report::ScriptOptions options;
     if (!*raw) options.symbols = &symbols;
-    if (!perfdata::print_script(*reader, stdout, options, error)) {
+    if (!report::print_script(*reader, stdout, options, error)) {
       std::fflush(stdout);
       std::fprintf(stderr, "userperf script: %s: %s\n", input->c_str(), error.message.c_str());
       exit_code = 1;

@@ -1,4 +1,4 @@
-#include "perfdata/script_printer.hpp"
+#include "report/script_printer.hpp"
 
 #include <algorithm>
 #include <cinttypes>
@@ -9,54 +9,22 @@
 
 #include "abi/sample_parser.hpp"
 #include "perfdata/byte_cursor.hpp"
+#include "perfdata/record_names.hpp"
 #include "trace/aux_decoder.hpp"
 
-namespace userperf::perfdata {
+namespace userperf::report {
 
 namespace {
 
-// perf's name of a record type it knows, else nullptr.
-const char* known_record_type_name(std::uint32_t type) {
-  static constexpr const char* kKernel[] = {
-      nullptr,
-      "PERF_RECORD_MMAP",
-      "PERF_RECORD_LOST",
-      "PERF_RECORD_COMM",
-      "PERF_RECORD_EXIT",
-      "PERF_RECORD_THROTTLE",
-      "PERF_RECORD_UNTHROTTLE",
-      "PERF_RECORD_FORK",
-      "PERF_RECORD_READ",
-      "PERF_RECORD_SAMPLE",
-      "PERF_RECORD_MMAP2",
-      "PERF_RECORD_AUX",
-      "PERF_RECORD_ITRACE_START",
-      "PERF_RECORD_LOST_SAMPLES",
-      "PERF_RECORD_SWITCH",
-      "PERF_RECORD_SWITCH_CPU_WIDE",
-      "PERF_RECORD_NAMESPACES",
-      "PERF_RECORD_KSYMBOL",
-      "PERF_RECORD_BPF_EVENT",
-      "PERF_RECORD_CGROUP",
-      "PERF_RECORD_TEXT_POKE",
-      "PERF_RECORD_AUX_OUTPUT_HW_ID",
-  };
-  if (type < std::size(kKernel)) return kKernel[type];
-  switch (type) {
-    case kRecordHeaderAttr:
-      return "PERF_RECORD_HEADER_ATTR";
-    case kRecordHeaderTracingData:
-      return "PERF_RECORD_HEADER_TRACING_DATA";
-    case kRecordFinishedRound:
-      return "PERF_RECORD_FINISHED_ROUND";
-    case kRecordAuxtraceInfo:
-      return "PERF_RECORD_AUXTRACE_INFO";
-    case kRecordAuxtrace:
-      return "PERF_RECORD_AUXTRACE";
-    default:
-      return nullptr;
-  }
-}
+using perfdata::ByteCursor;
+using perfdata::Error;
+using perfdata::Features;
+using perfdata::GroupDesc;
+using perfdata::known_record_type_name;
+using perfdata::Reader;
+using perfdata::record_type_name;
+using perfdata::RecordCursor;
+using perfdata::RecordView;
 
 constexpr std::size_t kHexDumpBytes = 64;
 
@@ -88,7 +56,7 @@ std::string event_name(const perf_event_attr& attr, const Features& features) {
 }
 
 struct SymbolizeContext {
-  ScriptSymbols* symbols;
+  ProcessSymbols* symbols;
   std::uint32_t pid;
 };
 
@@ -276,7 +244,7 @@ class Printer {
       default:
         // The synthesized types perf knows carry no body worth a size; every other one says it.
         line = name_text;
-        if (type < kRecordHeaderAttr || known_record_type_name(type) == nullptr) {
+        if (type < perfdata::kRecordHeaderAttr || known_record_type_name(type) == nullptr) {
           line += " size " + std::to_string(record.header.size);
         }
         return true;
@@ -407,11 +375,6 @@ class Printer {
 
 }  // namespace
 
-std::string record_type_name(std::uint32_t type) {
-  const char* name = known_record_type_name(type);
-  return name != nullptr ? name : "unknown type " + std::to_string(type);
-}
-
 std::string aux_flags_text(std::uint64_t flags) {
   static constexpr struct {
     std::uint64_t bit;
@@ -440,4 +403,4 @@ bool print_script(const Reader& reader, std::FILE* out, const ScriptOptions& opt
   return Printer(reader, out, options).run(error);
 }
 
-}  // namespace userperf::perfdata
+}  // namespace userperf::report

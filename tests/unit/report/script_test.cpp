@@ -7,23 +7,32 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <random>
 
 #include "perfdata/reader.hpp"
-#include "perfdata/script_printer.hpp"
+#include "perfdata/record_names.hpp"
 #include "report/process_symbols.hpp"
+#include "report/script_printer.hpp"
 #include "trace/synthetic_format.hpp"
 #include "unit/perfdata/sample_file.hpp"
 #include "unit/perfdata/test_files.hpp"
 
-namespace userperf::perfdata {
+namespace userperf::report {
 namespace {
+
+using perfdata::Error;
+using perfdata::GroupDesc;
+using perfdata::PmuMapping;
+using perfdata::Reader;
+using perfdata::record_type_name;
+using perfdata::Writer;
 
 std::string script_of(const Reader& reader, bool symbolize = true) {
   char* text = nullptr;
   std::size_t size = 0;
   std::FILE* out = open_memstream(&text, &size);
   Error error;
-  report::ProcessSymbols symbols;
+  ProcessSymbols symbols;
   ScriptOptions options;
   if (symbolize) options.symbols = &symbols;
   const bool ok = print_script(reader, out, options, error);
@@ -47,10 +56,10 @@ std::vector<std::string> lines_with(const std::string& text, const std::string& 
   return out;
 }
 
-TEST(PerfdataScript, PrintsEveryRecordOfTheSampleFile) {
-  testing::TempDir dir;
+TEST(Script, PrintsEveryRecordOfTheSampleFile) {
+  perfdata::testing::TempDir dir;
   const std::string path = dir.file("s.data");
-  ASSERT_EQ(testing::write_sample_file(path), "");
+  ASSERT_EQ(perfdata::testing::write_sample_file(path), "");
   Error error;
   auto reader = Reader::open(path, error);
   ASSERT_TRUE(reader) << error.message;
@@ -86,33 +95,34 @@ TEST(PerfdataScript, PrintsEveryRecordOfTheSampleFile) {
 
 // A synthetic-PMU group decodes cleanly; a leader whose PMU has no decoder gets a hex dump; an
 // unknown record type is named by number.
-TEST(PerfdataScript, DecodesAuxThroughTheGroupLeaderAndDumpsWithoutADecoder) {
-  testing::TempDir dir;
+TEST(Script, DecodesAuxThroughTheGroupLeaderAndDumpsWithoutADecoder) {
+  perfdata::testing::TempDir dir;
   const std::string path = dir.file("d.data");
   Error error;
   auto writer = Writer::create(path, error);
-  perf_event_attr synthetic = testing::leader_attr();
+  perf_event_attr synthetic = perfdata::testing::leader_attr();
   synthetic.type = 12;
-  perf_event_attr mystery = testing::leader_attr();
+  perf_event_attr mystery = perfdata::testing::leader_attr();
   mystery.type = 13;
   const std::uint64_t ids[] = {1, 2, 3, 4};
   ASSERT_EQ(writer->add_attr(synthetic, std::span(ids).subspan(0, 1)), 0);
-  ASSERT_EQ(writer->add_attr(testing::sibling_attr(), std::span(ids).subspan(1, 1)), 1);
+  ASSERT_EQ(writer->add_attr(perfdata::testing::sibling_attr(), std::span(ids).subspan(1, 1)), 1);
   ASSERT_EQ(writer->add_attr(mystery, std::span(ids).subspan(2, 1)), 2);
-  ASSERT_EQ(writer->add_attr(testing::sibling_attr(), std::span(ids).subspan(3, 1)), 3);
+  ASSERT_EQ(writer->add_attr(perfdata::testing::sibling_attr(), std::span(ids).subspan(3, 1)), 3);
   std::vector<std::uint8_t> stream(128);
   trace::synthetic_fill(0x5eed, 4096, stream);
-  ASSERT_TRUE(writer->append(testing::sample_record({1, 1, 10, 2}, 0x1000, 1, true, stream)));
-  ASSERT_TRUE(writer->append(
-      testing::sample_record({1, 1, 11, 4}, 0x1000, 1, true, testing::aux_bytes(96))));
-  std::vector<std::uint8_t> odd = testing::lost_samples_record({1, 1, 12, 4}, 1);
+  ASSERT_TRUE(
+      writer->append(perfdata::testing::sample_record({1, 1, 10, 2}, 0x1000, 1, true, stream)));
+  ASSERT_TRUE(writer->append(perfdata::testing::sample_record({1, 1, 11, 4}, 0x1000, 1, true,
+                                                              perfdata::testing::aux_bytes(96))));
+  std::vector<std::uint8_t> odd = perfdata::testing::lost_samples_record({1, 1, 12, 4}, 1);
   ASSERT_TRUE(writer->append(odd));
   writer->features().pmu_mappings =
       std::vector<PmuMapping>{{12, "synthetic"}, {13, "mystery"}, {1, "software"}};
   writer->features().groups = std::vector<GroupDesc>{{"a", 0, 2}, {"b", 2, 2}};
   ASSERT_TRUE(writer->finish()) << writer->error().message;
 
-  std::vector<std::uint8_t> bytes = testing::read_file(path);
+  std::vector<std::uint8_t> bytes = perfdata::testing::read_file(path);
   auto reader = Reader::from_bytes(bytes, error);
   ASSERT_TRUE(reader) << error.message;
   // Retype the LOST_SAMPLES record (the last one) as type 30, unknown to every perf.
@@ -135,17 +145,17 @@ TEST(PerfdataScript, DecodesAuxThroughTheGroupLeaderAndDumpsWithoutADecoder) {
 // A record of a type no perf knows (0 here), too short for the sample_id trailer its attr
 // promises: refused with the offset and the type by number, not a crash (a null name was appended
 // to the message: ../shared/repro/script-type0-record.data).
-TEST(PerfdataScript, UnknownTypeWithABadTrailerIsRefusedByNumber) {
-  testing::TempDir dir;
+TEST(Script, UnknownTypeWithABadTrailerIsRefusedByNumber) {
+  perfdata::testing::TempDir dir;
   const std::string path = dir.file("t.data");
   Error error;
   auto writer = Writer::create(path, error);
   ASSERT_TRUE(writer) << error.message;
   const std::uint64_t id = 1;
-  ASSERT_EQ(writer->add_attr(testing::leader_attr(), std::span(&id, 1)), 0);
+  ASSERT_EQ(writer->add_attr(perfdata::testing::leader_attr(), std::span(&id, 1)), 0);
   ASSERT_TRUE(writer->append_finished_round());  // 8 bytes: retyped as 0 below
   ASSERT_TRUE(writer->finish()) << writer->error().message;
-  std::vector<std::uint8_t> bytes = testing::read_file(path);
+  std::vector<std::uint8_t> bytes = perfdata::testing::read_file(path);
   auto reader = Reader::from_bytes(bytes, error);
   ASSERT_TRUE(reader) << error.message;
   ASSERT_TRUE(reader->attrs()[0].attr.sample_id_all);
@@ -166,7 +176,41 @@ TEST(PerfdataScript, UnknownTypeWithABadTrailerIsRefusedByNumber) {
   EXPECT_EQ(record_type_name(PERF_RECORD_MMAP2), "PERF_RECORD_MMAP2");
 }
 
-TEST(PerfdataScript, AuxFlagsText) {
+// The printer decodes what the reader only frames (sample bodies, sample_id trailers, AUX
+// payloads): bit flips in the records of a good file, printed without symbols, are refused with an
+// offset or printed, never a crash or an overread (ASan+UBSan in `make test`).
+TEST(Script, BitFlippedRecordsNeverCrashThePrinter) {
+  perfdata::testing::TempDir dir;
+  const std::string path = dir.file("good.data");
+  ASSERT_EQ(perfdata::testing::write_sample_file(path), "");
+  const std::vector<std::uint8_t> good = perfdata::testing::read_file(path);
+  Error error;
+  const auto header = Reader::from_bytes(good, error)->header();
+  const char* seed = std::getenv("USERPERF_FUZZ_SEED");
+  std::mt19937_64 rng(seed != nullptr ? std::strtoull(seed, nullptr, 0) : 20241126);
+  int refused = 0;
+  const int kCases = 2000;
+  for (int i = 0; i < kCases; ++i) {
+    std::vector<std::uint8_t> bytes = good;
+    const int flips = 1 + static_cast<int>(rng() % 3);
+    for (int f = 0; f < flips; ++f) {
+      bytes[header.data.offset + rng() % header.data.size] ^= 1u << (rng() % 8);
+    }
+    error = {};
+    auto reader = Reader::from_bytes(std::move(bytes), error);
+    ASSERT_TRUE(reader) << "only records were flipped: " << error.message;
+    std::FILE* sink = std::fopen("/dev/null", "w");
+    const bool ok = print_script(*reader, sink, ScriptOptions{}, error);
+    std::fclose(sink);
+    if (!ok) {
+      ++refused;
+      EXPECT_NE(error.message.find("offset"), std::string::npos) << error.message;
+    }
+  }
+  EXPECT_GT(refused, kCases / 10) << "the corruptions must be detected, not only survived";
+}
+
+TEST(Script, AuxFlagsText) {
   EXPECT_EQ(aux_flags_text(0), "none");
   EXPECT_EQ(aux_flags_text(PERF_AUX_FLAG_PARTIAL | PERF_AUX_FLAG_COLLISION), "PARTIAL|COLLISION");
   EXPECT_EQ(aux_flags_text(PERF_AUX_FLAG_TRUNCATED | 0x100 | 0x10000),
@@ -174,4 +218,4 @@ TEST(PerfdataScript, AuxFlagsText) {
 }
 
 }  // namespace
-}  // namespace userperf::perfdata
+}  // namespace userperf::report

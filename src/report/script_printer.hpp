@@ -1,0 +1,34 @@
+// The text `userperf script -i FILE` prints: one line per record in file order, in the spirit of
+// `perf script -D`'s summaries ("offset [size] time: PERF_RECORD_X fields"), samples with their
+// event, pid/tid, cpu, ip (named by the report's ProcessSymbols, if given), period, callchain, raw
+// and aux sizes. A sample's AUX bytes are decoded with the
+// trace decoder of its group leader's PMU (GROUP_DESC -> leader attr.type -> PMU_MAPPINGS name),
+// one indented line per item; without a decoder the first 64 bytes are dumped in hex.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "perfdata/error.hpp"
+#include "perfdata/reader.hpp"
+#include "report/process_symbols.hpp"
+
+namespace userperf::report {
+
+struct ScriptOptions {
+  // Sees every record in file order before it is printed (so MMAP, COMM and FORK records have
+  // built the address spaces that later samples name), and names addresses. nullptr: hex only.
+  ProcessSymbols* symbols = nullptr;
+};
+
+// False with `error` (naming the file offset) at the first malformed record; the lines of the
+// records before it have been printed.
+bool print_script(const perfdata::Reader& reader, std::FILE* out, const ScriptOptions& options,
+                  perfdata::Error& error);
+
+// "TRUNCATED|OVERWRITE|PARTIAL|COLLISION" for PERF_RECORD_AUX flags (PMU format bits as
+// "format=0xNN", unknown bits in hex); "none" for 0.
+std::string aux_flags_text(std::uint64_t flags);
+
+}  // namespace userperf::report
