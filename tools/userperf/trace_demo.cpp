@@ -15,7 +15,7 @@
 
 #include "commands.hpp"
 #include "perfdata/writer.hpp"
-#include "record/process_state.hpp"
+#include "record/recorder/process_state.hpp"
 #include "ring/reader.hpp"
 #include "trace_demo_workload.hpp"
 #include "userperf/userperf.h"

@@ -21,8 +21,8 @@
 
 #include "perfdata/writer.hpp"
 #include "record/exec_target.hpp"
-#include "record/process_state.hpp"
 #include "record/protocol.hpp"
+#include "record/recorder/process_state.hpp"
 #include "record/recorder/thread_ring.hpp"
 #include "record/recorder/ticker.hpp"
 

@@ -1,4 +1,4 @@
-#include "record/process_state.hpp"
+#include "record/recorder/process_state.hpp"
 
 #include <dirent.h>
 #include <sys/stat.h>
