@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "abi/sample_layout.hpp"
+#include "support/byte_reader.hpp"
 
 namespace userperf::abi {
 
@@ -14,78 +15,73 @@ constexpr std::uint32_t kHeaderSize = sizeof(perf_event_header);
 constexpr std::uint32_t kU64 = sizeof(std::uint64_t);
 constexpr std::uint32_t kBranchEntrySize = sizeof(perf_branch_entry);
 
-// Reads fields in order from [pos, end) of one record and records each one. The first failure
-// sticks: later reads do nothing, so the decoder can read on and check once.
+// Reads fields in order from [pos, end) of one record and records each one (a support::ByteReader
+// over those bytes, offsets counted from the record's start). The first failure sticks: later
+// reads do nothing, so the decoder can read on and check once.
 class Cursor {
  public:
-  Cursor(const std::uint8_t* base, std::uint32_t pos, std::uint32_t end,
+  Cursor(std::span<const std::uint8_t> record, std::uint32_t pos, std::uint32_t end,
          std::vector<SampleField>& fields)
-      : base_(base), pos_(pos), end_(end), fields_(fields) {}
+      : in_(record.subspan(pos, end - pos), pos), fields_(fields) {}
 
   bool ok() const { return status_.ok(); }
   ParseStatus status() const { return status_; }
-  std::uint32_t pos() const { return pos_; }
+  std::uint32_t pos() const { return static_cast<std::uint32_t>(in_.offset()); }
 
   bool u64(const char* name, std::uint64_t& value, std::uint32_t index = 0) {
-    if (!take(name, index, kU64)) return false;
-    std::memcpy(&value, base_ + pos_ - kU64, kU64);
-    return true;
+    return field(name, index, value);
   }
 
-  bool u32(const char* name, std::uint32_t& value) {
-    if (!take(name, 0, sizeof value)) return false;
-    std::memcpy(&value, base_ + pos_ - sizeof value, sizeof value);
-    return true;
-  }
+  bool u32(const char* name, std::uint32_t& value) { return field(name, 0, value); }
 
   // `count` elements of `element` bytes, sized from a count read out of the record: checked by
   // division so a huge count cannot wrap the multiplication. An empty array adds no field.
   bool array(const char* name, std::uint64_t count, std::uint32_t element, ByteRange& out) {
     if (!fits(count, element)) return false;
-    out = ByteRange{pos_, static_cast<std::uint32_t>(count * element)};
+    out = ByteRange{pos(), static_cast<std::uint32_t>(count * element)};
     if (out.size == 0) return true;
-    return take(name, 0, out.size);
+    fields_.push_back(SampleField{name, 0, out.offset, out.size});
+    return in_.skip(out.size);
   }
 
   // Whether `count` elements of `element` bytes fit before the end; fails the cursor if not.
   bool fits(std::uint64_t count, std::uint32_t element) {
     if (!ok()) return false;
-    if (count > (end_ - pos_) / element) return fail(ParseError::kFieldOverrun);
+    if (!in_.fits(count, element)) return fail(ParseError::kFieldOverrun);
     return true;
   }
 
   // An array of u64 copied out.
   bool u64_array(const char* name, std::uint64_t count, std::vector<std::uint64_t>& out) {
-    ByteRange range;
-    if (!array(name, count, kU64, range)) return false;
-    out.resize(count);
-    if (range.size != 0) std::memcpy(out.data(), base_ + range.offset, range.size);
-    return true;
+    const std::uint32_t at = pos();
+    if (!fits(count, kU64)) return false;
+    if (count != 0)
+      fields_.push_back(SampleField{name, 0, at, static_cast<std::uint32_t>(count * kU64)});
+    return in_.read_array(count, out);
   }
 
   bool fail(ParseError error) {
-    if (ok()) status_ = ParseStatus{error, pos_};
+    if (ok()) status_ = ParseStatus{error, pos()};
     return false;
   }
 
   // The fields must end exactly at header.size.
   ParseStatus finish() {
-    if (ok() && pos_ != end_) status_ = ParseStatus{ParseError::kTrailingBytes, pos_};
+    if (ok() && in_.remaining() != 0) status_ = ParseStatus{ParseError::kTrailingBytes, pos()};
     return status_;
   }
 
  private:
-  bool take(const char* name, std::uint32_t index, std::uint32_t size) {
+  template <class T>
+  bool field(const char* name, std::uint32_t index, T& value) {
     if (!ok()) return false;
-    if (size > end_ - pos_) return fail(ParseError::kFieldOverrun);
-    fields_.push_back(SampleField{name, index, pos_, size});
-    pos_ += size;
+    const std::uint32_t at = pos();
+    if (!in_.read(value)) return fail(ParseError::kFieldOverrun);
+    fields_.push_back(SampleField{name, index, at, sizeof value});
     return true;
   }
 
-  const std::uint8_t* base_;
-  std::uint32_t pos_;
-  std::uint32_t end_;
+  support::ByteReader in_;
   std::vector<SampleField>& fields_;
   ParseStatus status_;
 };
@@ -144,7 +140,7 @@ ParseStatus parse_body(std::span<const std::uint8_t> record, const SampleFormat&
   const std::uint64_t type = format.sample_type;
   out.sample_type = type;
   out.fields.push_back(SampleField{"header", 0, 0, kHeaderSize});
-  Cursor c(record.data(), kHeaderSize, out.header.size, out.fields);
+  Cursor c(record, kHeaderSize, out.header.size, out.fields);
 
   if (type & PERF_SAMPLE_IDENTIFIER) c.u64("identifier", out.identifier);
   if (type & PERF_SAMPLE_IP) c.u64("ip", out.ip);
@@ -297,7 +293,7 @@ ParseStatus parse_sample_id(std::span<const std::uint8_t> record, std::uint64_t 
     return ParseStatus{ParseError::kFieldOverrun, kHeaderSize};
   }
   out.offset = header.size - trailer;
-  Cursor c(record.data(), out.offset, header.size, out.fields);
+  Cursor c(record, out.offset, header.size, out.fields);
   if (sample_type & PERF_SAMPLE_TID) {
     c.u32("pid", out.pid);
     c.u32("tid", out.tid);

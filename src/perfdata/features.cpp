@@ -13,29 +13,19 @@
 #include <fstream>
 #include <iterator>
 
-#include "perfdata/byte_cursor.hpp"
 #include "perfdata/format.hpp"
+#include "perfdata/perf_string.hpp"
+#include "support/byte_reader.hpp"
+#include "support/byte_writer.hpp"
 
 namespace userperf::perfdata {
 
 namespace {
 
-void put_u32(std::vector<std::uint8_t>& out, std::uint32_t value) {
-  const auto* bytes = reinterpret_cast<const std::uint8_t*>(&value);
-  out.insert(out.end(), bytes, bytes + sizeof value);
-}
-
-// perf's do_write_string: the length counts the NUL and the padding to kStringAlign.
-void put_string(std::vector<std::uint8_t>& out, const std::string& text) {
-  const std::uint32_t len = (text.size() + 1 + kStringAlign - 1) / kStringAlign * kStringAlign;
-  put_u32(out, len);
-  out.insert(out.end(), text.begin(), text.end());
-  out.insert(out.end(), len - text.size(), 0);
-}
-
 std::vector<std::uint8_t> string_body(const std::string& text) {
   std::vector<std::uint8_t> out;
-  put_string(out, text);
+  support::ByteWriter w(out);
+  write_perf_string(w, text);
   return out;
 }
 
@@ -45,20 +35,20 @@ constexpr std::size_t kBuildIdHeaderSize = sizeof(perf_event_header) + 4 + 24;
 constexpr std::size_t kBuildIdMax = 20;
 constexpr std::uint16_t kMiscBuildIdSize = 1 << 15;  // PERF_RECORD_MISC_BUILD_ID_SIZE
 
-void put_build_id(std::vector<std::uint8_t>& out, const BuildIdEntry& entry) {
+void put_build_id(support::ByteWriter& out, const BuildIdEntry& entry) {
   const std::size_t name_len =
       (entry.filename.size() + 1 + kStringAlign - 1) / kStringAlign * kStringAlign;
   const std::size_t id_size = std::min(entry.id.size(), kBuildIdMax);
   const perf_event_header header{0, static_cast<std::uint16_t>(entry.misc | kMiscBuildIdSize),
                                  static_cast<std::uint16_t>(kBuildIdHeaderSize + name_len)};
-  const std::size_t at = out.size();
-  out.resize(at + kBuildIdHeaderSize + name_len, 0);
-  std::uint8_t* p = out.data() + at;
-  std::memcpy(p, &header, sizeof header);
-  std::memcpy(p + sizeof header, &entry.pid, sizeof entry.pid);
-  std::memcpy(p + sizeof header + 4, entry.id.data(), id_size);
-  p[sizeof header + 4 + kBuildIdMax] = static_cast<std::uint8_t>(id_size);
-  std::memcpy(p + kBuildIdHeaderSize, entry.filename.data(), entry.filename.size());
+  std::uint8_t id[24] = {};
+  std::memcpy(id, entry.id.data(), id_size);
+  id[kBuildIdMax] = static_cast<std::uint8_t>(id_size);
+  out.put(header);
+  out.put(entry.pid);
+  out.put(id);
+  out.put_bytes(entry.filename.data(), entry.filename.size());
+  out.put_zeros(name_len - entry.filename.size());
 }
 
 bool body_error(Error& error, int feature, std::uint64_t offset, const char* what) {
@@ -66,11 +56,6 @@ bool body_error(Error& error, int feature, std::uint64_t offset, const char* wha
   error.message = std::string("feature ") + feature_name(feature) + ": " + what + " at offset " +
                   std::to_string(offset);
   return false;
-}
-
-// Entry counts are bounded by the bytes left, so a corrupt count cannot make a huge allocation.
-bool count_fits(const ByteCursor& in, std::uint32_t count, std::size_t min_entry_size) {
-  return count <= in.remaining() / min_entry_size;
 }
 
 }  // namespace
@@ -167,7 +152,8 @@ std::vector<FeatureBody> encode_features(const Features& f) {
   if (f.tracing_data) out.push_back({kFeatTracingData, *f.tracing_data});
   if (f.build_ids) {
     FeatureBody body{kFeatBuildId, {}};
-    for (const BuildIdEntry& entry : *f.build_ids) put_build_id(body.bytes, entry);
+    support::ByteWriter w(body.bytes);
+    for (const BuildIdEntry& entry : *f.build_ids) put_build_id(w, entry);
     out.push_back(std::move(body));
   }
   add_string(kFeatHostname, f.hostname);
@@ -176,22 +162,25 @@ std::vector<FeatureBody> encode_features(const Features& f) {
   add_string(kFeatArch, f.arch);
   if (f.nrcpus) {
     FeatureBody body{kFeatNrCpus, {}};
-    put_u32(body.bytes, f.nrcpus->available);
-    put_u32(body.bytes, f.nrcpus->online);
+    support::ByteWriter w(body.bytes);
+    w.put<std::uint32_t>(f.nrcpus->available);
+    w.put<std::uint32_t>(f.nrcpus->online);
     out.push_back(std::move(body));
   }
   if (f.cmdline) {
     FeatureBody body{kFeatCmdline, {}};
-    put_u32(body.bytes, static_cast<std::uint32_t>(f.cmdline->size()));
-    for (const std::string& arg : *f.cmdline) put_string(body.bytes, arg);
+    support::ByteWriter w(body.bytes);
+    w.put(static_cast<std::uint32_t>(f.cmdline->size()));
+    for (const std::string& arg : *f.cmdline) write_perf_string(w, arg);
     out.push_back(std::move(body));
   }
   if (f.pmu_mappings) {
     FeatureBody body{kFeatPmuMappings, {}};
-    put_u32(body.bytes, static_cast<std::uint32_t>(f.pmu_mappings->size()));
+    support::ByteWriter w(body.bytes);
+    w.put(static_cast<std::uint32_t>(f.pmu_mappings->size()));
     for (const PmuMapping& m : *f.pmu_mappings) {
-      put_u32(body.bytes, m.type);
-      put_string(body.bytes, m.name);
+      w.put<std::uint32_t>(m.type);
+      write_perf_string(w, m.name);
     }
     out.push_back(std::move(body));
   }
@@ -199,24 +188,25 @@ std::vector<FeatureBody> encode_features(const Features& f) {
     // perf's write_event_desc: u32 nr, u32 attr size, then per event the attr, u32 nr_ids, the
     // name, u64 ids[nr_ids].
     FeatureBody body{kFeatEventDesc, {}};
-    put_u32(body.bytes, static_cast<std::uint32_t>(f.event_desc->size()));
-    put_u32(body.bytes, static_cast<std::uint32_t>(f.event_desc->front().attr.size()));
+    support::ByteWriter w(body.bytes);
+    w.put(static_cast<std::uint32_t>(f.event_desc->size()));
+    w.put(static_cast<std::uint32_t>(f.event_desc->front().attr.size()));
     for (const EventDesc& e : *f.event_desc) {
-      body.bytes.insert(body.bytes.end(), e.attr.begin(), e.attr.end());
-      put_u32(body.bytes, static_cast<std::uint32_t>(e.ids.size()));
-      put_string(body.bytes, e.name);
-      const auto* ids = reinterpret_cast<const std::uint8_t*>(e.ids.data());
-      body.bytes.insert(body.bytes.end(), ids, ids + e.ids.size() * sizeof(std::uint64_t));
+      w.put_bytes(e.attr.data(), e.attr.size());
+      w.put(static_cast<std::uint32_t>(e.ids.size()));
+      write_perf_string(w, e.name);
+      w.put_bytes(e.ids.data(), e.ids.size() * sizeof(std::uint64_t));
     }
     out.push_back(std::move(body));
   }
   if (f.groups) {
     FeatureBody body{kFeatGroupDesc, {}};
-    put_u32(body.bytes, static_cast<std::uint32_t>(f.groups->size()));
+    support::ByteWriter w(body.bytes);
+    w.put(static_cast<std::uint32_t>(f.groups->size()));
     for (const GroupDesc& g : *f.groups) {
-      put_string(body.bytes, g.name);
-      put_u32(body.bytes, g.leader);
-      put_u32(body.bytes, g.members);
+      write_perf_string(w, g.name);
+      w.put<std::uint32_t>(g.leader);
+      w.put<std::uint32_t>(g.members);
     }
     out.push_back(std::move(body));
   }
@@ -229,7 +219,7 @@ std::vector<FeatureBody> encode_features(const Features& f) {
 
 bool decode_feature(int feature, std::span<const std::uint8_t> body, std::uint64_t offset,
                     Features& out, Error& error) {
-  ByteCursor in(body, offset);
+  support::ByteReader in(body, offset);
   std::uint32_t count = 0;
   switch (feature) {
     case kFeatHostname:
@@ -237,7 +227,7 @@ bool decode_feature(int feature, std::span<const std::uint8_t> body, std::uint64
     case kFeatVersion:
     case kFeatArch: {
       std::string text;
-      if (!in.string(text)) break;
+      if (!read_perf_string(in, text)) break;
       (feature == kFeatHostname    ? out.hostname
        : feature == kFeatOsRelease ? out.osrelease
        : feature == kFeatVersion   ? out.version
@@ -252,12 +242,12 @@ bool decode_feature(int feature, std::span<const std::uint8_t> body, std::uint64
     }
     case kFeatCmdline: {
       if (!in.read(count)) break;
-      if (!count_fits(in, count, sizeof(std::uint32_t))) {
+      if (!in.fits(count, sizeof(std::uint32_t))) {
         return body_error(error, feature, in.offset() - 4, "string count exceeds the body");
       }
       std::vector<std::string> args(count);
       for (std::string& arg : args) {
-        if (!in.string(arg)) break;
+        if (!read_perf_string(in, arg)) break;
       }
       if (!in.ok()) break;
       out.cmdline = std::move(args);
@@ -265,12 +255,12 @@ bool decode_feature(int feature, std::span<const std::uint8_t> body, std::uint64
     }
     case kFeatPmuMappings: {
       if (!in.read(count)) break;
-      if (!count_fits(in, count, 2 * sizeof(std::uint32_t))) {
+      if (!in.fits(count, 2 * sizeof(std::uint32_t))) {
         return body_error(error, feature, in.offset() - 4, "PMU count exceeds the body");
       }
       std::vector<PmuMapping> maps(count);
       for (PmuMapping& m : maps) {
-        if (!in.read(m.type) || !in.string(m.name)) break;
+        if (!in.read(m.type) || !read_perf_string(in, m.name)) break;
       }
       if (!in.ok()) break;
       out.pmu_mappings = std::move(maps);
@@ -282,18 +272,17 @@ bool decode_feature(int feature, std::span<const std::uint8_t> body, std::uint64
       if (attr_size < PERF_ATTR_SIZE_VER0 || attr_size > 4096) {
         return body_error(error, feature, in.offset() - 4, "bad attr size");
       }
-      if (!count_fits(in, count, attr_size + 2 * sizeof(std::uint32_t))) {
+      if (!in.fits(count, attr_size + 2 * sizeof(std::uint32_t))) {
         return body_error(error, feature, in.offset() - 8, "event count exceeds the body");
       }
       std::vector<EventDesc> events(count);
       for (EventDesc& e : events) {
         std::uint32_t nr_ids = 0;
-        const std::uint64_t attr_at = in.offset();
-        if (!in.take(attr_size)) break;
-        e.attr.assign(body.begin() + static_cast<long>(attr_at - offset),
-                      body.begin() + static_cast<long>(attr_at - offset + attr_size));
-        if (!in.read(nr_ids) || !in.string(e.name)) break;
-        if (!count_fits(in, nr_ids, sizeof(std::uint64_t))) {
+        std::span<const std::uint8_t> attr;
+        if (!in.bytes(attr_size, attr)) break;
+        e.attr.assign(attr.begin(), attr.end());
+        if (!in.read(nr_ids) || !read_perf_string(in, e.name)) break;
+        if (!in.fits(nr_ids, sizeof(std::uint64_t))) {
           return body_error(error, feature, in.offset(), "id count exceeds the body");
         }
         e.ids.resize(nr_ids);
@@ -305,12 +294,12 @@ bool decode_feature(int feature, std::span<const std::uint8_t> body, std::uint64
     }
     case kFeatGroupDesc: {
       if (!in.read(count)) break;
-      if (!count_fits(in, count, 3 * sizeof(std::uint32_t))) {
+      if (!in.fits(count, 3 * sizeof(std::uint32_t))) {
         return body_error(error, feature, in.offset() - 4, "group count exceeds the body");
       }
       std::vector<GroupDesc> groups(count);
       for (GroupDesc& g : groups) {
-        if (!in.string(g.name) || !in.read(g.leader) || !in.read(g.members)) break;
+        if (!read_perf_string(in, g.name) || !in.read(g.leader) || !in.read(g.members)) break;
       }
       if (!in.ok()) break;
       out.groups = std::move(groups);
@@ -336,10 +325,10 @@ bool decode_feature(int feature, std::span<const std::uint8_t> body, std::uint64
                                         : kBuildIdMax;
         entry.id.assign(id, id + id_size);
         const std::size_t name_len = header.size - kBuildIdHeaderSize;
-        const std::uint64_t name_at = in.offset() - offset;
-        in.take(name_len);
-        const char* name = reinterpret_cast<const char*>(body.data() + name_at);
-        entry.filename.assign(name, strnlen(name, name_len));
+        std::span<const std::uint8_t> name_bytes;
+        in.bytes(name_len, name_bytes);
+        const char* name = reinterpret_cast<const char*>(name_bytes.data());
+        entry.filename.assign(name, strnlen(name, name_bytes.size()));
         entries.push_back(std::move(entry));
       }
       if (!in.ok()) break;

@@ -8,8 +8,6 @@
 #include <bit>
 #include <cstring>
 
-#include "perfdata/byte_cursor.hpp"
-
 namespace userperf::perfdata {
 
 namespace {

@@ -2,42 +2,42 @@
 
 #include <sys/mman.h>
 
-#include "perfdata/byte_cursor.hpp"
 #include "report/address_space.hpp"
+#include "support/byte_reader.hpp"
 
 namespace userperf::report {
 
 namespace {
 
-perfdata::ByteCursor body(const perfdata::RecordView& record) {
-  return perfdata::ByteCursor(record.bytes.subspan(sizeof(perf_event_header)),
-                              record.offset + sizeof(perf_event_header));
+support::ByteReader body(const perfdata::RecordView& record) {
+  return support::ByteReader(record.bytes.subspan(sizeof(perf_event_header)),
+                             record.offset + sizeof(perf_event_header));
 }
 
 }  // namespace
 
 bool decode_mmap(const perfdata::RecordView& record, MmapRecord& out) {
-  perfdata::ByteCursor in = body(record);
+  support::ByteReader in = body(record);
   in.read(out.pid) && in.read(out.tid) && in.read(out.start) && in.read(out.len) &&
       in.read(out.pgoff);
   out.prot = PROT_READ | PROT_EXEC;
   if (record.header.type == PERF_RECORD_MMAP2) {
     // maj, min, ino, ino_generation (or a build id), then prot and flags.
     std::uint32_t flags = 0;
-    in.take(24) && in.read(out.prot) && in.read(flags);
+    in.skip(24) && in.read(out.prot) && in.read(flags);
   }
   in.c_string(out.path);
   return in.ok();
 }
 
 bool decode_comm(const perfdata::RecordView& record, CommRecord& out) {
-  perfdata::ByteCursor in = body(record);
+  support::ByteReader in = body(record);
   out.exec = record.header.misc & PERF_RECORD_MISC_COMM_EXEC;
   return in.read(out.pid) && in.read(out.tid) && in.c_string(out.comm);
 }
 
 bool decode_task(const perfdata::RecordView& record, TaskRecord& out) {
-  perfdata::ByteCursor in = body(record);
+  support::ByteReader in = body(record);
   return in.read(out.pid) && in.read(out.ppid) && in.read(out.tid) && in.read(out.ptid);
 }
 

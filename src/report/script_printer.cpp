@@ -8,15 +8,14 @@
 #include <string>
 
 #include "abi/sample_parser.hpp"
-#include "perfdata/byte_cursor.hpp"
 #include "perfdata/record_names.hpp"
+#include "support/byte_reader.hpp"
 #include "trace/aux_decoder.hpp"
 
 namespace userperf::report {
 
 namespace {
 
-using perfdata::ByteCursor;
 using perfdata::Error;
 using perfdata::Features;
 using perfdata::GroupDesc;
@@ -140,8 +139,8 @@ class Printer {
   // Non-sample records. Bodies are read with a bounded cursor; the trailer is not looked at.
   bool describe(const RecordView& record, std::string& line, Error& error) {
     const std::uint32_t type = record.header.type;
-    ByteCursor in(record.bytes.subspan(sizeof(perf_event_header)),
-                  record.offset + sizeof(perf_event_header));
+    support::ByteReader in(record.bytes.subspan(sizeof(perf_event_header)),
+                           record.offset + sizeof(perf_event_header));
     const std::string name_text = record_type_name(type);
     const char* name = name_text.c_str();
     char buf[512];

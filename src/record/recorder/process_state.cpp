@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "abi/sample_layout.hpp"
+#include "support/byte_writer.hpp"
 
 namespace userperf::record {
 
@@ -21,21 +21,17 @@ namespace {
 class RecordBuilder {
  public:
   RecordBuilder(std::uint32_t type, std::uint16_t misc) {
-    const perf_event_header header{type, misc, 0};
-    put(&header, sizeof header);
+    out_.put(perf_event_header{type, misc, 0});
   }
+  RecordBuilder(const RecordBuilder&) = delete;  // out_ refers to bytes_
+  RecordBuilder& operator=(const RecordBuilder&) = delete;
   template <class T>
   void put(const T& value) {
-    put(&value, sizeof value);
-  }
-  void put(const void* p, std::size_t n) {
-    const std::size_t at = bytes_.size();
-    bytes_.resize(at + n);
-    std::memcpy(bytes_.data() + at, p, n);
+    out_.put(value);
   }
   void put_string(const std::string& s) {
-    put(s.c_str(), s.size() + 1);
-    bytes_.resize(abi::align8(bytes_.size()), 0);
+    out_.put_bytes(s.c_str(), s.size() + 1);
+    out_.align(8);
   }
   // The sample_id trailer in perf_event__synthesize's shape: pid/tid, time, id, cpu 0.
   void put_sample_id(const perf_event_attr& attr, const SyntheticStamp& stamp, std::uint32_t pid,
@@ -53,13 +49,13 @@ class RecordBuilder {
     if (type & PERF_SAMPLE_IDENTIFIER) put(stamp.id);
   }
   std::vector<std::uint8_t>& finish() {
-    const auto size = static_cast<std::uint16_t>(bytes_.size());
-    std::memcpy(bytes_.data() + offsetof(perf_event_header, size), &size, sizeof size);
+    out_.patch(offsetof(perf_event_header, size), static_cast<std::uint16_t>(bytes_.size()));
     return bytes_;
   }
 
  private:
   std::vector<std::uint8_t> bytes_;
+  support::ByteWriter out_{bytes_};
 };
 
 std::string read_line(const std::string& path) {
