@@ -91,9 +91,9 @@ void BM_RecorderDrain(benchmark::State& state) {
   auto ring = record::ThreadRing::map(userperf_event_ring_fd(filled.fd()), 1234, 1235,
                                       {{id, filled.event().attr}}, error);
   if (!ring) return state.SkipWithError(("ThreadRing::map: " + error).c_str());
-  perfdata::Error open_error;
-  auto writer = perfdata::Writer::create("/dev/null", open_error);
-  if (!writer) return state.SkipWithError(open_error.message.c_str());
+  auto created = perfdata::Writer::create("/dev/null");
+  if (!created) return state.SkipWithError(created.error().message.c_str());
+  perfdata::Writer* writer = created->get();
   perf_event_attr attr = testing::test_attr(kFpType);
   writer->add_attr(attr, {});
   bool wrong = false;

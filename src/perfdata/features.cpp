@@ -14,6 +14,7 @@
 #include <iterator>
 
 #include "perfdata/format.hpp"
+#include "perfdata/malformed.hpp"
 #include "perfdata/perf_string.hpp"
 #include "support/byte_reader.hpp"
 #include "support/byte_writer.hpp"
@@ -51,11 +52,8 @@ void put_build_id(support::ByteWriter& out, const BuildIdEntry& entry) {
   out.put_zeros(name_len - entry.filename.size());
 }
 
-bool body_error(Error& error, int feature, std::uint64_t offset, const char* what) {
-  error.code = EINVAL;
-  error.message = std::string("feature ") + feature_name(feature) + ": " + what + " at offset " +
-                  std::to_string(offset);
-  return false;
+Error body_error(int feature, std::uint64_t offset, const char* what) {
+  return malformed_at(offset, std::string("feature ") + feature_name(feature) + ": " + what);
 }
 
 }  // namespace
@@ -217,8 +215,8 @@ std::vector<FeatureBody> encode_features(const Features& f) {
   return out;
 }
 
-bool decode_feature(int feature, std::span<const std::uint8_t> body, std::uint64_t offset,
-                    Features& out, Error& error) {
+Expected<void> decode_feature(int feature, std::span<const std::uint8_t> body, std::uint64_t offset,
+                              Features& out) {
   support::ByteReader in(body, offset);
   std::uint32_t count = 0;
   switch (feature) {
@@ -232,18 +230,18 @@ bool decode_feature(int feature, std::span<const std::uint8_t> body, std::uint64
        : feature == kFeatOsRelease ? out.osrelease
        : feature == kFeatVersion   ? out.version
                                    : out.arch) = std::move(text);
-      return true;
+      return {};
     }
     case kFeatNrCpus: {
       NrCpus cpus;
       if (!in.read(cpus.available) || !in.read(cpus.online)) break;
       out.nrcpus = cpus;
-      return true;
+      return {};
     }
     case kFeatCmdline: {
       if (!in.read(count)) break;
       if (!in.fits(count, sizeof(std::uint32_t))) {
-        return body_error(error, feature, in.offset() - 4, "string count exceeds the body");
+        return body_error(feature, in.offset() - 4, "string count exceeds the body");
       }
       std::vector<std::string> args(count);
       for (std::string& arg : args) {
@@ -251,12 +249,12 @@ bool decode_feature(int feature, std::span<const std::uint8_t> body, std::uint64
       }
       if (!in.ok()) break;
       out.cmdline = std::move(args);
-      return true;
+      return {};
     }
     case kFeatPmuMappings: {
       if (!in.read(count)) break;
       if (!in.fits(count, 2 * sizeof(std::uint32_t))) {
-        return body_error(error, feature, in.offset() - 4, "PMU count exceeds the body");
+        return body_error(feature, in.offset() - 4, "PMU count exceeds the body");
       }
       std::vector<PmuMapping> maps(count);
       for (PmuMapping& m : maps) {
@@ -264,16 +262,16 @@ bool decode_feature(int feature, std::span<const std::uint8_t> body, std::uint64
       }
       if (!in.ok()) break;
       out.pmu_mappings = std::move(maps);
-      return true;
+      return {};
     }
     case kFeatEventDesc: {
       std::uint32_t attr_size = 0;
       if (!in.read(count) || !in.read(attr_size)) break;
       if (attr_size < PERF_ATTR_SIZE_VER0 || attr_size > 4096) {
-        return body_error(error, feature, in.offset() - 4, "bad attr size");
+        return body_error(feature, in.offset() - 4, "bad attr size");
       }
       if (!in.fits(count, attr_size + 2 * sizeof(std::uint32_t))) {
-        return body_error(error, feature, in.offset() - 8, "event count exceeds the body");
+        return body_error(feature, in.offset() - 8, "event count exceeds the body");
       }
       std::vector<EventDesc> events(count);
       for (EventDesc& e : events) {
@@ -283,19 +281,19 @@ bool decode_feature(int feature, std::span<const std::uint8_t> body, std::uint64
         e.attr.assign(attr.begin(), attr.end());
         if (!in.read(nr_ids) || !read_perf_string(in, e.name)) break;
         if (!in.fits(nr_ids, sizeof(std::uint64_t))) {
-          return body_error(error, feature, in.offset(), "id count exceeds the body");
+          return body_error(feature, in.offset(), "id count exceeds the body");
         }
         e.ids.resize(nr_ids);
         for (std::uint64_t& id : e.ids) in.read(id);
       }
       if (!in.ok()) break;
       out.event_desc = std::move(events);
-      return true;
+      return {};
     }
     case kFeatGroupDesc: {
       if (!in.read(count)) break;
       if (!in.fits(count, 3 * sizeof(std::uint32_t))) {
-        return body_error(error, feature, in.offset() - 4, "group count exceeds the body");
+        return body_error(feature, in.offset() - 4, "group count exceeds the body");
       }
       std::vector<GroupDesc> groups(count);
       for (GroupDesc& g : groups) {
@@ -303,11 +301,11 @@ bool decode_feature(int feature, std::span<const std::uint8_t> body, std::uint64
       }
       if (!in.ok()) break;
       out.groups = std::move(groups);
-      return true;
+      return {};
     }
     case kFeatTracingData:
       out.tracing_data = std::vector<std::uint8_t>(body.begin(), body.end());
-      return true;
+      return {};
     case kFeatBuildId: {
       std::vector<BuildIdEntry> entries;
       while (in.ok() && in.remaining() > 0) {
@@ -317,7 +315,7 @@ bool decode_feature(int feature, std::span<const std::uint8_t> body, std::uint64
         std::uint8_t id[24] = {};
         if (!in.read(header) || !in.read(entry.pid) || !in.read(id)) break;
         if (header.size < kBuildIdHeaderSize || header.size - kBuildIdHeaderSize > in.remaining()) {
-          return body_error(error, feature, at, "build id entry size exceeds the body");
+          return body_error(feature, at, "build id entry size exceeds the body");
         }
         entry.misc = static_cast<std::uint16_t>(header.misc & ~kMiscBuildIdSize);
         const std::size_t id_size = (header.misc & kMiscBuildIdSize)
@@ -333,15 +331,15 @@ bool decode_feature(int feature, std::span<const std::uint8_t> body, std::uint64
       }
       if (!in.ok()) break;
       out.build_ids = std::move(entries);
-      return true;
+      return {};
     }
     default:
-      return true;
+      return {};
   }
-  return body_error(error, feature, in.failed_at(), "truncated body");
+  return body_error(feature, in.failed_at(), "truncated body");
 }
 
-bool check_groups(const std::vector<GroupDesc>& groups, std::size_t nr_attrs, Error& error) {
+Expected<void> check_groups(const std::vector<GroupDesc>& groups, std::size_t nr_attrs) {
   std::uint64_t next_free = 0;
   for (std::size_t i = 0; i < groups.size(); ++i) {
     const GroupDesc& g = groups[i];
@@ -354,15 +352,14 @@ bool check_groups(const std::vector<GroupDesc>& groups, std::size_t nr_attrs, Er
       problem = "runs past the last attr";
     }
     if (problem != nullptr) {
-      error.code = EINVAL;
-      error.message = "group " + std::to_string(i) + " (leader " + std::to_string(g.leader) + ", " +
-                      std::to_string(g.members) + " members) " + problem + " (" +
-                      std::to_string(nr_attrs) + " attrs)";
-      return false;
+      return make_error(EINVAL, "group " + std::to_string(i) + " (leader " +
+                                    std::to_string(g.leader) + ", " + std::to_string(g.members) +
+                                    " members) " + problem + " (" + std::to_string(nr_attrs) +
+                                    " attrs)");
     }
     next_free = std::uint64_t{g.leader} + g.members;
   }
-  return true;
+  return {};
 }
 
 }  // namespace userperf::perfdata

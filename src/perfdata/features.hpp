@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "perfdata/error.hpp"
+#include "support/expected.hpp"
 
 namespace userperf::perfdata {
 
@@ -83,12 +83,12 @@ struct FeatureBody {
 std::vector<FeatureBody> encode_features(const Features& features);
 
 // Parses the body of feature `feature` (at file offset `offset`) into `out`; unknown features are
-// ignored. False with `error` (naming the offset) on a malformed body.
-bool decode_feature(int feature, std::span<const std::uint8_t> body, std::uint64_t offset,
-                    Features& out, Error& error);
+// ignored. A malformed body is malformed_at its offset.
+Expected<void> decode_feature(int feature, std::span<const std::uint8_t> body, std::uint64_t offset,
+                              Features& out);
 
 // Checks groups against the attr count: in bounds, ascending, not overlapping, two or more members
 // (perf's process_group_desc rebuilds groups by walking attrs in that order).
-bool check_groups(const std::vector<GroupDesc>& groups, std::size_t nr_attrs, Error& error);
+Expected<void> check_groups(const std::vector<GroupDesc>& groups, std::size_t nr_attrs);
 
 }  // namespace userperf::perfdata

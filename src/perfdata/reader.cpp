@@ -17,12 +17,6 @@ constexpr std::uint64_t kPipeHeaderSize = 16;
 constexpr std::uint64_t kHeaderSizeNoFeatures = 72;
 constexpr std::uint32_t kAttrSizeVer0 = 64;
 
-bool fail_at(Error& error, std::uint64_t offset, const std::string& what) {
-  error.code = EINVAL;
-  error.message = what + " at offset " + std::to_string(offset);
-  return false;
-}
-
 // [offset, offset + size) lies inside a file of `file_size` bytes (no wrap-around).
 bool inside(const FileSection& s, std::uint64_t file_size) {
   return s.offset <= file_size && s.size <= file_size - s.offset;
@@ -41,47 +35,41 @@ T load(const std::uint8_t* p) {
 
 }  // namespace
 
-std::unique_ptr<Reader> Reader::open(const std::string& path, Error& error) {
+Expected<std::unique_ptr<Reader>> Reader::open(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    error.code = errno;
-    error.message = "cannot open " + path + ": " + std::strerror(errno);
-    return nullptr;
-  }
+  if (fd < 0) return make_error(errno, "cannot open " + path + ": " + std::strerror(errno));
   struct stat st {};
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    error.code = EINVAL;
-    error.message = path + ": not a regular file";
     close(fd);
-    return nullptr;
+    return make_error(EINVAL, path + ": not a regular file");
   }
   std::unique_ptr<Reader> reader(new Reader());
   const auto size = static_cast<std::size_t>(st.st_size);
   if (size > 0) {
     void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (map == MAP_FAILED) {
-      error.code = errno;
-      error.message = "cannot map " + path + ": " + std::strerror(errno);
+      const int err = errno;
       close(fd);
-      return nullptr;
+      return make_error(err, "cannot map " + path + ": " + std::strerror(err));
     }
     reader->mapping_ = map;
     reader->mapping_size_ = size;
     reader->file_ = {static_cast<const std::uint8_t*>(map), size};
   }
   close(fd);
-  if (!reader->parse(error)) {
+  if (Expected<void> parsed = reader->parse(); !parsed) {
+    Error error = parsed.error();
     error.message = path + ": " + error.message;
-    return nullptr;
+    return error;
   }
   return reader;
 }
 
-std::unique_ptr<Reader> Reader::from_bytes(std::vector<std::uint8_t> bytes, Error& error) {
+Expected<std::unique_ptr<Reader>> Reader::from_bytes(std::vector<std::uint8_t> bytes) {
   std::unique_ptr<Reader> reader(new Reader());
   reader->owned_ = std::move(bytes);
   reader->file_ = reader->owned_;
-  if (!reader->parse(error)) return nullptr;
+  if (Expected<void> parsed = reader->parse(); !parsed) return parsed.error();
   return reader;
 }
 
@@ -89,66 +77,66 @@ Reader::~Reader() {
   if (mapping_ != nullptr) munmap(mapping_, mapping_size_);
 }
 
-bool Reader::parse(Error& error) {
+Expected<void> Reader::parse() {
   const std::uint64_t file_size = file_.size();
   if (file_size < kPipeHeaderSize) {
-    return fail_at(error, 0, "file of " + std::to_string(file_size) + " bytes has no header");
+    return malformed_at(0, "file of " + std::to_string(file_size) + " bytes has no header");
   }
   const auto magic = load<std::uint64_t>(file_.data());
   if (magic != kMagic) {
     if (magic == __builtin_bswap64(kMagic)) {
-      return fail_at(error, 0, "perf.data of the other byte order is not supported");
+      return malformed_at(0, "perf.data of the other byte order is not supported");
     }
-    if (magic == kLegacyMagic) return fail_at(error, 0, "legacy PERFFILE format is not supported");
-    return fail_at(error, 0, "not a perf.data file (no PERFILE2 magic)");
+    if (magic == kLegacyMagic) return malformed_at(0, "legacy PERFFILE format is not supported");
+    return malformed_at(0, "not a perf.data file (no PERFILE2 magic)");
   }
   const auto header_size = load<std::uint64_t>(file_.data() + 8);
   if (header_size == kPipeHeaderSize) {
-    return fail_at(error, 8, "pipe-mode perf.data is not supported (header size 16)");
+    return malformed_at(8, "pipe-mode perf.data is not supported (header size 16)");
   }
   if (header_size != sizeof(FileHeader) && header_size != kHeaderSizeNoFeatures) {
-    return fail_at(error, 8, "header size " + std::to_string(header_size) + " is not 104 or 72");
+    return malformed_at(8, "header size " + std::to_string(header_size) + " is not 104 or 72");
   }
   if (file_size < header_size) {
-    return fail_at(error, file_size,
-                   "file ends inside the " + std::to_string(header_size) + "-byte header");
+    return malformed_at(file_size,
+                        "file ends inside the " + std::to_string(header_size) + "-byte header");
   }
   std::memcpy(&header_, file_.data(), header_size);
   if (!inside(header_.data, file_size)) {
-    return fail_at(error, offsetof(FileHeader, data),
-                   "data section " + section_text(header_.data) + " runs past the file end " +
-                       std::to_string(file_size));
+    return malformed_at(offsetof(FileHeader, data), "data section " + section_text(header_.data) +
+                                                        " runs past the file end " +
+                                                        std::to_string(file_size));
   }
   bool any_feature = false;
   for (std::uint64_t word : header_.adds_features) any_feature |= word != 0;
   complete_ = header_.data.size != 0 || any_feature;
   data_end_ = complete_ ? header_.data.offset + header_.data.size : file_size;
-  return parse_attrs(error) && parse_features(error);
+  if (Expected<void> attrs = parse_attrs(); !attrs) return attrs;
+  return parse_features();
 }
 
-bool Reader::parse_attrs(Error& error) {
+Expected<void> Reader::parse_attrs() {
   const std::uint64_t file_size = file_.size();
-  if (header_.attr_size == 0) return fail_at(error, offsetof(FileHeader, attr_size), "attr_size 0");
+  if (header_.attr_size == 0) return malformed_at(offsetof(FileHeader, attr_size), "attr_size 0");
   if (!inside(header_.attrs, file_size)) {
-    return fail_at(error, offsetof(FileHeader, attrs),
-                   "attrs section " + section_text(header_.attrs) + " runs past the file end");
+    return malformed_at(offsetof(FileHeader, attrs),
+                        "attrs section " + section_text(header_.attrs) + " runs past the file end");
   }
-  if (header_.attrs.size == 0) return fail_at(error, offsetof(FileHeader, attrs), "no attrs");
+  if (header_.attrs.size == 0) return malformed_at(offsetof(FileHeader, attrs), "no attrs");
   const std::uint64_t end = header_.attrs.offset + header_.attrs.size;
   for (std::uint64_t pos = header_.attrs.offset; pos < end;) {
     if (end - pos < kAttrSizeVer0 + sizeof(FileSection)) {
-      return fail_at(error, pos, "attrs section ends inside an attr");
+      return malformed_at(pos, "attrs section ends inside an attr");
     }
     const auto stated = load<std::uint32_t>(file_.data() + pos + offsetof(perf_event_attr, size));
     const std::uint64_t size = stated == 0 ? kAttrSizeVer0 : stated;
     if (size < kAttrSizeVer0 || size % 8 != 0 || size + sizeof(FileSection) != header_.attr_size) {
-      return fail_at(error, pos + offsetof(perf_event_attr, size),
-                     "attr.size " + std::to_string(stated) + " does not match attr_size " +
-                         std::to_string(header_.attr_size) + " - 16");
+      return malformed_at(pos + offsetof(perf_event_attr, size),
+                          "attr.size " + std::to_string(stated) + " does not match attr_size " +
+                              std::to_string(header_.attr_size) + " - 16");
     }
     if (size + sizeof(FileSection) > end - pos) {
-      return fail_at(error, pos,
-                     "attr of " + std::to_string(size) + " bytes runs past the section");
+      return malformed_at(pos, "attr of " + std::to_string(size) + " bytes runs past the section");
     }
     AttrEntry entry;
     entry.size = static_cast<std::uint32_t>(size);
@@ -157,17 +145,16 @@ bool Reader::parse_attrs(Error& error) {
     // A newer ABI's attr is usable when its extra fields are zero (the kernel's rule).
     for (std::uint64_t i = sizeof entry.attr; i < size; ++i) {
       if (file_[pos + i] != 0) {
-        return fail_at(error, pos + i,
-                       "attr of size " + std::to_string(size) + " sets fields newer than " +
-                           std::to_string(sizeof entry.attr) + " bytes");
+        return malformed_at(pos + i, "attr of size " + std::to_string(size) +
+                                         " sets fields newer than " +
+                                         std::to_string(sizeof entry.attr) + " bytes");
       }
     }
     const std::uint64_t ids_at = pos + size;
     const auto ids = load<FileSection>(file_.data() + ids_at);
     if (!inside(ids, file_size) || ids.size % sizeof(std::uint64_t) != 0) {
-      return fail_at(
-          error, ids_at,
-          "ids section " + section_text(ids) + " is outside the file or not a multiple of 8");
+      return malformed_at(ids_at, "ids section " + section_text(ids) +
+                                      " is outside the file or not a multiple of 8");
     }
     entry.ids.resize(ids.size / sizeof(std::uint64_t));
     if (ids.size != 0) std::memcpy(entry.ids.data(), file_.data() + ids.offset, ids.size);
@@ -175,58 +162,58 @@ bool Reader::parse_attrs(Error& error) {
     for (std::uint64_t id : entry.ids) {
       auto [it, fresh] = attr_by_id_.emplace(id, index);
       if (!fresh && it->second != index) {
-        return fail_at(error, ids.offset,
-                       "id " + std::to_string(id) + " listed under attrs " +
-                           std::to_string(it->second) + " and " + std::to_string(index));
+        return malformed_at(ids.offset, "id " + std::to_string(id) + " listed under attrs " +
+                                            std::to_string(it->second) + " and " +
+                                            std::to_string(index));
       }
     }
     if (!attrs_.empty()) {
       if (std::string conflict = id_layout_conflict(attrs_.front().attr, entry.attr);
           !conflict.empty()) {
-        return fail_at(error, pos, conflict);
+        return malformed_at(pos, conflict);
       }
     }
     attrs_.push_back(std::move(entry));
     pos += size + sizeof(FileSection);
   }
   id_layout_ = IdLayout::of(attrs_.front().attr);
-  return true;
+  return {};
 }
 
-bool Reader::parse_features(Error& error) {
-  if (header_.size != sizeof(FileHeader)) return true;
+Expected<void> Reader::parse_features() {
+  if (header_.size != sizeof(FileHeader)) return {};
   const std::uint64_t file_size = file_.size();
   std::uint64_t index_at = header_.data.offset + header_.data.size;
   for (int feature = 0; feature < kFeatureBits; ++feature) {
     if ((header_.adds_features[feature / 64] >> (feature % 64) & 1) == 0) continue;
     if (sizeof(FileSection) > file_size - index_at) {
-      return fail_at(error, index_at,
-                     std::string("feature index entry of ") +
-                         (feature_name(feature) ? feature_name(feature) : "?") + " (bit " +
-                         std::to_string(feature) + ") runs past the file end");
+      return malformed_at(index_at, std::string("feature index entry of ") +
+                                        (feature_name(feature) ? feature_name(feature) : "?") +
+                                        " (bit " + std::to_string(feature) +
+                                        ") runs past the file end");
     }
     const auto section = load<FileSection>(file_.data() + index_at);
     if (!inside(section, file_size)) {
-      return fail_at(error, index_at,
-                     "feature bit " + std::to_string(feature) + " section " +
-                         section_text(section) + " runs past the file end");
+      return malformed_at(index_at, "feature bit " + std::to_string(feature) + " section " +
+                                        section_text(section) + " runs past the file end");
     }
     sections_.push_back({feature, section});
-    if (!decode_feature(feature, file_.subspan(section.offset, section.size), section.offset,
-                        features_, error)) {
-      return false;
+    if (Expected<void> decoded = decode_feature(
+            feature, file_.subspan(section.offset, section.size), section.offset, features_);
+        !decoded) {
+      return decoded;
     }
     index_at += sizeof(FileSection);
   }
-  if (features_.groups && !check_groups(*features_.groups, attrs_.size(), error)) {
+  if (!features_.groups) return {};
+  if (Expected<void> groups = check_groups(*features_.groups, attrs_.size()); !groups) {
     std::uint64_t body_at = 0;
     for (const FeatureSection& s : sections_) {
       if (s.feature == kFeatGroupDesc) body_at = s.section.offset;
     }
-    error.message = "GROUP_DESC: " + error.message + " at offset " + std::to_string(body_at);
-    return false;
+    return malformed_at(body_at, "GROUP_DESC: " + groups.error().message);
   }
-  return true;
+  return {};
 }
 
 int Reader::attr_index_of_id(std::uint64_t id) const {
@@ -243,14 +230,14 @@ int Reader::attr_index(const RecordView& record) const {
 RecordCursor::RecordCursor(const Reader& reader) : reader_(reader), pos_(reader.data_begin()) {}
 
 RecordCursor::Next RecordCursor::fail(std::uint64_t offset, const std::string& what) {
-  error_.code = EINVAL;
-  error_.message = what + " at offset " + std::to_string(offset);
+  error_ = malformed_at(offset, what);
+  failed_ = true;
   pos_ = reader_.data_end();
   return Next::kError;
 }
 
 RecordCursor::Next RecordCursor::next(RecordView& out) {
-  if (error_) return Next::kError;
+  if (failed_) return Next::kError;
   const std::uint64_t end = reader_.data_end();
   const std::span<const std::uint8_t> file = reader_.file();
   if (pos_ >= end) return Next::kEnd;

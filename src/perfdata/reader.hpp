@@ -17,10 +17,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "perfdata/error.hpp"
 #include "perfdata/features.hpp"
 #include "perfdata/format.hpp"
 #include "perfdata/id_layout.hpp"
+#include "perfdata/malformed.hpp"
 
 namespace userperf::perfdata {
 
@@ -52,6 +52,8 @@ class RecordCursor {
   enum class Next { kRecord, kEnd, kError };
   explicit RecordCursor(const Reader& reader);
   Next next(RecordView& out);
+  // Whether next() said kError, and why (error() is valid when failed()).
+  bool failed() const { return failed_; }
   const Error& error() const { return error_; }
   // Bytes of a torn last record of an unfinished file (0 otherwise), known at kEnd.
   std::uint64_t truncated_tail() const { return tail_; }
@@ -61,13 +63,16 @@ class RecordCursor {
   const Reader& reader_;
   std::uint64_t pos_;
   std::uint64_t tail_ = 0;
+  bool failed_ = false;
   Error error_;
 };
 
 class Reader {
  public:
-  static std::unique_ptr<Reader> open(const std::string& path, Error& error);
-  static std::unique_ptr<Reader> from_bytes(std::vector<std::uint8_t> bytes, Error& error);
+  // The file parsed and checked whole, or the first problem (malformed_at: EINVAL with the offset
+  // of the bad field; open's own errno for a file that cannot be opened or mapped).
+  static Expected<std::unique_ptr<Reader>> open(const std::string& path);
+  static Expected<std::unique_ptr<Reader>> from_bytes(std::vector<std::uint8_t> bytes);
   ~Reader();
   Reader(const Reader&) = delete;
   Reader& operator=(const Reader&) = delete;
@@ -91,9 +96,9 @@ class Reader {
 
  private:
   Reader() = default;
-  bool parse(Error& error);
-  bool parse_attrs(Error& error);
-  bool parse_features(Error& error);
+  Expected<void> parse();
+  Expected<void> parse_attrs();
+  Expected<void> parse_features();
 
   std::span<const std::uint8_t> file_;
   void* mapping_ = nullptr;

@@ -43,13 +43,9 @@ bool write_all(int fd, const void* bytes, std::size_t size, off_t offset, bool p
 
 }  // namespace
 
-std::unique_ptr<Writer> Writer::create(const std::string& path, Error& error) {
+Expected<std::unique_ptr<Writer>> Writer::create(const std::string& path) {
   const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    error.code = errno;
-    error.message = "cannot create " + path + ": " + std::strerror(errno);
-    return nullptr;
-  }
+  if (fd < 0) return make_error(errno, "cannot create " + path + ": " + std::strerror(errno));
   return std::unique_ptr<Writer>(new Writer(fd, path));
 }
 
@@ -60,15 +56,15 @@ Writer::Writer(int fd, std::string path) : fd_(fd), path_(std::move(path)) {
 Writer::~Writer() {
   // Unfinished: what is buffered goes out, the header keeps data.size 0 (crash semantics).
   if (fd_ >= 0) {
-    if (!error_) flush();
+    if (!failed_) flush();
     close(fd_);
   }
 }
 
 bool Writer::fail(int code, const std::string& what) {
-  if (!error_) {
-    error_.code = code;
-    error_.message = path_ + ": " + what;
+  if (!failed_) {
+    failed_ = true;
+    error_ = make_error(code, path_ + ": " + what);
   }
   return false;
 }
@@ -79,7 +75,7 @@ bool Writer::fail_errno(const std::string& what) {
 }
 
 int Writer::add_attr(const perf_event_attr& attr, std::span<const std::uint64_t> ids) {
-  if (error_) return -1;
+  if (failed_) return -1;
   if (data_started_ || finished_) {
     fail(EBUSY, "attrs must be added before the first record");
     return -1;
@@ -111,7 +107,7 @@ int Writer::add_attr(const perf_event_attr& attr, std::span<const std::uint64_t>
 }
 
 bool Writer::add_ids(int index, std::span<const std::uint64_t> ids) {
-  if (error_) return false;
+  if (failed_) return false;
   if (finished_) return fail(EBUSY, "ids added after finish");
   if (index < 0 || static_cast<std::size_t>(index) >= attrs_.size()) return false;
   std::vector<std::uint64_t>& list = attrs_[static_cast<std::size_t>(index)].ids;
@@ -133,7 +129,7 @@ bool Writer::write_bytes(const void* bytes, std::size_t size) {
 }
 
 bool Writer::flush() {
-  if (error_) return false;
+  if (failed_) return false;
   if (buffered_ == 0) return true;
   const bool ok = write_all(fd_, buffer_.data(), buffered_, 0, false);
   buffered_ = 0;
@@ -141,7 +137,7 @@ bool Writer::flush() {
 }
 
 bool Writer::checkpoint() {
-  if (!data_started_ || finished_) return !error_;
+  if (!data_started_ || finished_) return !failed_;
   if (!flush()) return false;
   if (checkpointed_size_ == data_size_) return true;
   // The header as finish() would write it, less the features: no feature bits, no index.
@@ -200,7 +196,7 @@ bool Writer::write_late_ids() {
 }
 
 bool Writer::append(std::span<const std::uint8_t> record) {
-  if (error_) return false;
+  if (failed_) return false;
   if (finished_) return fail(EBUSY, "append after finish");
   perf_event_header header{};
   if (record.size() < sizeof header) {
@@ -234,11 +230,12 @@ bool Writer::set_event_name(int index, std::string name) {
 }
 
 bool Writer::finish() {
-  if (error_) return false;
+  if (failed_) return false;
   if (finished_) return fail(EBUSY, "finish called twice");
-  if (features_.groups && !check_groups(*features_.groups, attrs_.size(), error_)) {
-    error_.message = path_ + ": " + error_.message;
-    return false;
+  if (features_.groups) {
+    if (Expected<void> groups = check_groups(*features_.groups, attrs_.size()); !groups) {
+      return fail(groups.error().code, groups.error().message);
+    }
   }
   // A finished file never says data.size 0, which means unfinished (see the header comment).
   if (data_size_ == 0 && !append_finished_round()) return false;

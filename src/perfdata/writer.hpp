@@ -33,16 +33,16 @@
 #include <string>
 #include <vector>
 
-#include "perfdata/error.hpp"
 #include "perfdata/features.hpp"
 #include "perfdata/format.hpp"
+#include "support/expected.hpp"
 
 namespace userperf::perfdata {
 
 class Writer {
  public:
-  // Creates or truncates `path`. nullptr with `error` set if it cannot be opened.
-  static std::unique_ptr<Writer> create(const std::string& path, Error& error);
+  // Creates or truncates `path`; open(2)'s errno if it cannot.
+  static Expected<std::unique_ptr<Writer>> create(const std::string& path);
   ~Writer();
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
@@ -87,7 +87,9 @@ class Writer {
   // Writes the data size, the feature index and bodies, syncs and rewrites the header, closes.
   bool finish();
 
-  // The first failure; every call after it fails too.
+  // The writer fails as a stream does: every call after the first failure fails too, and error()
+  // keeps the first one (valid when failed()).
+  bool failed() const { return failed_; }
   const Error& error() const { return error_; }
   std::uint64_t data_size() const { return data_size_; }
   // The data size the header says since the last checkpoint() (0 before it): what a reader gets
@@ -123,6 +125,7 @@ class Writer {
   std::uint64_t checkpointed_size_ = 0;  // data size in the header since the last checkpoint()
   std::vector<std::uint8_t> buffer_;
   std::size_t buffered_ = 0;
+  bool failed_ = false;
   Error error_;
 };
 

@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "abi/sample_parser.hpp"
+#include "perfdata/malformed.hpp"
 #include "perfdata/record_names.hpp"
 #include "report/address_space.hpp"
 #include "report/dwarf_unwinder.hpp"
@@ -18,13 +19,6 @@
 namespace userperf::report {
 
 namespace {
-
-bool fail(perfdata::Error& error, std::uint64_t offset, const std::string& what) {
-  char where[64];
-  std::snprintf(where, sizeof where, "record at offset %#" PRIx64 ": ", offset);
-  error = {EINVAL, where + what};
-  return false;
-}
 
 // A record to replay, with the time it sorts by.
 struct TimedRecord {
@@ -43,20 +37,20 @@ class ProfileBuilder {
   ProfileBuilder(const perfdata::Reader& reader, const ProfileOptions& options, Profile& out)
       : reader_(reader), options_(options), out_(out) {}
 
-  bool run(perfdata::Error& error) {
+  Expected<void> run() {
     out_ = Profile{};
     for (std::size_t i = 0; i < reader_.attrs().size(); ++i) {
       out_.events.push_back({name_of(i), 0, 0, {}});
     }
     rows_.assign(reader_.attrs().size(), {});
     std::vector<TimedRecord> records;
-    if (!collect(records, error)) return false;
+    if (Expected<void> collected = collect(records); !collected) return collected;
     std::stable_sort(records.begin(), records.end(),
                      [](const TimedRecord& a, const TimedRecord& b) { return a.time < b.time; });
     for (const TimedRecord& record : records) {
-      if (!replay(record, error)) return false;
+      if (Expected<void> replayed = replay(record); !replayed) return replayed;
     }
-    return true;
+    return {};
   }
 
  private:
@@ -75,28 +69,26 @@ class ProfileBuilder {
 
   // Every record the report needs, with its time (samples: TIME; others: their sample_id
   // trailer's TIME, else the time of the record before them, so they keep their place).
-  bool collect(std::vector<TimedRecord>& out, perfdata::Error& error) {
+  Expected<void> collect(std::vector<TimedRecord>& out) {
     perfdata::RecordCursor cursor = reader_.records();
     perfdata::RecordView record;
     std::uint64_t last_time = 0;
     for (;;) {
       const auto next = cursor.next(record);
-      if (next == perfdata::RecordCursor::Next::kEnd) return true;
-      if (next == perfdata::RecordCursor::Next::kError) {
-        error = cursor.error();
-        return false;
-      }
+      if (next == perfdata::RecordCursor::Next::kEnd) return {};
+      if (next == perfdata::RecordCursor::Next::kError) return cursor.error();
       const std::uint32_t type = record.header.type;
       if (!wanted(type)) continue;
       const int attr = reader_.attr_index(record);
       std::uint64_t time = last_time;
       if (type == PERF_RECORD_SAMPLE) {
-        if (attr < 0) return fail(error, record.offset, "sample of no event in the file");
+        if (attr < 0)
+          return perfdata::malformed_at(record.offset, "sample of no event in the file");
         const perf_event_attr& a = reader_.attrs()[attr].attr;
         abi::ParsedSample sample;
         const abi::ParseStatus status =
             abi::parse_sample(record.bytes, abi::SampleFormat::from_attr(a), sample);
-        if (!status.ok()) return bad_sample(error, record, status);
+        if (!status.ok()) return bad_sample(record, status);
         if (a.sample_type & PERF_SAMPLE_TIME) time = sample.time;
       } else if (attr >= 0 && reader_.attrs()[attr].attr.sample_id_all) {
         const perf_event_attr& a = reader_.attrs()[attr].attr;
@@ -111,19 +103,19 @@ class ProfileBuilder {
     }
   }
 
-  static bool bad_sample(perfdata::Error& error, const perfdata::RecordView& record,
-                         const abi::ParseStatus& status) {
-    return fail(error, record.offset,
-                std::string("malformed sample: ") + abi::to_string(status.error) +
-                    " at record byte " + std::to_string(status.offset));
+  static Error bad_sample(const perfdata::RecordView& record, const abi::ParseStatus& status) {
+    return perfdata::malformed_at(record.offset,
+                                  std::string("malformed sample: ") + abi::to_string(status.error) +
+                                      " at record byte " + std::to_string(status.offset));
   }
 
-  bool replay(const TimedRecord& timed, perfdata::Error& error) {
+  Expected<void> replay(const TimedRecord& timed) {
     const perfdata::RecordView& record = timed.record;
     if (is_process_record(record.header.type)) {
-      if (replay_process_record(processes_, record)) return true;
-      return fail(error, record.offset,
-                  std::string("truncated ") + perfdata::record_type_name(record.header.type));
+      if (replay_process_record(processes_, record)) return {};
+      return perfdata::malformed_at(
+          record.offset,
+          std::string("truncated ") + perfdata::record_type_name(record.header.type));
     }
     switch (record.header.type) {
       case PERF_RECORD_LOST:
@@ -133,26 +125,26 @@ class ProfileBuilder {
             sizeof(perf_event_header) + (record.header.type == PERF_RECORD_LOST ? 8 : 0);
         std::uint64_t lost = 0;
         if (record.bytes.size() < at + sizeof lost) {
-          return fail(error, record.offset, "truncated LOST record");
+          return perfdata::malformed_at(record.offset, "truncated LOST record");
         }
         std::memcpy(&lost, record.bytes.data() + at, sizeof lost);
         out_.lost_samples += lost;
-        return true;
+        return {};
       }
       case PERF_RECORD_SAMPLE:
-        return sample(timed, error);
+        return sample(timed);
       default:
-        return true;
+        return {};
     }
   }
 
-  bool sample(const TimedRecord& timed, perfdata::Error& error) {
+  Expected<void> sample(const TimedRecord& timed) {
     const perfdata::RecordView& record = timed.record;
     const perf_event_attr& attr = reader_.attrs()[timed.attr].attr;
     abi::ParsedSample s;
     const abi::ParseStatus status =
         abi::parse_sample(record.bytes, abi::SampleFormat::from_attr(attr), s);
-    if (!status.ok()) return bad_sample(error, record, status);
+    if (!status.ok()) return bad_sample(record, status);
 
     chain_.clear();
     resolve_chain(record, attr, s);
@@ -174,7 +166,7 @@ class ProfileBuilder {
       if (seen_.insert(row).second) event.rows[row].children += period;
     }
     if (options_.on_sample) options_.on_sample({timed.attr, command, period, chain_});
-    return true;
+    return {};
   }
 
   // chain_ = the sample's locations, leaf first.
@@ -271,9 +263,12 @@ std::string event_name(const perf_event_attr& attr) {
   return name;
 }
 
-bool build_profile(const perfdata::Reader& reader, const ProfileOptions& options, Profile& out,
-                   perfdata::Error& error) {
-  return ProfileBuilder(reader, options, out).run(error);
+Expected<Profile> build_profile(const perfdata::Reader& reader, const ProfileOptions& options) {
+  Profile profile;
+  if (Expected<void> built = ProfileBuilder(reader, options, profile).run(); !built) {
+    return built.error();
+  }
+  return profile;
 }
 
 }  // namespace userperf::report

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "perfdata/error.hpp"
 #include "perfdata/reader.hpp"
 #include "report/symbol_resolver.hpp"
+#include "support/expected.hpp"
 
 namespace userperf::report {
 
@@ -56,9 +56,8 @@ struct ProfileOptions {
   std::function<void(const ResolvedSample&)> on_sample;
 };
 
-// False with `error` (naming the file offset) when a record is malformed.
-bool build_profile(const perfdata::Reader& reader, const ProfileOptions& options, Profile& out,
-                   perfdata::Error& error);
+// The profile, or the first malformed record (malformed_at its file offset).
+Expected<Profile> build_profile(const perfdata::Reader& reader, const ProfileOptions& options);
 
 // perf's name for an attr without EVENT_DESC: "cpu-clock", "cycles", ... else "type/config".
 std::string event_name(const perf_event_attr& attr);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "abi/sample_parser.hpp"
+#include "perfdata/malformed.hpp"
 #include "perfdata/record_names.hpp"
 #include "support/byte_reader.hpp"
 #include "trace/aux_decoder.hpp"
@@ -16,10 +17,10 @@ namespace userperf::report {
 
 namespace {
 
-using perfdata::Error;
 using perfdata::Features;
 using perfdata::GroupDesc;
 using perfdata::known_record_type_name;
+using perfdata::malformed_at;
 using perfdata::Reader;
 using perfdata::record_type_name;
 using perfdata::RecordCursor;
@@ -69,18 +70,15 @@ class Printer {
   Printer(const Reader& reader, std::FILE* out, const ScriptOptions& options)
       : reader_(reader), out_(out), options_(options) {}
 
-  bool run(Error& error) {
+  Expected<void> run() {
     RecordCursor cursor = reader_.records();
     RecordView record;
     RecordCursor::Next next;
     while ((next = cursor.next(record)) == RecordCursor::Next::kRecord) {
       if (options_.symbols != nullptr) options_.symbols->observe(record);
-      if (!print(record, error)) return false;
+      if (Expected<void> printed = print(record); !printed) return printed;
     }
-    if (next == RecordCursor::Next::kError) {
-      error = cursor.error();
-      return false;
-    }
+    if (next == RecordCursor::Next::kError) return cursor.error();
     if (!reader_.complete()) {
       std::fprintf(out_, "# unfinished file (data.size 0): read to the end of the file");
       if (cursor.truncated_tail() != 0) {
@@ -88,16 +86,10 @@ class Printer {
       }
       std::fputc('\n', out_);
     }
-    return true;
+    return {};
   }
 
  private:
-  bool malformed(Error& error, std::uint64_t offset, const std::string& what) {
-    error.code = EINVAL;
-    error.message = what + " at offset " + std::to_string(offset);
-    return false;
-  }
-
   std::string address(std::uint32_t pid, std::uint64_t ip) {
     std::string text = hex(ip);
     if (options_.symbols == nullptr) return text;
@@ -105,7 +97,7 @@ class Printer {
     return where.empty() ? text : text + " " + where;
   }
 
-  bool print(const RecordView& record, Error& error) {
+  Expected<void> print(const RecordView& record) {
     const std::uint32_t type = record.header.type;
     const int attr_index = reader_.attr_index(record);
     std::string time = "-";
@@ -115,9 +107,9 @@ class Printer {
         abi::ParsedSampleId id;
         const abi::ParseStatus status = abi::parse_sample_id(record.bytes, attr.sample_type, id);
         if (!status.ok()) {
-          return malformed(error, record.offset + status.offset,
-                           std::string("sample_id trailer of ") + record_type_name(type) + ": " +
-                               abi::to_string(status.error));
+          return malformed_at(record.offset + status.offset, std::string("sample_id trailer of ") +
+                                                                 record_type_name(type) + ": " +
+                                                                 abi::to_string(status.error));
         }
         time = std::to_string(id.time);
       }
@@ -125,19 +117,19 @@ class Printer {
     std::string line;
     if (type == PERF_RECORD_SAMPLE) {
       std::string extra;
-      if (!sample(record, attr_index, time, line, extra, error)) return false;
+      if (Expected<void> ok = sample(record, attr_index, time, line, extra); !ok) return ok;
       std::fprintf(out_, "%#" PRIx64 " [%#x] %s: %s\n%s", record.offset, record.header.size,
                    time.c_str(), line.c_str(), extra.c_str());
-      return true;
+      return {};
     }
-    if (!describe(record, line, error)) return false;
+    if (Expected<void> ok = describe(record, line); !ok) return ok;
     std::fprintf(out_, "%#" PRIx64 " [%#x] %s: %s\n", record.offset, record.header.size,
                  time.c_str(), line.c_str());
-    return true;
+    return {};
   }
 
   // Non-sample records. Bodies are read with a bounded cursor; the trailer is not looked at.
-  bool describe(const RecordView& record, std::string& line, Error& error) {
+  Expected<void> describe(const RecordView& record, std::string& line) {
     const std::uint32_t type = record.header.type;
     support::ByteReader in(record.bytes.subspan(sizeof(perf_event_header)),
                            record.offset + sizeof(perf_event_header));
@@ -185,7 +177,7 @@ class Printer {
                         prot & 2 ? 'w' : '-', prot & 4 ? 'x' : '-');
         }
         line = buf + path;
-        return true;
+        return {};
       }
       case PERF_RECORD_COMM: {
         std::uint32_t pid = 0, tid = 0;
@@ -194,7 +186,7 @@ class Printer {
         const bool exec = record.header.misc & PERF_RECORD_MISC_COMM_EXEC;
         line = name_text + (exec ? " exec" : "") + ": " + comm + ":" + std::to_string(pid) + "/" +
                std::to_string(tid);
-        return true;
+        return {};
       }
       case PERF_RECORD_FORK:
       case PERF_RECORD_EXIT: {
@@ -205,13 +197,13 @@ class Printer {
         }
         std::snprintf(buf, sizeof buf, "%s(%u:%u):(%u:%u)", name, pid, tid, ppid, ptid);
         line = buf;
-        return true;
+        return {};
       }
       case PERF_RECORD_LOST: {
         std::uint64_t id = 0, lost = 0;
         if (!in.read(id) || !in.read(lost)) break;
         line = name_text + " id " + std::to_string(id) + " lost " + std::to_string(lost);
-        return true;
+        return {};
       }
       case PERF_RECORD_THROTTLE:
       case PERF_RECORD_UNTHROTTLE: {
@@ -219,26 +211,26 @@ class Printer {
         if (!in.read(time) || !in.read(id) || !in.read(stream_id)) break;
         line = name_text + " time " + std::to_string(time) + " id " + std::to_string(id) +
                " stream_id " + std::to_string(stream_id);
-        return true;
+        return {};
       }
       case PERF_RECORD_AUX: {
         std::uint64_t offset = 0, size = 0, flags = 0;
         if (!in.read(offset) || !in.read(size) || !in.read(flags)) break;
         line = name_text + " offset " + hex(offset) + " size " + hex(size) + " flags " +
                hex(flags) + " [" + aux_flags_text(flags) + "]";
-        return true;
+        return {};
       }
       case PERF_RECORD_ITRACE_START: {
         std::uint32_t pid = 0, tid = 0;
         if (!in.read(pid) || !in.read(tid)) break;
         line = name_text + " pid " + std::to_string(pid) + " tid " + std::to_string(tid);
-        return true;
+        return {};
       }
       case PERF_RECORD_LOST_SAMPLES: {
         std::uint64_t lost = 0;
         if (!in.read(lost)) break;
         line = name_text + " lost " + std::to_string(lost);
-        return true;
+        return {};
       }
       default:
         // The synthesized types perf knows carry no body worth a size; every other one says it.
@@ -246,25 +238,25 @@ class Printer {
         if (type < perfdata::kRecordHeaderAttr || known_record_type_name(type) == nullptr) {
           line += " size " + std::to_string(record.header.size);
         }
-        return true;
+        return {};
     }
-    return malformed(error, in.failed_at(), name_text + " body is shorter than its fields");
+    return malformed_at(in.failed_at(), name_text + " body is shorter than its fields");
   }
 
-  bool sample(const RecordView& record, int attr_index, std::string& time, std::string& line,
-              std::string& extra, Error& error) {
+  Expected<void> sample(const RecordView& record, int attr_index, std::string& time,
+                        std::string& line, std::string& extra) {
     if (attr_index < 0) {
       line =
           "PERF_RECORD_SAMPLE with an id no attr lists, size " + std::to_string(record.header.size);
-      return true;
+      return {};
     }
     const perf_event_attr& attr = reader_.attrs()[attr_index].attr;
     abi::ParsedSample s;
     const abi::ParseStatus status =
         abi::parse_sample(record.bytes, abi::SampleFormat::from_attr(attr), s);
     if (!status.ok()) {
-      return malformed(error, record.offset + status.offset,
-                       std::string("PERF_RECORD_SAMPLE: ") + abi::to_string(status.error));
+      return malformed_at(record.offset + status.offset,
+                          std::string("PERF_RECORD_SAMPLE: ") + abi::to_string(status.error));
     }
     const std::uint64_t t = s.sample_type;
     if (t & PERF_SAMPLE_TIME) time = std::to_string(s.time);
@@ -289,7 +281,7 @@ class Printer {
       if (s.aux.size != 0)
         aux(record.bytes.subspan(s.aux.offset, s.aux.size), attr_index, s.pid, extra);
     }
-    return true;
+    return {};
   }
 
   static std::string context_name(std::uint64_t marker) {
@@ -397,9 +389,8 @@ std::string aux_flags_text(std::uint64_t flags) {
   return text.empty() ? "none" : text;
 }
 
-bool print_script(const Reader& reader, std::FILE* out, const ScriptOptions& options,
-                  Error& error) {
-  return Printer(reader, out, options).run(error);
+Expected<void> print_script(const Reader& reader, std::FILE* out, const ScriptOptions& options) {
+  return Printer(reader, out, options).run();
 }
 
 }  // namespace userperf::report

@@ -10,9 +10,9 @@
 #include <cstdio>
 #include <string>
 
-#include "perfdata/error.hpp"
 #include "perfdata/reader.hpp"
 #include "report/process_symbols.hpp"
+#include "support/expected.hpp"
 
 namespace userperf::report {
 
@@ -22,10 +22,10 @@ struct ScriptOptions {
   ProcessSymbols* symbols = nullptr;
 };
 
-// False with `error` (naming the file offset) at the first malformed record; the lines of the
-// records before it have been printed.
-bool print_script(const perfdata::Reader& reader, std::FILE* out, const ScriptOptions& options,
-                  perfdata::Error& error);
+// The first malformed record is malformed_at its file offset; the lines of the records before it
+// have been printed.
+Expected<void> print_script(const perfdata::Reader& reader, std::FILE* out,
+                            const ScriptOptions& options);
 
 // "TRUNCATED|OVERWRITE|PARTIAL|COLLISION" for PERF_RECORD_AUX flags (PMU format bits as
 // "format=0xNN", unknown bits in hex); "none" for 0.

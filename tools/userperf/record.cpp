@@ -275,12 +275,12 @@ int run_record(const RecordOptions& options, const std::vector<std::string>& com
   // goes away (`userperf record ... 2>&1 | head`) makes writes fail, not the recorder die.
   signal(SIGPIPE, SIG_IGN);
   keep_old_output(options.output);
-  perfdata::Error file_error;
-  auto writer = perfdata::Writer::create(options.output, file_error);
-  if (!writer) {
+  auto created = perfdata::Writer::create(options.output);
+  if (!created) {
     stop_child(child);
-    return fail(file_error.message);
+    return fail(created.error().message);
   }
+  std::unique_ptr<perfdata::Writer> writer = std::move(*created);
   record::Recorder recorder(socket_dir->listen_fd(), config, *writer, stderr);
   int wait_status = 0;
   bool progress_shown = false;
@@ -297,8 +297,8 @@ int run_record(const RecordOptions& options, const std::vector<std::string>& com
   const bool ran =
       recorder.begin() && recorder.run(child, &wait_status, &g_pending_signal, progress);
   const auto failure = [&] {
-    return writer->error() ? writer->error().message
-                           : "writing " + options.output + ": recording failed";
+    return writer->failed() ? writer->error().message
+                            : "writing " + options.output + ": recording failed";
   };
   const auto kept = [&] {
     return std::to_string(writer->checkpointed_size() / 1024) + " KiB of records";

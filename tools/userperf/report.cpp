@@ -22,24 +22,24 @@ void add_report_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--max-stack", *max_stack, "frames of a call chain looked at")
       ->capture_default_str();
   cmd->callback([input, top, max_stack, &exit_code] {
-    perfdata::Error error;
-    auto reader = perfdata::Reader::open(*input, error);
+    auto reader = perfdata::Reader::open(*input);
     if (!reader) {
-      std::fprintf(stderr, "userperf report: %s\n", error.message.c_str());
+      std::fprintf(stderr, "userperf report: %s\n", reader.error().message.c_str());
       exit_code = 1;
       return;
     }
-    report::Profile profile;
     report::ProfileOptions options;
     options.max_frames = *max_stack;
-    if (!report::build_profile(*reader, options, profile, error)) {
-      std::fprintf(stderr, "userperf report: %s: %s\n", input->c_str(), error.message.c_str());
+    const Expected<report::Profile> profile = report::build_profile(**reader, options);
+    if (!profile) {
+      std::fprintf(stderr, "userperf report: %s: %s\n", input->c_str(),
+                   profile.error().message.c_str());
       exit_code = 1;
       return;
     }
     report::ReportOptions printing;
     printing.top_rows = *top;
-    report::print_report(profile, printing, stdout);
+    report::print_report(*profile, printing, stdout);
   });
 }
 

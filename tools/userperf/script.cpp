@@ -16,19 +16,19 @@ void add_script_command(CLI::App& app, int& exit_code) {
   cmd->add_option("-i,--input", *input, "perf.data file to read")->capture_default_str();
   cmd->add_flag("--no-symbols", *raw, "print addresses without looking up ELF symbols");
   cmd->callback([input, raw, &exit_code] {
-    perfdata::Error error;
-    auto reader = perfdata::Reader::open(*input, error);
+    auto reader = perfdata::Reader::open(*input);
     if (!reader) {
-      std::fprintf(stderr, "userperf script: %s\n", error.message.c_str());
+      std::fprintf(stderr, "userperf script: %s\n", reader.error().message.c_str());
       exit_code = 1;
       return;
     }
     report::ProcessSymbols symbols;
     report::ScriptOptions options;
     if (!*raw) options.symbols = &symbols;
-    if (!report::print_script(*reader, stdout, options, error)) {
+    if (const Expected<void> printed = report::print_script(**reader, stdout, options); !printed) {
       std::fflush(stdout);
-      std::fprintf(stderr, "userperf script: %s: %s\n", input->c_str(), error.message.c_str());
+      std::fprintf(stderr, "userperf script: %s: %s\n", input->c_str(),
+                   printed.error().message.c_str());
       exit_code = 1;
     }
   });

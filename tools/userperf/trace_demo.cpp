@@ -107,7 +107,7 @@ bool drain(const MappedEvent& event, perfdata::Writer& writer, DrainCounts& coun
   }
   reader.commit();
   counts.lost += reader.lost();
-  return !writer.error();
+  return !writer.failed();
 }
 
 int run_trace_demo(const TraceDemoOptions& options) {
@@ -149,12 +149,12 @@ int run_trace_demo(const TraceDemoOptions& options) {
     return 1;
   }
 
-  perfdata::Error error;
-  auto writer = perfdata::Writer::create(options.output, error);
-  if (writer == nullptr) {
-    std::fprintf(stderr, "trace-demo: %s\n", error.message.c_str());
+  auto created = perfdata::Writer::create(options.output);
+  if (!created) {
+    std::fprintf(stderr, "trace-demo: %s\n", created.error().message.c_str());
     return 1;
   }
+  std::unique_ptr<perfdata::Writer> writer = std::move(*created);
   const std::uint64_t leader_ids[] = {leader.id};
   const std::uint64_t sampler_ids[] = {sampler.id};
   if (writer->add_attr(leader_attr, leader_ids) < 0 ||

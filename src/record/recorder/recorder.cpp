@@ -327,7 +327,7 @@ bool Recorder::write_image_state(Connection& c, const HelloMessage& m) {
   }
   SynthesisResult result;
   if (!synthesize_process(m.pid, synthetic_attr(), s, writer_, &result)) {
-    if (writer_.error()) return !(failed_ = true);
+    if (writer_.failed()) return !(failed_ = true);
     // Only a process killed while it waited for its Welcome gets here.
     report_once(c, "process " + std::to_string(m.pid) + " vanished before its state was read");
     return true;

@@ -159,9 +159,8 @@ TEST(TracingData, PerfScriptDecodesUserTracepointFields) {
 
   testing::TempDir dir;
   const std::string path = dir.file("perf.data");
-  Error error;
-  auto writer = Writer::create(path, error);
-  ASSERT_NE(writer, nullptr) << error.message;
+  auto writer = testing::create_writer(path);
+  ASSERT_NE(writer, nullptr);
   const std::uint64_t request_ids[] = {request.id};
   const std::uint64_t blob_ids[] = {blob.id};
   ASSERT_EQ(writer->add_attr(request.attr, request_ids), 0);

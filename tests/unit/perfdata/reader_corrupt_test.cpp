@@ -21,9 +21,8 @@ class PerfdataCorrupt : public ::testing::Test {
     const std::string path = dir_.file("good.data");
     ASSERT_EQ(testing::write_sample_file(path), "");
     good_ = testing::read_file(path);
-    Error error;
-    auto reader = Reader::from_bytes(good_, error);
-    ASSERT_TRUE(reader) << error.message;
+    auto reader = testing::reader_from(good_);
+    ASSERT_TRUE(reader);
     header_ = reader->header();
     ids_at_ = reader->attrs()[0].offset + reader->attrs()[0].size;
     feature_index_ = header_.data.offset + header_.data.size;
@@ -38,21 +37,25 @@ class PerfdataCorrupt : public ::testing::Test {
   }
 
   // Opens and, if that succeeds, walks every record. Returns the first error.
-  static Error consume(std::vector<std::uint8_t> bytes) {
-    Error error;
-    auto reader = Reader::from_bytes(std::move(bytes), error);
-    if (!reader) return error;
-    RecordCursor cursor(*reader);
+  static Expected<void> consume(std::vector<std::uint8_t> bytes) {
+    auto reader = Reader::from_bytes(std::move(bytes));
+    if (!reader) return reader.error();
+    RecordCursor cursor(**reader);
     RecordView record;
-    while (cursor.next(record) == RecordCursor::Next::kRecord) {
+    RecordCursor::Next next;
+    while ((next = cursor.next(record)) == RecordCursor::Next::kRecord) {
     }
-    return cursor.error();
+    if (next == RecordCursor::Next::kError) return cursor.error();
+    return {};
   }
 
   void expect_error(const std::vector<std::uint8_t>& bytes, const std::string& text,
                     std::uint64_t offset) {
-    const Error error = consume(bytes);
+    const Expected<void> consumed = consume(bytes);
+    ASSERT_FALSE(consumed) << text;
+    const Error& error = consumed.error();
     EXPECT_EQ(error.code, EINVAL) << text;
+    EXPECT_EQ(error.offset, offset) << error.message;
     EXPECT_NE(error.message.find(text), std::string::npos) << error.message;
     EXPECT_NE(error.message.find("at offset " + std::to_string(offset)), std::string::npos)
         << error.message;
@@ -67,7 +70,8 @@ class PerfdataCorrupt : public ::testing::Test {
 };
 
 TEST_F(PerfdataCorrupt, GoodFileReadsCleanly) {
-  EXPECT_FALSE(consume(good_)) << consume(good_).message;
+  const Expected<void> consumed = consume(good_);
+  EXPECT_TRUE(consumed) << consumed.error().message;
 }
 
 TEST_F(PerfdataCorrupt, HeaderFields) {
@@ -111,7 +115,7 @@ TEST_F(PerfdataCorrupt, FeatureIndexAndBodies) {
   // Every feature bit set: the index has only 8 entries.
   std::vector<std::uint8_t> all = good_;
   std::memset(all.data() + offsetof(FileHeader, adds_features), 0xff, 32);
-  EXPECT_TRUE(consume(all));
+  EXPECT_FALSE(consume(all)) << "every feature bit set: the index has only 8 entries";
 }
 
 TEST_F(PerfdataCorrupt, Records) {
@@ -121,8 +125,7 @@ TEST_F(PerfdataCorrupt, Records) {
   expect_error(with<std::uint16_t>(first + 6, 0xfff8), "runs past the data end", first);
   // A COMM whose body is too short for pid and tid.
   std::vector<std::uint8_t> shortened = with<std::uint16_t>(first + 6, 8);
-  const Error error = consume(shortened);
-  EXPECT_TRUE(error) << "the rest no longer parses as records";
+  EXPECT_FALSE(consume(shortened)) << "the rest no longer parses as records";
 }
 
 TEST_F(PerfdataCorrupt, RandomTruncationsAndBitFlipsNeverCrash) {
@@ -159,10 +162,12 @@ TEST_F(PerfdataCorrupt, RandomTruncationsAndBitFlipsNeverCrash) {
         break;
       }
     }
-    const Error error = consume(std::move(bytes));
-    if (error) {
+    const Expected<void> consumed = consume(std::move(bytes));
+    if (!consumed) {
       ++errors;
-      EXPECT_NE(error.message.find("offset"), std::string::npos) << error.message;
+      EXPECT_TRUE(consumed.error().has_offset()) << consumed.error().message;
+      EXPECT_NE(consumed.error().message.find("offset"), std::string::npos)
+          << consumed.error().message;
     }
   }
   EXPECT_GT(errors, kCases / 10) << "the corruptions must be detected, not only survived";

@@ -81,9 +81,9 @@ inline std::vector<std::uint8_t> aux_bytes(std::size_t n) {
 
 // Writes the file; empty string on success, else the writer's error.
 inline std::string write_sample_file(const std::string& path) {
-  Error error;
-  auto writer = Writer::create(path, error);
-  if (!writer) return error.message;
+  auto created = Writer::create(path);
+  if (!created) return created.error().message;
+  Writer* writer = created->get();
   const std::uint64_t leader_ids[] = {kLeaderId};
   const std::uint64_t sibling_ids[] = {kSiblingId};
   writer->add_attr(leader_attr(), leader_ids);

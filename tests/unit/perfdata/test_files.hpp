@@ -1,4 +1,4 @@
-// Temporary files for the perfdata tests and whole-file reads.
+// Temporary files for the perfdata tests, whole-file reads, and the writer or reader a test needs.
 #pragma once
 
 #include <stdlib.h>
@@ -9,6 +9,11 @@
 #include <iterator>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
+
+#include "perfdata/reader.hpp"
+#include "perfdata/writer.hpp"
 
 namespace userperf::perfdata::testing {
 
@@ -59,6 +64,29 @@ inline PerfRun run_perf(const TempDir& dir, const std::string& args) {
   run.out.assign(o.begin(), o.end());
   run.err.assign(e.begin(), e.end());
   return run;
+}
+
+// The writer or reader of a test that expects it to open: nullptr, and the test failed with the
+// error's message, when it does not.
+inline std::unique_ptr<Writer> create_writer(const std::string& path) {
+  Expected<std::unique_ptr<Writer>> writer = Writer::create(path);
+  if (writer) return std::move(*writer);
+  ADD_FAILURE() << writer.error().message;
+  return nullptr;
+}
+
+inline std::unique_ptr<Reader> open_reader(const std::string& path) {
+  Expected<std::unique_ptr<Reader>> reader = Reader::open(path);
+  if (reader) return std::move(*reader);
+  ADD_FAILURE() << reader.error().message;
+  return nullptr;
+}
+
+inline std::unique_ptr<Reader> reader_from(std::vector<std::uint8_t> bytes) {
+  Expected<std::unique_ptr<Reader>> reader = Reader::from_bytes(std::move(bytes));
+  if (reader) return std::move(*reader);
+  ADD_FAILURE() << reader.error().message;
+  return nullptr;
 }
 
 }  // namespace userperf::perfdata::testing

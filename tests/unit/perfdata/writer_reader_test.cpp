@@ -43,9 +43,8 @@ Features all_features() {
 TEST(PerfdataRoundTrip, AttrsIdsFeaturesAndRecords) {
   TempDir dir;
   const std::string path = dir.file("a.data");
-  Error error;
-  auto writer = Writer::create(path, error);
-  ASSERT_TRUE(writer) << error.message;
+  auto writer = testing::create_writer(path);
+  ASSERT_TRUE(writer);
   const std::uint64_t ids0[] = {11, 12};
   const std::uint64_t ids1[] = {21};
   const std::uint64_t ids2[] = {31, 32, 33};
@@ -68,8 +67,8 @@ TEST(PerfdataRoundTrip, AttrsIdsFeaturesAndRecords) {
   EXPECT_FALSE(writer->set_event_name(3, "none")) << "no attr 3";
   ASSERT_TRUE(writer->finish()) << writer->error().message;
 
-  auto reader = Reader::open(path, error);
-  ASSERT_TRUE(reader) << error.message;
+  auto reader = testing::open_reader(path);
+  ASSERT_TRUE(reader);
   EXPECT_TRUE(reader->complete());
   ASSERT_EQ(reader->attrs().size(), 3u);
   EXPECT_EQ(reader->header().attr_size, sizeof(perf_event_attr) + 16);
@@ -124,14 +123,13 @@ TEST(PerfdataRoundTrip, AttrsIdsFeaturesAndRecords) {
     EXPECT_EQ(reader->attr_index(record), want_attr[n]) << n;
     ++n;
   }
-  EXPECT_FALSE(cursor.error()) << cursor.error().message;
+  EXPECT_FALSE(cursor.failed()) << cursor.error().message;
   EXPECT_EQ(n, 5u);
 }
 
 TEST(PerfdataRoundTrip, SingleAttrWithoutIdsOwnsEveryRecord) {
   TempDir dir;
-  Error error;
-  auto writer = Writer::create(dir.file("one.data"), error);
+  auto writer = testing::create_writer(dir.file("one.data"));
   perf_event_attr attr = sample_attr(PERF_TYPE_SOFTWARE, 0);
   attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID;
   attr.sample_id_all = 0;
@@ -140,8 +138,8 @@ TEST(PerfdataRoundTrip, SingleAttrWithoutIdsOwnsEveryRecord) {
   testing::RecordBuilder sample(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
   ASSERT_TRUE(writer->append(sample.u64(0x1234).u32(1).u32(2).done()));
   ASSERT_TRUE(writer->finish());
-  auto reader = Reader::open(dir.file("one.data"), error);
-  ASSERT_TRUE(reader) << error.message;
+  auto reader = testing::open_reader(dir.file("one.data"));
+  ASSERT_TRUE(reader);
   EXPECT_EQ(reader->header().attr_size, 112u + 16);
   EXPECT_EQ(reader->attrs()[0].size, 112u);
   EXPECT_TRUE(reader->attrs()[0].ids.empty());
@@ -155,21 +153,19 @@ TEST(PerfdataRoundTrip, SingleAttrWithoutIdsOwnsEveryRecord) {
 
 TEST(PerfdataRoundTrip, EmptyFinishedFileIsNotMistakenForUnfinished) {
   TempDir dir;
-  Error error;
-  auto writer = Writer::create(dir.file("empty.data"), error);
+  auto writer = testing::create_writer(dir.file("empty.data"));
   ASSERT_EQ(writer->add_attr(sample_attr(1, 0), {}), 0);
   ASSERT_TRUE(writer->finish());
-  auto reader = Reader::open(dir.file("empty.data"), error);
-  ASSERT_TRUE(reader) << error.message;
+  auto reader = testing::open_reader(dir.file("empty.data"));
+  ASSERT_TRUE(reader);
   EXPECT_TRUE(reader->complete());
   EXPECT_NE(reader->header().data.size, 0u);
 }
 
 TEST(PerfdataWriter, RejectsRecordsPerfCannotRead) {
   TempDir dir;
-  Error error;
   auto make = [&] {
-    auto w = Writer::create(dir.file("w.data"), error);
+    auto w = testing::create_writer(dir.file("w.data"));
     w->add_attr(sample_attr(1, 0), {});
     return w;
   };
@@ -204,16 +200,15 @@ TEST(PerfdataWriter, RejectsRecordsPerfCannotRead) {
 
 TEST(PerfdataWriter, RejectsAttrsPerfWouldRefuseTogether) {
   TempDir dir;
-  Error error;
   {
-    auto w = Writer::create(dir.file("x.data"), error);
+    auto w = testing::create_writer(dir.file("x.data"));
     perf_event_attr small = sample_attr(1, 0);
     small.size = 112;
     ASSERT_EQ(w->add_attr(sample_attr(1, 0), {}), 0);
     EXPECT_EQ(w->add_attr(small, {}), -1);
   }
   {
-    auto w = Writer::create(dir.file("x.data"), error);
+    auto w = testing::create_writer(dir.file("x.data"));
     perf_event_attr no_id = sample_attr(1, 0);
     no_id.sample_type &= ~static_cast<std::uint64_t>(PERF_SAMPLE_ID);
     ASSERT_EQ(w->add_attr(sample_attr(1, 0), {}), 0);
@@ -221,7 +216,7 @@ TEST(PerfdataWriter, RejectsAttrsPerfWouldRefuseTogether) {
     EXPECT_NE(w->error().message.find("PERF_SAMPLE_ID"), std::string::npos);
   }
   {
-    auto w = Writer::create(dir.file("x.data"), error);
+    auto w = testing::create_writer(dir.file("x.data"));
     ASSERT_EQ(w->add_attr(sample_attr(1, 0), {}), 0);
     w->features().groups = std::vector<GroupDesc>{{"g", 0, 2}};
     EXPECT_FALSE(w->finish());
@@ -230,13 +225,14 @@ TEST(PerfdataWriter, RejectsAttrsPerfWouldRefuseTogether) {
 }
 
 TEST(PerfdataWriter, ReportsUnwritablePathsAndFullDisks) {
-  Error error;
-  EXPECT_FALSE(Writer::create("/nonexistent-dir/x/perf.data", error));
-  EXPECT_EQ(error.code, ENOENT);
-  EXPECT_NE(error.message.find("/nonexistent-dir/x/perf.data"), std::string::npos);
+  const auto unwritable = Writer::create("/nonexistent-dir/x/perf.data");
+  ASSERT_FALSE(unwritable);
+  EXPECT_EQ(unwritable.error().code, ENOENT);
+  EXPECT_NE(unwritable.error().message.find("/nonexistent-dir/x/perf.data"), std::string::npos);
 
-  auto w = Writer::create("/dev/full", error);
-  if (!w) GTEST_SKIP() << "/dev/full: " << error.message;
+  auto full = Writer::create("/dev/full");
+  if (!full) GTEST_SKIP() << "/dev/full: " << full.error().message;
+  Writer* w = full->get();
   ASSERT_EQ(w->add_attr(sample_attr(1, 0), {}), 0);
   const std::vector<std::uint8_t> record = testing::lost_samples_record({}, 1);
   bool ok = true;
@@ -252,10 +248,9 @@ TEST(PerfdataWriter, CheckpointedFileReadsWholeUpToTheCheckpoint) {
   // checkpoint, records appended after it (in the file or not) are past data.size.
   TempDir dir;
   const std::string path = dir.file("checkpoint.data");
-  Error error;
   const std::vector<std::uint8_t> record = testing::lost_samples_record({}, 7);
   {
-    auto w = Writer::create(path, error);
+    auto w = testing::create_writer(path);
     ASSERT_EQ(w->add_attr(sample_attr(1, 0), {}), 0);
     ASSERT_TRUE(w->checkpoint()) << "before any record: nothing to do";
     for (int i = 0; i < 3; ++i) ASSERT_TRUE(w->append(record));
@@ -264,31 +259,30 @@ TEST(PerfdataWriter, CheckpointedFileReadsWholeUpToTheCheckpoint) {
     for (int i = 0; i < 2; ++i) ASSERT_TRUE(w->append(record));
     // Destroyed without finish(): its buffer reaches the file, the header stays the checkpoint's.
   }
-  auto reader = Reader::open(path, error);
-  ASSERT_TRUE(reader) << error.message;
+  auto reader = testing::open_reader(path);
+  ASSERT_TRUE(reader);
   EXPECT_TRUE(reader->complete());
   EXPECT_EQ(reader->header().data.size, 3 * record.size());
   RecordCursor cursor = reader->records();
   RecordView v;
   int n = 0;
   while (cursor.next(v) == RecordCursor::Next::kRecord) ++n;
-  EXPECT_FALSE(cursor.error()) << cursor.error().message;
+  EXPECT_FALSE(cursor.failed()) << cursor.error().message;
   EXPECT_EQ(n, 3);
 }
 
 TEST(PerfdataWriter, UnfinishedFileReadsUpToTheLastWholeRecord) {
   TempDir dir;
   const std::string path = dir.file("crash.data");
-  Error error;
   std::vector<std::uint8_t> record = testing::lost_samples_record({}, 7);
   {
-    auto w = Writer::create(path, error);
+    auto w = testing::create_writer(path);
     ASSERT_EQ(w->add_attr(sample_attr(1, 0), {}), 0);
     for (int i = 0; i < 3; ++i) ASSERT_TRUE(w->append(record));
     // Destroyed without finish(): what a crash leaves, once the buffer reached the file.
   }
-  auto reader = Reader::open(path, error);
-  ASSERT_TRUE(reader) << error.message;
+  auto reader = testing::open_reader(path);
+  ASSERT_TRUE(reader);
   EXPECT_FALSE(reader->complete());
   EXPECT_EQ(reader->header().data.size, 0u);
   auto count = [](const Reader& r, std::uint64_t& tail) {
@@ -296,7 +290,7 @@ TEST(PerfdataWriter, UnfinishedFileReadsUpToTheLastWholeRecord) {
     RecordView v;
     int n = 0;
     while (cursor.next(v) == RecordCursor::Next::kRecord) ++n;
-    EXPECT_FALSE(cursor.error()) << cursor.error().message;
+    EXPECT_FALSE(cursor.failed()) << cursor.error().message;
     tail = cursor.truncated_tail();
     return n;
   };
@@ -306,8 +300,8 @@ TEST(PerfdataWriter, UnfinishedFileReadsUpToTheLastWholeRecord) {
 
   std::vector<std::uint8_t> bytes = testing::read_file(path);
   bytes.resize(bytes.size() - 5);  // torn last record
-  auto torn = Reader::from_bytes(bytes, error);
-  ASSERT_TRUE(torn) << error.message;
+  auto torn = testing::reader_from(bytes);
+  ASSERT_TRUE(torn);
   EXPECT_EQ(count(*torn, tail), 2);
   EXPECT_EQ(tail, record.size() - 5);
 }
@@ -316,9 +310,8 @@ TEST(PerfdataWriter, SampleFileHasTheLayoutPerfReads) {
   TempDir dir;
   const std::string path = dir.file("s.data");
   ASSERT_EQ(testing::write_sample_file(path), "");
-  Error error;
-  auto reader = Reader::open(path, error);
-  ASSERT_TRUE(reader) << error.message;
+  auto reader = testing::open_reader(path);
+  ASSERT_TRUE(reader);
   const FileHeader& h = reader->header();
   EXPECT_EQ(h.size, 104u);
   EXPECT_EQ(h.attrs.offset, 104u);
@@ -331,9 +324,8 @@ TEST(PerfdataWriter, SampleFileHasTheLayoutPerfReads) {
 TEST(PerfdataWriter, IdsAddedAfterTheDataBeganAreListedWhenFinished) {
   TempDir dir;
   const std::string path = dir.file("late.data");
-  Error error;
   const std::vector<std::uint8_t> record = testing::lost_samples_record({}, 7);
-  auto w = Writer::create(path, error);
+  auto w = testing::create_writer(path);
   const std::uint64_t early[] = {1};
   ASSERT_EQ(w->add_attr(sample_attr(1, 0), early), 0);
   ASSERT_EQ(w->add_attr(sample_attr(1, 1), {}), 1);
@@ -343,14 +335,14 @@ TEST(PerfdataWriter, IdsAddedAfterTheDataBeganAreListedWhenFinished) {
   ASSERT_TRUE(w->add_ids(0, late0));
   ASSERT_TRUE(w->add_ids(1, late1));
   EXPECT_FALSE(w->add_ids(2, late1)) << "no attr 2";
-  EXPECT_FALSE(w->error()) << "a wrong index does not spoil the file";
+  EXPECT_FALSE(w->failed()) << "a wrong index does not spoil the file";
   ASSERT_TRUE(w->set_event_name(1, "second"));
   ASSERT_TRUE(w->append(record));
   ASSERT_TRUE(w->finish()) << w->error().message;
   EXPECT_FALSE(w->add_ids(0, late1));
 
-  auto reader = Reader::open(path, error);
-  ASSERT_TRUE(reader) << error.message;
+  auto reader = testing::open_reader(path);
+  ASSERT_TRUE(reader);
   EXPECT_EQ(reader->attrs()[0].ids, (std::vector<std::uint64_t>{1, 100, 101}));
   EXPECT_EQ(reader->attrs()[1].ids, (std::vector<std::uint64_t>{200}));
   EXPECT_EQ(reader->attr_index_of_id(101), 0);
@@ -367,17 +359,16 @@ TEST(PerfdataWriter, IdsAddedAfterTheDataBeganAreListedWhenFinished) {
 TEST(PerfdataWriter, CrashedFileKeepsTheIdsOfTheFirstRecordsTime) {
   TempDir dir;
   const std::string path = dir.file("crash-ids.data");
-  Error error;
   {
-    auto w = Writer::create(path, error);
+    auto w = testing::create_writer(path);
     const std::uint64_t early[] = {1};
     ASSERT_EQ(w->add_attr(sample_attr(1, 0), early), 0);
     ASSERT_TRUE(w->append(testing::lost_samples_record({}, 7)));
     const std::uint64_t late[] = {100};
     ASSERT_TRUE(w->add_ids(0, late));
   }
-  auto reader = Reader::open(path, error);
-  ASSERT_TRUE(reader) << error.message;
+  auto reader = testing::open_reader(path);
+  ASSERT_TRUE(reader);
   EXPECT_FALSE(reader->complete());
   EXPECT_EQ(reader->attrs()[0].ids, (std::vector<std::uint64_t>{1}));
 }
@@ -385,8 +376,7 @@ TEST(PerfdataWriter, CrashedFileKeepsTheIdsOfTheFirstRecordsTime) {
 TEST(PerfdataRoundTrip, BuildIdsAndTracingData) {
   TempDir dir;
   const std::string path = dir.file("bid.data");
-  Error error;
-  auto w = Writer::create(path, error);
+  auto w = testing::create_writer(path);
   ASSERT_EQ(w->add_attr(sample_attr(1, 0), {}), 0);
   const std::vector<std::uint8_t> id20(20, 0xab), id8(8, 0x12);
   w->features().build_ids = std::vector<BuildIdEntry>{
@@ -394,8 +384,8 @@ TEST(PerfdataRoundTrip, BuildIdsAndTracingData) {
       {-1, PERF_RECORD_MISC_USER, id8, std::string(70, 'x')}};
   w->features().tracing_data = std::vector<std::uint8_t>{1, 2, 3, 4, 5};
   ASSERT_TRUE(w->finish()) << w->error().message;
-  auto reader = Reader::open(path, error);
-  ASSERT_TRUE(reader) << error.message;
+  auto reader = testing::open_reader(path);
+  ASSERT_TRUE(reader);
   const Features& f = reader->features();
   ASSERT_TRUE(f.build_ids.has_value());
   ASSERT_EQ(f.build_ids->size(), 2u);
@@ -423,9 +413,9 @@ TEST(PerfdataFeatures, ATruncatedBuildIdEntryIsAnError) {
   std::vector<std::uint8_t> body = encode_features(f).front().bytes;
   body.resize(body.size() - 10);
   Features out;
-  Error error;
-  EXPECT_FALSE(decode_feature(kFeatBuildId, body, 4096, out, error));
-  EXPECT_NE(error.message.find("BUILD_ID"), std::string::npos) << error.message;
+  const Expected<void> decoded = decode_feature(kFeatBuildId, body, 4096, out);
+  ASSERT_FALSE(decoded);
+  EXPECT_NE(decoded.error().message.find("BUILD_ID"), std::string::npos) << decoded.error().message;
 }
 
 }  // namespace

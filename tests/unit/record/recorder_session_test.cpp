@@ -24,6 +24,7 @@
 #include "record/recorder/spawn.hpp"
 #include "record/transport.hpp"
 #include "ring/ring_memory.hpp"
+#include "unit/perfdata/test_files.hpp"
 #include "userperf/userperf.h"
 
 namespace userperf::record {
@@ -192,9 +193,7 @@ class RecorderSession : public ::testing::Test {
     if (with_bad_client && fork() == 0) bad_client(sockets->socket_path());
     out.child = fork();
     if (out.child == 0) fake_agent(sockets->socket_path(), config, ending);
-    perfdata::Error file_error;
-    auto writer = perfdata::Writer::create(path_, file_error);
-    EXPECT_TRUE(writer) << file_error.message;
+    auto writer = perfdata::testing::create_writer(path_);
     std::FILE* log = std::tmpfile();
     Recorder recorder(sockets->listen_fd(), config, *writer, log);
     EXPECT_TRUE(recorder.begin());
@@ -208,8 +207,7 @@ class RecorderSession : public ::testing::Test {
     char line[512];
     while (std::fgets(line, sizeof line, log) != nullptr) out.log += line;
     std::fclose(log);
-    out.reader = perfdata::Reader::open(path_, file_error);
-    EXPECT_TRUE(out.reader) << file_error.message;
+    out.reader = perfdata::testing::open_reader(path_);
     return out;
   }
 
@@ -258,7 +256,7 @@ Counts count_records(const perfdata::Reader& reader, pid_t pid) {
         break;
     }
   }
-  EXPECT_TRUE(cursor.error().message.empty()) << cursor.error().message;
+  EXPECT_FALSE(cursor.failed()) << cursor.error().message;
   return c;
 }
 

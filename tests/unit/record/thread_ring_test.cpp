@@ -16,6 +16,7 @@
 #include "record/recorder/thread_ring.hpp"
 #include "ring/ring_memory.hpp"
 #include "support/test_events.hpp"
+#include "unit/perfdata/test_files.hpp"
 #include "userperf/userperf.h"
 
 namespace userperf::record {
@@ -57,9 +58,8 @@ class CorruptRing : public ::testing::Test {
     ring_ = ThreadRing::map(userperf_event_ring_fd(fd_), getpid(), gettid(), {{id_, attr}}, error);
     ASSERT_TRUE(ring_) << error;
     path_ = std::filesystem::temp_directory_path() / ("thread-ring-" + std::to_string(getpid()));
-    perfdata::Error open_error;
-    writer_ = perfdata::Writer::create(path_, open_error);
-    ASSERT_TRUE(writer_) << open_error.message;
+    writer_ = perfdata::testing::create_writer(path_);
+    ASSERT_TRUE(writer_);
     ASSERT_EQ(writer_->add_attr(attr, {&id_, 1}), 0);
   }
   void TearDown() override {
@@ -106,11 +106,10 @@ class CorruptRing : public ::testing::Test {
     EXPECT_NE(error.find(why), std::string::npos) << error;
     EXPECT_EQ(counts.samples, 3u);
     EXPECT_TRUE(ring_->broken());
-    EXPECT_FALSE(writer_->error()) << writer_->error().message;
+    EXPECT_FALSE(writer_->failed()) << writer_->error().message;
     ASSERT_TRUE(writer_->finish()) << writer_->error().message;
-    perfdata::Error read_error;
-    auto reader = perfdata::Reader::open(path_, read_error);
-    ASSERT_TRUE(reader) << read_error.message;
+    auto reader = perfdata::testing::open_reader(path_);
+    ASSERT_TRUE(reader);
     perfdata::RecordCursor cursor = reader->records();
     perfdata::RecordView record;
     int samples = 0;

@@ -25,6 +25,7 @@
 #include "report/dwarf_unwinder.hpp"
 #include "report/process_symbols.hpp"
 #include "report/profile.hpp"
+#include "unit/perfdata/test_files.hpp"
 #include "unit/report/record_bytes.hpp"
 
 namespace {
@@ -171,9 +172,8 @@ class DwarfUnwindTest : public ::testing::Test {
            ("userperf-unwind-" + std::to_string(getpid()) + "-" +
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::create_directories(dir_);
-    perfdata::Error error;
-    writer_ = perfdata::Writer::create(dir_ + "/perf.data", error);
-    ASSERT_TRUE(writer_) << error.message;
+    writer_ = perfdata::testing::create_writer(dir_ + "/perf.data");
+    ASSERT_TRUE(writer_);
     perf_event_attr attr{};
     attr.size = sizeof attr;
     attr.type = PERF_TYPE_SOFTWARE;
@@ -201,9 +201,8 @@ class DwarfUnwindTest : public ::testing::Test {
                                                Profile* profile_out = nullptr) {
     std::vector<std::vector<std::string>> out;
     EXPECT_TRUE(writer_->finish()) << writer_->error().message;
-    perfdata::Error error;
-    auto reader = perfdata::Reader::open(dir_ + "/perf.data", error);
-    EXPECT_TRUE(reader) << error.message;
+    auto reader = perfdata::testing::open_reader(dir_ + "/perf.data");
+    EXPECT_TRUE(reader);
     if (!reader) return out;
     auto on_sample = options.on_sample;
     options.on_sample = [&](const ResolvedSample& sample) {
@@ -212,9 +211,9 @@ class DwarfUnwindTest : public ::testing::Test {
       out.push_back(symbols);
       if (on_sample) on_sample(sample);
     };
-    Profile profile;
-    EXPECT_TRUE(build_profile(*reader, options, profile, error)) << error.message;
-    if (profile_out != nullptr) *profile_out = profile;
+    const Expected<Profile> profile = build_profile(*reader, options);
+    EXPECT_TRUE(profile) << profile.error().message;
+    if (profile && profile_out != nullptr) *profile_out = *profile;
     return out;
   }
 
@@ -421,12 +420,10 @@ TEST_F(DwarfUnwindTest, FifoAtAMappingsPathIsNotOpened) {
   EXPECT_EXIT(
       {
         alarm(60);
-        perfdata::Error error;
-        auto reader = perfdata::Reader::open(file, error);
-        Profile profile;
-        if (!reader || !build_profile(*reader, {}, profile, error)) std::_Exit(2);
+        auto reader = perfdata::Reader::open(file);
+        if (!reader || !build_profile(**reader, {})) std::_Exit(2);
         ProcessSymbols symbols;
-        perfdata::RecordCursor cursor = reader->records();
+        perfdata::RecordCursor cursor = (*reader)->records();
         perfdata::RecordView record;
         while (cursor.next(record) == perfdata::RecordCursor::Next::kRecord) {
           symbols.observe(record);

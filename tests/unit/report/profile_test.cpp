@@ -16,6 +16,7 @@
 #include "report/address_space.hpp"
 #include "report/profile.hpp"
 #include "report/report_printer.hpp"
+#include "unit/perfdata/test_files.hpp"
 #include "unit/report/record_bytes.hpp"
 
 extern "C" {
@@ -84,9 +85,8 @@ class ProfileTest : public ::testing::Test {
     report_test_caller(1);  // sets report_test_return_address
     path_ = std::filesystem::temp_directory_path() /
             ("userperf-report-" + std::to_string(getpid()) + ".data");
-    perfdata::Error error;
-    writer_ = perfdata::Writer::create(path_, error);
-    ASSERT_TRUE(writer_) << error.message;
+    writer_ = perfdata::testing::create_writer(path_);
+    ASSERT_TRUE(writer_);
     perf_event_attr attr{};
     attr.size = sizeof attr;
     attr.type = PERF_TYPE_SOFTWARE;
@@ -102,13 +102,14 @@ class ProfileTest : public ::testing::Test {
   }
 
   // Finishes the file the first time; later calls read it again.
-  bool profile(Profile& out, perfdata::Error& error, const ProfileOptions& options = {}) {
+  Expected<Profile> profile(const ProfileOptions& options = {}) {
     if (!finished_) {
       EXPECT_TRUE(writer_->finish()) << writer_->error().message;
       finished_ = true;
     }
-    auto reader = perfdata::Reader::open(path_, error);
-    return reader && build_profile(*reader, options, out, error);
+    auto reader = perfdata::Reader::open(path_);
+    if (!reader) return reader.error();
+    return build_profile(**reader, options);
   }
 
   std::string path_;
@@ -171,9 +172,9 @@ TEST_F(ProfileTest, SamplesResolveAgainstMappingsRecordedLaterInTheFileButEarlie
              .trailer(kPid, 40)
              .done());
 
-  Profile profile;
-  perfdata::Error error;
-  ASSERT_TRUE(this->profile(profile, error)) << error.message;
+  const Expected<Profile> built = this->profile();
+  ASSERT_TRUE(built) << built.error().message;
+  const Profile& profile = *built;
   ASSERT_EQ(profile.events.size(), 1u);
   const EventProfile& event = profile.events[0];
   EXPECT_EQ(event.name, "cpu-clock");
@@ -222,9 +223,9 @@ TEST_F(ProfileTest, MaxStackCutsTheChainButKeepsTheLeaf) {
     SCOPED_TRACE(max_frames);
     ProfileOptions options;
     options.max_frames = max_frames;
-    Profile profile;
-    perfdata::Error error;
-    ASSERT_TRUE(this->profile(profile, error, options)) << error.message;
+    const Expected<Profile> built = this->profile(options);
+    ASSERT_TRUE(built) << built.error().message;
+    const Profile& profile = *built;
     const EventProfile& event = profile.events.at(0);
     EXPECT_EQ(event.samples, 1u);
     const ProfileRow* leaf_row = row(event, "report_test_leaf");
@@ -240,18 +241,18 @@ TEST_F(ProfileTest, MalformedSampleIsAnErrorNamingItsOffset) {
   const std::uint64_t huge = 1u << 20;  // callchain nr far past the record
   std::memcpy(bytes.data() + 8 + 32, &huge, sizeof huge);
   append(bytes);
-  Profile profile;
-  perfdata::Error error;
-  EXPECT_FALSE(this->profile(profile, error));
-  EXPECT_EQ(error.code, EINVAL);
-  EXPECT_NE(error.message.find("offset"), std::string::npos) << error.message;
+  const Expected<Profile> built = this->profile();
+  ASSERT_FALSE(built);
+  EXPECT_EQ(built.error().code, EINVAL);
+  EXPECT_TRUE(built.error().has_offset());
+  EXPECT_NE(built.error().message.find("offset"), std::string::npos) << built.error().message;
 }
 
 TEST_F(ProfileTest, FileWithoutSamplesSaysSo) {
   append(mmap2({0x1000, 0x2000, 0, "/nonexistent"}, 1));
-  Profile profile;
-  perfdata::Error error;
-  ASSERT_TRUE(this->profile(profile, error)) << error.message;
+  const Expected<Profile> built = this->profile();
+  ASSERT_TRUE(built) << built.error().message;
+  const Profile& profile = *built;
   char* text = nullptr;
   std::size_t size = 0;
   std::FILE* out = open_memstream(&text, &size);

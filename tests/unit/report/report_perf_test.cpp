@@ -14,6 +14,7 @@
 #include "perfdata/reader.hpp"
 #include "report/profile.hpp"
 #include "report/report_printer.hpp"
+#include "unit/perfdata/test_files.hpp"
 #include "userperf/userperf.h"
 
 namespace userperf::report {
@@ -82,13 +83,13 @@ Shares userperf_shares(const Profile& profile) {
 }
 
 bool load(const std::string& file, Profile& profile, const ProfileOptions& options = {}) {
-  perfdata::Error error;
-  auto reader = perfdata::Reader::open(file, error);
-  EXPECT_TRUE(reader) << error.message;
+  auto reader = perfdata::testing::open_reader(file);
   if (!reader) return false;
-  const bool ok = build_profile(*reader, options, profile, error);
-  EXPECT_TRUE(ok) << error.message;
-  return ok;
+  Expected<Profile> built = build_profile(*reader, options);
+  EXPECT_TRUE(built) << built.error().message;
+  if (!built) return false;
+  profile = std::move(*built);
+  return true;
 }
 
 // Every user symbol perf shows at 1% or more has userperf's self share within 2 points.
@@ -205,14 +206,11 @@ TEST_F(ReportPerfTest, TruncatedRecordingIsAnErrorNotACrash) {
   if (file.empty()) GTEST_SKIP() << "perf record failed here";
   const auto size = std::filesystem::file_size(file);
   std::filesystem::resize_file(file, size * 3 / 5);
-  perfdata::Error error;
-  auto reader = perfdata::Reader::open(file, error);
-  if (reader) {
-    Profile profile;
-    EXPECT_FALSE(build_profile(*reader, {}, profile, error));
-  }
-  EXPECT_TRUE(error) << "a truncated file read without error";
-  EXPECT_FALSE(error.message.empty());
+  auto reader = perfdata::Reader::open(file);
+  const Expected<Profile> built =
+      reader ? build_profile(**reader, {}) : Expected<Profile>(reader.error());
+  ASSERT_FALSE(built) << "a truncated file read without error";
+  EXPECT_FALSE(built.error().message.empty());
 }
 
 }  // namespace

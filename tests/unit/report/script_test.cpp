@@ -20,7 +20,6 @@
 namespace userperf::report {
 namespace {
 
-using perfdata::Error;
 using perfdata::GroupDesc;
 using perfdata::PmuMapping;
 using perfdata::Reader;
@@ -31,15 +30,14 @@ std::string script_of(const Reader& reader, bool symbolize = true) {
   char* text = nullptr;
   std::size_t size = 0;
   std::FILE* out = open_memstream(&text, &size);
-  Error error;
   ProcessSymbols symbols;
   ScriptOptions options;
   if (symbolize) options.symbols = &symbols;
-  const bool ok = print_script(reader, out, options, error);
+  const Expected<void> printed = print_script(reader, out, options);
   std::fclose(out);
   std::string result(text, size);
   std::free(text);
-  EXPECT_TRUE(ok) << error.message;
+  EXPECT_TRUE(printed) << printed.error().message;
   return result;
 }
 
@@ -60,9 +58,8 @@ TEST(Script, PrintsEveryRecordOfTheSampleFile) {
   perfdata::testing::TempDir dir;
   const std::string path = dir.file("s.data");
   ASSERT_EQ(perfdata::testing::write_sample_file(path), "");
-  Error error;
-  auto reader = Reader::open(path, error);
-  ASSERT_TRUE(reader) << error.message;
+  auto reader = perfdata::testing::open_reader(path);
+  ASSERT_TRUE(reader);
   const std::string text = script_of(*reader);
 
   ASSERT_EQ(lines_with(text, "PERF_RECORD_COMM: perfdata-test:").size(), 1u) << text;
@@ -98,8 +95,7 @@ TEST(Script, PrintsEveryRecordOfTheSampleFile) {
 TEST(Script, DecodesAuxThroughTheGroupLeaderAndDumpsWithoutADecoder) {
   perfdata::testing::TempDir dir;
   const std::string path = dir.file("d.data");
-  Error error;
-  auto writer = Writer::create(path, error);
+  auto writer = perfdata::testing::create_writer(path);
   perf_event_attr synthetic = perfdata::testing::leader_attr();
   synthetic.type = 12;
   perf_event_attr mystery = perfdata::testing::leader_attr();
@@ -123,14 +119,14 @@ TEST(Script, DecodesAuxThroughTheGroupLeaderAndDumpsWithoutADecoder) {
   ASSERT_TRUE(writer->finish()) << writer->error().message;
 
   std::vector<std::uint8_t> bytes = perfdata::testing::read_file(path);
-  auto reader = Reader::from_bytes(bytes, error);
-  ASSERT_TRUE(reader) << error.message;
+  auto reader = perfdata::testing::reader_from(bytes);
+  ASSERT_TRUE(reader);
   // Retype the LOST_SAMPLES record (the last one) as type 30, unknown to every perf.
   const std::uint64_t last = reader->data_end() - odd.size();
   const std::uint32_t unknown = 30;
   std::memcpy(bytes.data() + last, &unknown, sizeof unknown);
-  reader = Reader::from_bytes(bytes, error);
-  ASSERT_TRUE(reader) << error.message;
+  reader = perfdata::testing::reader_from(bytes);
+  ASSERT_TRUE(reader);
   const std::string text = script_of(*reader);
 
   EXPECT_EQ(lines_with(text, "    aux synthetic:").size(), 1u) << text;
@@ -148,26 +144,27 @@ TEST(Script, DecodesAuxThroughTheGroupLeaderAndDumpsWithoutADecoder) {
 TEST(Script, UnknownTypeWithABadTrailerIsRefusedByNumber) {
   perfdata::testing::TempDir dir;
   const std::string path = dir.file("t.data");
-  Error error;
-  auto writer = Writer::create(path, error);
-  ASSERT_TRUE(writer) << error.message;
+  auto writer = perfdata::testing::create_writer(path);
+  ASSERT_TRUE(writer);
   const std::uint64_t id = 1;
   ASSERT_EQ(writer->add_attr(perfdata::testing::leader_attr(), std::span(&id, 1)), 0);
   ASSERT_TRUE(writer->append_finished_round());  // 8 bytes: retyped as 0 below
   ASSERT_TRUE(writer->finish()) << writer->error().message;
   std::vector<std::uint8_t> bytes = perfdata::testing::read_file(path);
-  auto reader = Reader::from_bytes(bytes, error);
-  ASSERT_TRUE(reader) << error.message;
+  auto reader = perfdata::testing::reader_from(bytes);
+  ASSERT_TRUE(reader);
   ASSERT_TRUE(reader->attrs()[0].attr.sample_id_all);
   const std::uint64_t last = reader->data_end() - sizeof(perf_event_header);
   const std::uint32_t zero = 0;
   std::memcpy(bytes.data() + last, &zero, sizeof zero);
-  reader = Reader::from_bytes(bytes, error);
-  ASSERT_TRUE(reader) << error.message;
+  reader = perfdata::testing::reader_from(bytes);
+  ASSERT_TRUE(reader);
   char* text = nullptr;
   std::size_t size = 0;
   std::FILE* out = open_memstream(&text, &size);
-  EXPECT_FALSE(print_script(*reader, out, ScriptOptions{}, error));
+  const Expected<void> printed = print_script(*reader, out, ScriptOptions{});
+  ASSERT_FALSE(printed);
+  const Error& error = printed.error();
   std::fclose(out);
   std::free(text);
   EXPECT_NE(error.message.find("sample_id trailer of unknown type 0"), std::string::npos)
@@ -184,8 +181,7 @@ TEST(Script, BitFlippedRecordsNeverCrashThePrinter) {
   const std::string path = dir.file("good.data");
   ASSERT_EQ(perfdata::testing::write_sample_file(path), "");
   const std::vector<std::uint8_t> good = perfdata::testing::read_file(path);
-  Error error;
-  const auto header = Reader::from_bytes(good, error)->header();
+  const auto header = perfdata::testing::reader_from(good)->header();
   const char* seed = std::getenv("USERPERF_FUZZ_SEED");
   std::mt19937_64 rng(seed != nullptr ? std::strtoull(seed, nullptr, 0) : 20241126);
   int refused = 0;
@@ -196,15 +192,16 @@ TEST(Script, BitFlippedRecordsNeverCrashThePrinter) {
     for (int f = 0; f < flips; ++f) {
       bytes[header.data.offset + rng() % header.data.size] ^= 1u << (rng() % 8);
     }
-    error = {};
-    auto reader = Reader::from_bytes(std::move(bytes), error);
-    ASSERT_TRUE(reader) << "only records were flipped: " << error.message;
+    auto reader = perfdata::testing::reader_from(std::move(bytes));
+    ASSERT_TRUE(reader) << "only records were flipped";
     std::FILE* sink = std::fopen("/dev/null", "w");
-    const bool ok = print_script(*reader, sink, ScriptOptions{}, error);
+    const Expected<void> printed = print_script(*reader, sink, ScriptOptions{});
     std::fclose(sink);
-    if (!ok) {
+    if (!printed) {
       ++refused;
-      EXPECT_NE(error.message.find("offset"), std::string::npos) << error.message;
+      EXPECT_TRUE(printed.error().has_offset()) << printed.error().message;
+      EXPECT_NE(printed.error().message.find("offset"), std::string::npos)
+          << printed.error().message;
     }
   }
   EXPECT_GT(refused, kCases / 10) << "the corruptions must be detected, not only survived";
