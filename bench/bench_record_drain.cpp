@@ -85,12 +85,12 @@ void BM_RecorderDrain(benchmark::State& state) {
   SampleRing samples(state.range(0) == 1);
   const bench::FilledRing& filled = samples.filled();
   if (!filled.filled()) return state.SkipWithError("could not fill the ring without loss");
-  std::string error;
   std::uint64_t id = 0;
   userperf_ioctl(filled.fd(), PERF_EVENT_IOC_ID, reinterpret_cast<unsigned long>(&id));
-  auto ring = record::ThreadRing::map(userperf_event_ring_fd(filled.fd()), 1234, 1235,
-                                      {{id, filled.event().attr}}, error);
-  if (!ring) return state.SkipWithError(("ThreadRing::map: " + error).c_str());
+  auto mapped = record::ThreadRing::map(userperf_event_ring_fd(filled.fd()), 1234, 1235,
+                                        {{id, filled.event().attr}});
+  if (!mapped) return state.SkipWithError(("ThreadRing::map: " + mapped.error().message).c_str());
+  record::ThreadRing* ring = mapped->get();
   auto created = perfdata::Writer::create("/dev/null");
   if (!created) return state.SkipWithError(created.error().message.c_str());
   perfdata::Writer* writer = created->get();
@@ -100,7 +100,9 @@ void BM_RecorderDrain(benchmark::State& state) {
   for (auto _ : state) {
     filled.rewind();
     record::DrainCounts counts;
-    if (!ring->drain(*writer, counts, error)) return state.SkipWithError(error.c_str());
+    if (const Expected<void> drained = ring->drain(*writer, counts); !drained) {
+      return state.SkipWithError(drained.error().message.c_str());
+    }
     wrong |= counts.records != filled.records();
   }
   if (wrong) return state.SkipWithError("a drain did not return every record");

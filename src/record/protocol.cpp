@@ -82,7 +82,7 @@ std::string RecordConfig::encode() const {
 
 // Without streams: the agent decodes this in every process it enters, and iostreams would bring
 // the C++ locale's start-up into each.
-bool RecordConfig::decode(const std::string& text, RecordConfig& out, std::string& error) {
+Expected<RecordConfig> RecordConfig::decode(const std::string& text) {
   RecordConfig config;
   bool versioned = false;
   std::size_t at = 0;
@@ -94,24 +94,21 @@ bool RecordConfig::decode(const std::string& text, RecordConfig& out, std::strin
     if (line.empty()) continue;
     const std::size_t eq = line.find('=');
     if (eq == std::string::npos) {
-      error = "config line without '=': " + line.substr(0, 40);
-      return false;
+      return make_error(EINVAL, "config line without '=': " + line.substr(0, 40));
     }
     const std::string key = line.substr(0, eq), value = line.substr(eq + 1);
     std::uint32_t number = 0;
     if (key == "version") {
       if (!parse_u32(value, number) || number != kProtocolVersion) {
-        error =
-            "config version " + value + ", this agent speaks " + std::to_string(kProtocolVersion);
-        return false;
+        return make_error(EINVAL, "config version " + value + ", this agent speaks " +
+                                      std::to_string(kProtocolVersion));
       }
       versioned = true;
     } else if (key == "ring_pages" || key == "aux_pages" || key == "aux" || key == "flags" ||
                key == "ticker_pid") {
       if (!parse_u32(value, number) ||
           (key == "ticker_pid" && (number == 0 || number > INT32_MAX))) {
-        error = "config " + key + " is not a number: " + value;
-        return false;
+        return make_error(EINVAL, "config " + key + " is not a number: " + value);
       }
       if (key == "ring_pages") config.ring_pages = number;
       if (key == "aux_pages") config.aux_pages = number;
@@ -136,8 +133,7 @@ bool RecordConfig::decode(const std::string& text, RecordConfig& out, std::strin
         from = colon + 1;
       }
       if (!ok || parts[3] == 0) {
-        error = "config host_limits is not rate:stack:paranoid:cpus: " + value;
-        return false;
+        return make_error(EINVAL, "config host_limits is not rate:stack:paranoid:cpus: " + value);
       }
       config.max_sample_rate = parts[0];
       config.max_stack = parts[1];
@@ -146,15 +142,13 @@ bool RecordConfig::decode(const std::string& text, RecordConfig& out, std::strin
     } else if (key == "bpf_image") {
       config.bpf_image.resize(value.size() / 2);
       if (value.empty() || !from_hex(value, config.bpf_image.data(), config.bpf_image.size())) {
-        error = "config bpf_image is not hex";
-        return false;
+        return make_error(EINVAL, "config bpf_image is not hex");
       }
     } else if (key == "event") {
       const std::size_t c1 = value.find(':');
       const std::size_t c2 = c1 == std::string::npos ? c1 : value.find(':', c1 + 1);
       if (c2 == std::string::npos) {
-        error = "config event is not leader:attr:name";
-        return false;
+        return make_error(EINVAL, "config event is not leader:attr:name");
       }
       EventConfig e;
       const std::string leader = value.substr(0, c1);
@@ -163,44 +157,36 @@ bool RecordConfig::decode(const std::string& text, RecordConfig& out, std::strin
       } else if (parse_u32(leader, number) && number < config.events.size()) {
         e.group_leader = static_cast<int>(number);
       } else {
-        error = "config event leader " + leader + " is not an earlier event";
-        return false;
+        return make_error(EINVAL, "config event leader " + leader + " is not an earlier event");
       }
       if (!from_hex(value.substr(c1 + 1, c2 - c1 - 1), &e.attr, sizeof e.attr)) {
-        error = "config event attr is not " + std::to_string(sizeof e.attr) + " bytes of hex";
-        return false;
+        return make_error(
+            EINVAL, "config event attr is not " + std::to_string(sizeof e.attr) + " bytes of hex");
       }
       const std::string name = value.substr(c2 + 1);
       e.name.resize(name.size() / 2);
       if (!from_hex(name, e.name.data(), e.name.size())) {
-        error = "config event name is not hex";
-        return false;
+        return make_error(EINVAL, "config event name is not hex");
       }
       config.events.push_back(std::move(e));
     } else {
-      error = "unknown config key " + key;
-      return false;
+      return make_error(EINVAL, "unknown config key " + key);
     }
   }
   if (!versioned) {
-    error = "config has no version";
-    return false;
+    return make_error(EINVAL, "config has no version");
   }
   if (config.events.empty() || config.events.size() > kMaxEvents) {
-    error = "config must name 1 to " + std::to_string(kMaxEvents) + " events";
-    return false;
+    return make_error(EINVAL, "config must name 1 to " + std::to_string(kMaxEvents) + " events");
   }
   if (config.ring_pages == 0 || !power_of_two_or_zero(config.ring_pages) ||
       !power_of_two_or_zero(config.aux_pages)) {
-    error = "config ring_pages and aux_pages must be powers of two";
-    return false;
+    return make_error(EINVAL, "config ring_pages and aux_pages must be powers of two");
   }
   if (config.aux > AuxSource::kLog || (config.aux == AuxSource::kNone) != (config.aux_pages == 0)) {
-    error = "config aux source and aux_pages disagree";
-    return false;
+    return make_error(EINVAL, "config aux source and aux_pages disagree");
   }
-  out = std::move(config);
-  return true;
+  return config;
 }
 
 }  // namespace userperf::record

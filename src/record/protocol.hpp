@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "support/expected.hpp"
+
 namespace userperf::record {
 
 inline constexpr const char* kSocketEnv = "USERPERF_RECORD_SOCKET";
@@ -64,7 +66,7 @@ struct RecordConfig {
 
   // "key=value" lines; attrs as hex of their bytes. decode() checks everything and says why not.
   std::string encode() const;
-  static bool decode(const std::string& text, RecordConfig& out, std::string& error);
+  static Expected<RecordConfig> decode(const std::string& text);
 };
 
 enum class MessageType : std::uint32_t {

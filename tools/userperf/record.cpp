@@ -68,19 +68,16 @@ int exit_status_of(int wait_status) {
 // perf refuses a bad filter) with the verifier's reason: the last lines of its log, down to the
 // failing instruction. The object's image is what those processes load (bpf/isa/image_codec.hpp):
 // none of them parses ELF, and the agent links neither libbpf nor libelf.
-bool load_bpf_object(const std::string& path, std::vector<std::uint8_t>& image_bytes,
-                     std::string& error) {
+Expected<std::vector<std::uint8_t>> load_bpf_object(const std::string& path) {
   auto image = bpf::load_elf_file(path);
   if (!image) {
-    error = "--bpf " + path + ": " + image.error().message;
-    return false;
+    return make_error(image.error().code, "--bpf " + path + ": " + image.error().message);
   }
   std::string log;
   const int prog = api::bpf_registry().load_program(*image, "", &log);
   if (prog >= 0) {
     userperf_close(prog);
-    image_bytes = bpf::encode_object_image(*image);
-    return true;
+    return bpf::encode_object_image(*image);
   }
   const int err = -prog;
   std::vector<std::string> lines;
@@ -96,53 +93,58 @@ bool load_bpf_object(const std::string& path, std::vector<std::uint8_t>& image_b
   if (!line.empty()) lines.push_back(std::move(line));
   // The reason comes before the closing "processed N insns" line.
   while (!lines.empty() && lines.back().rfind("processed ", 0) == 0) lines.pop_back();
-  error = "--bpf " + path + ": " + std::strerror(err);
+  std::string message = "--bpf " + path + ": " + std::strerror(err);
   if (!lines.empty()) {
-    error +=
+    message +=
         (err == EACCES || err == EINVAL ? " (the verifier rejected it): " : ": ") + lines.back();
     const std::size_t from = lines.size() > 4 ? lines.size() - 4 : 0;
-    for (std::size_t i = from; i + 1 < lines.size(); ++i) error += "\n  " + lines[i];
+    for (std::size_t i = from; i + 1 < lines.size(); ++i) message += "\n  " + lines[i];
   }
-  return false;
+  return make_error(err, message);
 }
 
-bool build_request(const RecordOptions& o, record::RecordRequest& request,
-                   std::vector<std::uint8_t>& bpf_image, std::string& error) {
+Expected<void> build_request(const RecordOptions& o, record::RecordRequest& request,
+                             std::vector<std::uint8_t>& bpf_image) {
   request.events = o.events;
   request.frequency = o.frequency;
   request.period = o.period;
   if (o.call_graph_fp) request.call_graph = record::CallGraph::kFramePointer;
-  if (!o.call_graph.empty() && !record::parse_call_graph(o.call_graph, request, error)) {
-    return false;
+  if (!o.call_graph.empty()) {
+    if (Expected<void> parsed = record::parse_call_graph(o.call_graph, request); !parsed) {
+      return parsed;
+    }
   }
   if (o.aux == "calltrace") request.aux = record::AuxSource::kCalltrace;
   if (o.aux == "log") request.aux = record::AuxSource::kLog;
   if (o.aux_sample != 0 && request.aux == record::AuxSource::kNone) {
-    error = "--aux-sample needs --aux";
-    return false;
+    return make_error(EINVAL, "--aux-sample needs --aux");
   }
   request.aux_sample_size = o.aux_sample;
-  if (!o.bpf.empty() && !load_bpf_object(o.bpf, bpf_image, error)) return false;
-  return o.mmap_pages.empty() || record::parse_mmap_pages(o.mmap_pages, request, error);
+  if (!o.bpf.empty()) {
+    Expected<std::vector<std::uint8_t>> image = load_bpf_object(o.bpf);
+    if (!image) return image.error();
+    bpf_image = std::move(*image);
+  }
+  if (o.mmap_pages.empty()) return {};
+  return record::parse_mmap_pages(o.mmap_pages, request);
 }
 
 // The output's directory must be writable and the output no directory: checked before the command
 // starts, since the file itself is created only once it runs.
-bool output_writable(const std::string& path, std::string& error) {
+Expected<void> output_writable(const std::string& path) {
   struct stat st {};
   if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    error = path + " is a directory";
-    return false;
+    return make_error(EISDIR, path + " is a directory");
   }
   const std::size_t slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "."
                           : slash == 0               ? "/"
                                                      : path.substr(0, slash);
   if (access(dir.c_str(), W_OK | X_OK) != 0) {
-    error = "cannot write " + path + ": " + std::strerror(errno);
-    return false;
+    const int err = errno;
+    return make_error(err, "cannot write " + path + ": " + std::strerror(err));
   }
-  return true;
+  return {};
 }
 
 // perf's check_backup: a non-empty output of an earlier run becomes FILE.old.
@@ -176,21 +178,21 @@ void report_unrecorded(const record::Recorder& recorder) {
 
 // The command itself must be a program the agent can enter: refused before it starts otherwise,
 // with the way out.
-bool command_enterable(const std::string& file, std::string& error) {
+Expected<void> command_enterable(const std::string& file) {
   char path[4096];
   if (!record::resolve_command(file.c_str(), std::getenv("PATH"), path, sizeof path)) {
-    return true;  // not found: the spawn says so (exit 127)
+    return {};  // not found: the spawn says so (exit 127)
   }
   const record::ExecTarget target = record::check_exec_file(path, geteuid(), getegid());
-  if (target != record::ExecTarget::kStatic && target != record::ExecTarget::kSecure) return true;
-  error = std::string(path) + " is " + record::describe(target) +
-          ": userperf's agent cannot enter it, so nothing of it would be recorded. " +
-          (target == record::ExecTarget::kStatic
-               ? "Build it dynamically linked, or record it with kernel perf record where "
-                 "perf_event_open is allowed."
-               : "Run userperf record as the program's owner (or root), or record it with kernel "
-                 "perf record.");
-  return false;
+  if (target != record::ExecTarget::kStatic && target != record::ExecTarget::kSecure) return {};
+  return make_error(ENOEXEC,
+                    std::string(path) + " is " + record::describe(target) +
+                        ": userperf's agent cannot enter it, so nothing of it would be recorded. " +
+                        (target == record::ExecTarget::kStatic
+                             ? "Build it dynamically linked, or record it with kernel perf record "
+                               "where perf_event_open is allowed."
+                             : "Run userperf record as the program's owner (or root), or record it "
+                               "with kernel perf record."));
 }
 
 // Threads that blocked the sampling signal where the agent could not see it (a raw
@@ -226,28 +228,35 @@ int run_record(const RecordOptions& options, const std::vector<std::string>& com
   if (command.empty()) return fail("no command given (userperf record [options] -- COMMAND)");
   record::RecordRequest request;
   std::vector<std::uint8_t> bpf_image;
-  std::string error;
-  if (!build_request(options, request, bpf_image, error) ||
-      !command_enterable(command.front(), error)) {
-    return fail(error);
+  if (Expected<void> built = build_request(options, request, bpf_image); !built) {
+    return fail(built.error().message);
+  }
+  if (Expected<void> enterable = command_enterable(command.front()); !enterable) {
+    return fail(enterable.error().message);
   }
   const int aux_type =
       request.aux == record::AuxSource::kNone
           ? -1
           : userperf_pmu_type(request.aux == record::AuxSource::kCalltrace ? "calltrace" : "log");
-  record::RecordConfig config;
-  if (!record::build_record_config(request, aux_type, config, error)) return fail(error);
+  Expected<record::RecordConfig> built_config = record::build_record_config(request, aux_type);
+  if (!built_config) return fail(built_config.error().message);
+  record::RecordConfig config = std::move(*built_config);
   record::SpawnRequest spawn;
   spawn.argv = command;
-  if (!record::find_agent(spawn.agent, error) || !output_writable(options.output, error)) {
-    return fail(error);
+  Expected<std::string> agent = record::find_agent();
+  if (!agent) return fail(agent.error().message);
+  spawn.agent = std::move(*agent);
+  if (Expected<void> writable = output_writable(options.output); !writable) {
+    return fail(writable.error().message);
   }
-  auto socket_dir = record::SocketDir::create(error);
-  if (!socket_dir) return fail(error);
+  Expected<std::unique_ptr<record::SocketDir>> created_dir = record::SocketDir::create();
+  if (!created_dir) return fail(created_dir.error().message);
+  std::unique_ptr<record::SocketDir> socket_dir = std::move(*created_dir);
   spawn.socket_path = socket_dir->socket_path();
-  if (!bpf_image.empty() &&
-      !socket_dir->add_file("bpf.image", bpf_image, config.bpf_image, error)) {
-    return fail(error);
+  if (!bpf_image.empty()) {
+    Expected<std::string> image_path = socket_dir->add_file("bpf.image", bpf_image);
+    if (!image_path) return fail(image_path.error().message);
+    config.bpf_image = std::move(*image_path);
   }
   config.ticker_pid = getpid();  // the recorder pokes the command's clocks (record/recorder/ticker)
   const abi::OpenLimits limits = abi::host_limits();  // read once, here, for every process
@@ -265,11 +274,12 @@ int run_record(const RecordOptions& options, const std::vector<std::string>& com
   sigaction(SIGTERM, &action, nullptr);
 
   int exec_errno = 0;
-  const pid_t child = record::spawn_command(spawn, error, &exec_errno);
-  if (child < 0) {
-    std::fprintf(stderr, "userperf record: %s\n", error.c_str());
+  const Expected<pid_t> spawned = record::spawn_command(spawn, &exec_errno);
+  if (!spawned) {
+    std::fprintf(stderr, "userperf record: %s\n", spawned.error().message.c_str());
     return exec_errno == ENOENT ? 127 : exec_errno != 0 ? 126 : 255;
   }
+  const pid_t child = *spawned;
 
   // After the spawn (an ignored signal is inherited across exec): a reader of our stderr that
   // goes away (`userperf record ... 2>&1 | head`) makes writes fail, not the recorder die.

@@ -258,17 +258,16 @@ Session* start_session_from_env() {
   const char* socket_path = std::getenv(kSocketEnv);
   const char* text = std::getenv(kConfigEnv);
   if (socket_path == nullptr && text == nullptr) return nullptr;
-  RecordConfig config;
-  std::string error;
   if (socket_path == nullptr || text == nullptr) {
     say("USERPERF_RECORD_SOCKET and USERPERF_RECORD_CONFIG go together; not recording");
     return nullptr;
   }
-  if (!RecordConfig::decode(text, config, error)) {
-    say("bad USERPERF_RECORD_CONFIG: %s; not recording", error.c_str());
+  const Expected<RecordConfig> config = RecordConfig::decode(text);
+  if (!config) {
+    say("bad USERPERF_RECORD_CONFIG: %s; not recording", config.error().message.c_str());
     return nullptr;
   }
-  return start_session(socket_path, config, 0, {});
+  return start_session(socket_path, *config, 0, {});
 }
 
 Session* leave_parent_session_in_child() {

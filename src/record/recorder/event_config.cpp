@@ -59,65 +59,58 @@ perf_event_attr base_attr(const RecordRequest& request) {
 
 }  // namespace
 
-bool parse_call_graph(const std::string& text, RecordRequest& request, std::string& error) {
+Expected<void> parse_call_graph(const std::string& text, RecordRequest& request) {
   if (text == "fp") {
     request.call_graph = CallGraph::kFramePointer;
-    return true;
+    return {};
   }
   if (text == "dwarf" || text.rfind("dwarf,", 0) == 0) {
     request.call_graph = CallGraph::kDwarf;
     if (text.size() > 6) {
       std::uint64_t size = 0;
       if (!parse_number(text.substr(6), kMaxStackSize, size) || size == 0) {
-        error = "callchain: incorrect stack dump size '" + text.substr(6) + "' (max " +
-                std::to_string(kMaxStackSize) + ")";
-        return false;
+        return make_error(EINVAL, "callchain: incorrect stack dump size '" + text.substr(6) +
+                                      "' (max " + std::to_string(kMaxStackSize) + ")");
       }
       request.stack_size = static_cast<std::uint32_t>((size + 7) & ~std::uint64_t{7});
     }
-    return true;
+    return {};
   }
-  error = "unknown --call-graph mode '" + text + "' (fp, dwarf or dwarf,SIZE)";
-  return false;
+  return make_error(EINVAL, "unknown --call-graph mode '" + text + "' (fp, dwarf or dwarf,SIZE)");
 }
 
-bool parse_mmap_pages(const std::string& text, RecordRequest& request, std::string& error) {
+Expected<void> parse_mmap_pages(const std::string& text, RecordRequest& request) {
   const std::size_t comma = text.find(',');
   std::uint64_t pages = 0, aux = 0;
   const bool ok = parse_number(text.substr(0, comma), 1 << 20, pages) && is_power_of_two(pages) &&
                   (comma == text.npos ||
                    (parse_number(text.substr(comma + 1), 1 << 20, aux) && is_power_of_two(aux)));
   if (!ok) {
-    error = "-m " + text + ": the number of pages must be a power of two (PAGES[,AUX_PAGES])";
-    return false;
+    return make_error(
+        EINVAL, "-m " + text + ": the number of pages must be a power of two (PAGES[,AUX_PAGES])");
   }
   request.ring_pages = static_cast<std::uint32_t>(pages);
   if (comma != text.npos) request.aux_pages = static_cast<std::uint32_t>(aux);
-  return true;
+  return {};
 }
 
-bool build_record_config(const RecordRequest& request, int aux_pmu_type, RecordConfig& out,
-                         std::string& error) {
+Expected<RecordConfig> build_record_config(const RecordRequest& request, int aux_pmu_type) {
   if (request.frequency != 0 && request.period != 0) {
-    error = "-F and -c cannot be used together";
-    return false;
+    return make_error(EINVAL, "-F and -c cannot be used together");
   }
   if (request.stack_size == 0 || request.stack_size % 8 != 0 ||
       request.stack_size > kMaxStackSize) {
-    error = "stack dump size " + std::to_string(request.stack_size) +
-            " is not a multiple of 8 up to " + std::to_string(kMaxStackSize);
-    return false;
+    return make_error(EINVAL, "stack dump size " + std::to_string(request.stack_size) +
+                                  " is not a multiple of 8 up to " + std::to_string(kMaxStackSize));
   }
   RecordConfig config;
   config.ring_pages = request.ring_pages;
   if (!is_power_of_two(config.ring_pages)) {
-    error = "the ring must have a power of two pages";
-    return false;
+    return make_error(EINVAL, "the ring must have a power of two pages");
   }
   if (request.aux != AuxSource::kNone) {
     if (aux_pmu_type < 0) {
-      error = "the --aux source's PMU is not registered";
-      return false;
+      return make_error(EINVAL, "the --aux source's PMU is not registered");
     }
     EventConfig leader;
     leader.attr = base_attr(request);
@@ -130,8 +123,7 @@ bool build_record_config(const RecordRequest& request, int aux_pmu_type, RecordC
     config.aux = request.aux;
     config.aux_pages = request.aux_pages;
     if (!is_power_of_two(config.aux_pages)) {
-      error = "the AUX area must have a power of two pages";
-      return false;
+      return make_error(EINVAL, "the AUX area must have a power of two pages");
     }
   }
   const std::vector<std::string> names =
@@ -140,8 +132,7 @@ bool build_record_config(const RecordRequest& request, int aux_pmu_type, RecordC
   for (const std::string& name : names) {
     for (const EventConfig& earlier : config.events) {
       if (earlier.name == name) {
-        error = "event '" + name + "' is named twice";
-        return false;
+        return make_error(EINVAL, "event '" + name + "' is named twice");
       }
     }
     EventConfig e;
@@ -164,8 +155,8 @@ bool build_record_config(const RecordRequest& request, int aux_pmu_type, RecordC
       e.attr.sample_period = 1;
       e.attr.sample_type |= PERF_SAMPLE_RAW;
     } else {
-      error = "unknown event '" + name + "' (cpu-clock, task-clock or provider:tracepoint)";
-      return false;
+      return make_error(
+          EINVAL, "unknown event '" + name + "' (cpu-clock, task-clock or provider:tracepoint)");
     }
     if (request.aux != AuxSource::kNone) {
       e.group_leader = 0;
@@ -176,11 +167,10 @@ bool build_record_config(const RecordRequest& request, int aux_pmu_type, RecordC
     config.events.push_back(std::move(e));
   }
   if (config.events.size() > kMaxEvents) {
-    error = "at most " + std::to_string(kMaxEvents) + " events (the AUX leader included)";
-    return false;
+    return make_error(
+        EINVAL, "at most " + std::to_string(kMaxEvents) + " events (the AUX leader included)");
   }
-  out = std::move(config);
-  return true;
+  return config;
 }
 
 std::string pmu_name_of(const EventConfig& event) {

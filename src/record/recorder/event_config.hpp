@@ -28,14 +28,13 @@ struct RecordRequest {
 inline constexpr std::uint64_t kTracepointIdBase = 1000;
 
 // "fp", "dwarf", "dwarf,SIZE" (SIZE a multiple of 8 up to 65528, as perf checks it).
-bool parse_call_graph(const std::string& text, RecordRequest& request, std::string& error);
+Expected<void> parse_call_graph(const std::string& text, RecordRequest& request);
 // "PAGES" or "PAGES,AUX_PAGES", each a power of two.
-bool parse_mmap_pages(const std::string& text, RecordRequest& request, std::string& error);
+Expected<void> parse_mmap_pages(const std::string& text, RecordRequest& request);
 
 // Builds the config. aux_pmu_type: the attr.type of the --aux source's PMU (ignored without --aux).
-// False with `error` for an unknown event, a bad combination or too many events.
-bool build_record_config(const RecordRequest& request, int aux_pmu_type, RecordConfig& out,
-                         std::string& error);
+// EINVAL for an unknown event, a bad combination or too many events.
+Expected<RecordConfig> build_record_config(const RecordRequest& request, int aux_pmu_type);
 
 // The name of the PMU of an event's attr.type, for PMU_MAPPINGS ("software", "tracepoint", or the
 // AUX source's event name).

@@ -416,14 +416,14 @@ bool Recorder::on_thread_start(Connection& c, const ThreadStartMessage& m, int* 
   for (std::uint32_t i = 0; i < m.nr_events; ++i) {
     events.push_back({m.events[i].id, config_.events[m.events[i].config_index].attr});
   }
-  std::string error;
-  std::unique_ptr<ThreadRing> ring =
-      ThreadRing::map(ring_fd, m.pid, m.tid, std::move(events), error);
+  Expected<std::unique_ptr<ThreadRing>> mapped =
+      ThreadRing::map(ring_fd, m.pid, m.tid, std::move(events));
   close(ring_fd);
-  if (!ring) {
-    report_once(c, who + ": " + error);
+  if (!mapped) {
+    report_once(c, who + ": " + mapped.error().message);
     return true;
   }
+  std::unique_ptr<ThreadRing> ring = std::move(*mapped);
   for (std::uint32_t i = 0; i < m.nr_events; ++i) {
     if (c.inherits) continue;  // listed under their attrs already
     ids_.emplace(m.events[i].id, m.events[i].config_index);
@@ -495,8 +495,7 @@ bool Recorder::write_exit(Connection& c, pid_t tid, std::uint64_t time) {
 
 bool Recorder::drain_ring(Connection& c, ThreadRing& ring) {
   DrainCounts counts;
-  std::string error;
-  const bool ok = ring.drain(writer_, counts, error);
+  const Expected<void> drained = ring.drain(writer_, counts);
   stats_.records += counts.records;
   stats_.samples += counts.samples;
   stats_.lost += counts.lost;
@@ -511,8 +510,8 @@ bool Recorder::drain_ring(Connection& c, ThreadRing& ring) {
     }
     t.periods += counts.lost_samples;
   }
-  if (!ok && error.empty()) return !(failed_ = true);
-  if (!error.empty()) report_once(c, error);
+  if (!drained && writer_.failed()) return !(failed_ = true);
+  if (!drained) report_once(c, drained.error().message);
   return true;
 }
 

@@ -17,70 +17,70 @@ extern char** environ;
 
 namespace userperf::record {
 
-bool find_agent(std::string& path, std::string& error) {
+Expected<std::string> find_agent() {
+  std::string path;
   if (const char* env = std::getenv("USERPERF_AGENT"); env != nullptr && *env != '\0') {
     path = env;
   } else {
     char self[PATH_MAX] = {};
     const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0) {
-      error = std::string("cannot read /proc/self/exe: ") + std::strerror(errno);
-      return false;
+      const int err = n < 0 ? errno : ENOENT;
+      return make_error(err, std::string("cannot read /proc/self/exe: ") + std::strerror(err));
     }
     std::string dir(self, static_cast<std::size_t>(n));
     dir = dir.substr(0, dir.rfind('/'));
     path = dir + "/../lib/libuserperf_agent.so";
   }
   if (access(path.c_str(), R_OK) != 0) {
-    error = "the agent library " + path + " is missing (" + std::strerror(errno) +
-            "); build the userperf_agent target or set USERPERF_AGENT";
-    return false;
+    const int err = errno;
+    return make_error(err, "the agent library " + path + " is missing (" + std::strerror(err) +
+                               "); build the userperf_agent target or set USERPERF_AGENT");
   }
   // The agent must be found from any directory the command changes to.
   if (char* real = realpath(path.c_str(), nullptr)) {
     path = real;
     std::free(real);
   }
-  return true;
+  return path;
 }
 
-std::unique_ptr<SocketDir> SocketDir::create(std::string& error) {
+Expected<std::unique_ptr<SocketDir>> SocketDir::create() {
   const char* tmp = std::getenv("TMPDIR");
   std::string templ =
       std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/userperf-record-XXXXXX";
   if (mkdtemp(templ.data()) == nullptr) {
-    error =
-        "cannot create a directory for the agents' socket (" + templ + "): " + std::strerror(errno);
-    return nullptr;
+    const int err = errno;
+    return make_error(err, "cannot create a directory for the agents' socket (" + templ +
+                               "): " + std::strerror(err));
   }
   const std::string path = templ + "/socket";
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (path.size() >= sizeof addr.sun_path) {
     rmdir(templ.c_str());
-    error = "socket path too long: " + path;
-    return nullptr;
+    return make_error(ENAMETOOLONG, "socket path too long: " + path);
   }
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
   const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0 || bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0 ||
       listen(fd, 128) != 0) {
-    error = "cannot listen on " + path + ": " + std::strerror(errno);
+    const int err = errno;
     if (fd >= 0) close(fd);
     unlink(path.c_str());
     rmdir(templ.c_str());
-    return nullptr;
+    return make_error(err, "cannot listen on " + path + ": " + std::strerror(err));
   }
   return std::unique_ptr<SocketDir>(new SocketDir(templ, path, fd));
 }
 
-bool SocketDir::add_file(const std::string& name, const std::vector<std::uint8_t>& bytes,
-                         std::string& path, std::string& error) {
-  path = dir_ + "/" + name;
+Expected<std::string> SocketDir::add_file(const std::string& name,
+                                          const std::vector<std::uint8_t>& bytes) {
+  std::string path = dir_ + "/" + name;
   const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) {
-    error = path + ": " + std::strerror(errno);
-    return false;
+    const int err = errno;
+    return make_error(err, path + ": " + std::strerror(err));
   }
   files_.push_back(path);
   std::size_t done = 0;
@@ -88,14 +88,14 @@ bool SocketDir::add_file(const std::string& name, const std::vector<std::uint8_t
     const ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      error = path + ": " + std::strerror(n < 0 ? errno : EIO);
+      const int err = n < 0 ? errno : EIO;
       close(fd);
-      return false;
+      return make_error(err, path + ": " + std::strerror(err));
     }
     done += static_cast<std::size_t>(n);
   }
   close(fd);
-  return true;
+  return path;
 }
 
 SocketDir::~SocketDir() {
@@ -124,12 +124,9 @@ std::vector<std::string> command_environment(const SpawnRequest& request) {
   return env;
 }
 
-pid_t spawn_command(const SpawnRequest& request, std::string& error, int* exec_errno) {
+Expected<pid_t> spawn_command(const SpawnRequest& request, int* exec_errno) {
   *exec_errno = 0;
-  if (request.argv.empty()) {
-    error = "no command to run";
-    return -1;
-  }
+  if (request.argv.empty()) return make_error(EINVAL, "no command to run");
   // Everything the child needs is built before fork: it only calls async-signal-safe functions.
   const std::vector<std::string> env = command_environment(request);
   std::vector<char*> argv, envp;
@@ -140,15 +137,15 @@ pid_t spawn_command(const SpawnRequest& request, std::string& error, int* exec_e
 
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
-    error = std::string("pipe: ") + std::strerror(errno);
-    return -1;
+    const int err = errno;
+    return make_error(err, std::string("pipe: ") + std::strerror(err));
   }
   const pid_t pid = fork();
   if (pid < 0) {
-    error = std::string("fork: ") + std::strerror(errno);
+    const int err = errno;
     close(pipe_fds[0]);
     close(pipe_fds[1]);
-    return -1;
+    return make_error(err, std::string("fork: ") + std::strerror(err));
   }
   if (pid == 0) {
     close(pipe_fds[0]);
@@ -169,8 +166,7 @@ pid_t spawn_command(const SpawnRequest& request, std::string& error, int* exec_e
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     *exec_errno = code;
-    error = "cannot run '" + request.argv[0] + "': " + std::strerror(code);
-    return -1;
+    return make_error(code, "cannot run '" + request.argv[0] + "': " + std::strerror(code));
   }
   return pid;  // n == 0: the exec closed the pipe
 }

@@ -9,17 +9,20 @@
 #include <string>
 #include <vector>
 
+#include "support/expected.hpp"
+
 namespace userperf::record {
 
 // The agent library: $USERPERF_AGENT, else <dir of /proc/self/exe>/../lib/libuserperf_agent.so
-// (build/bin/userperf and build/lib/libuserperf_agent.so). False with `error` when it is missing.
-bool find_agent(std::string& path, std::string& error);
+// (build/bin/userperf and build/lib/libuserperf_agent.so), as a real path; access(2)'s errno when
+// it is missing.
+Expected<std::string> find_agent();
 
 // A private directory (mkdtemp, mode 0700) holding the listening SOCK_SEQPACKET socket; both are
 // removed by the destructor. The socket is non-blocking and close-on-exec.
 class SocketDir {
  public:
-  static std::unique_ptr<SocketDir> create(std::string& error);
+  static Expected<std::unique_ptr<SocketDir>> create();
   ~SocketDir();
   SocketDir(const SocketDir&) = delete;
   SocketDir& operator=(const SocketDir&) = delete;
@@ -28,9 +31,8 @@ class SocketDir {
   const std::string& socket_path() const { return socket_path_; }
 
   // Writes `bytes` as file `name` in the directory (gone with it), for the recorded processes to
-  // read; *path is its path. False with *error set when it cannot be written.
-  bool add_file(const std::string& name, const std::vector<std::uint8_t>& bytes, std::string& path,
-                std::string& error);
+  // read. Its path, or the errno of the open or write that failed.
+  Expected<std::string> add_file(const std::string& name, const std::vector<std::uint8_t>& bytes);
 
  private:
   SocketDir(std::string dir, std::string socket_path, int fd)
@@ -52,8 +54,9 @@ struct SpawnRequest {
 std::vector<std::string> command_environment(const SpawnRequest& request);
 
 // fork + exec. The child stays in this process group (^C reaches it as it reaches perf's). The pid,
-// or -1 with `error` ("cannot run 'x': No such file or directory") and *exec_errno set when the
-// exec failed in the child (reported through a close-on-exec pipe; the child is reaped).
-pid_t spawn_command(const SpawnRequest& request, std::string& error, int* exec_errno);
+// or the error; when the exec itself failed in the child (reported through a close-on-exec pipe;
+// the child is reaped), *exec_errno is its errno ("cannot run 'x': No such file or directory"),
+// else 0.
+Expected<pid_t> spawn_command(const SpawnRequest& request, int* exec_errno);
 
 }  // namespace userperf::record

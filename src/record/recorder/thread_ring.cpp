@@ -10,37 +10,35 @@
 
 namespace userperf::record {
 
-std::unique_ptr<ThreadRing> ThreadRing::map(int memfd, pid_t pid, pid_t tid,
-                                            std::vector<RingEvent> events, std::string& error) {
+Expected<std::unique_ptr<ThreadRing>> ThreadRing::map(int memfd, pid_t pid, pid_t tid,
+                                                      std::vector<RingEvent> events) {
   // The program holds the memfd too: unless its size is sealed it could shrink it under the
   // mapping, and the next drain would die of SIGBUS with the whole recording. The seal first,
   // then the size: sealed, the size cannot change between the two.
   if (!ring::ring_memfd_size_sealed(memfd)) {
-    error = "a ring memfd whose size is not sealed (F_SEAL_SHRINK) is not mapped";
-    return nullptr;
+    return make_error(EPERM, "a ring memfd whose size is not sealed (F_SEAL_SHRINK) is not mapped");
   }
   struct stat st {};
   if (fstat(memfd, &st) != 0) {
-    error = std::string("fstat of a ring: ") + std::strerror(errno);
-    return nullptr;
+    const int err = errno;
+    return make_error(err, std::string("fstat of a ring: ") + std::strerror(err));
   }
   const long page = sysconf(_SC_PAGESIZE);
   if (st.st_size < 2 * page || st.st_size % page != 0) {
-    error = "a ring memfd of " + std::to_string(st.st_size) + " bytes is no control page + data";
-    return nullptr;
+    return make_error(EINVAL, "a ring memfd of " + std::to_string(st.st_size) +
+                                  " bytes is no control page + data");
   }
   const auto length = static_cast<std::size_t>(st.st_size);
   void* base = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
   if (base == MAP_FAILED) {
-    error = std::string("mmap of a ring: ") + std::strerror(errno);
-    return nullptr;
+    const int err = errno;
+    return make_error(err, std::string("mmap of a ring: ") + std::strerror(err));
   }
   ring::RingView view;
   if (const ring::ReadStatus s = ring::make_ring_view(base, length, view);
       s != ring::ReadStatus::kOk) {
     munmap(base, length);
-    error = std::string("a ring's control page: ") + ring::to_string(s);
-    return nullptr;
+    return make_error(EINVAL, std::string("a ring's control page: ") + ring::to_string(s));
   }
   return std::unique_ptr<ThreadRing>(
       new ThreadRing(base, length, view, pid, tid, std::move(events)));
@@ -65,48 +63,56 @@ const ThreadRing::CheckedEvent* ThreadRing::event_of(std::uint64_t id) const {
   return nullptr;
 }
 
-std::string ThreadRing::check_copy() {
+Expected<void> ThreadRing::check_copy() {
   perf_event_header header{};
   std::memcpy(&header, copy_.data(), sizeof header);
-  if (header.size != copy_.size()) return "a record's size changed while it was read";
+  if (header.size != copy_.size())
+    return make_error(EBADMSG, "a record's size changed while it was read");
   if (header.type == 0 || header.type >= PERF_RECORD_MAX) {
-    return "record type " + std::to_string(header.type) + " is no kernel record type";
+    return make_error(EBADMSG,
+                      "record type " + std::to_string(header.type) + " is no kernel record type");
   }
   // PERF_SAMPLE_IDENTIFIER: the first word of a SAMPLE, the last of any other record's trailer.
-  if (copy_.size() < sizeof header + sizeof(std::uint64_t)) return "a record without its id";
+  if (copy_.size() < sizeof header + sizeof(std::uint64_t))
+    return make_error(EBADMSG, "a record without its id");
   std::uint64_t id = 0;
   const std::size_t id_at =
       header.type == PERF_RECORD_SAMPLE ? sizeof header : copy_.size() - sizeof id;
   std::memcpy(&id, copy_.data() + id_at, sizeof id);
   const CheckedEvent* event = event_of(id);
-  if (event == nullptr) return "a record of id " + std::to_string(id) + ", no event of this ring";
+  if (event == nullptr)
+    return make_error(EBADMSG, "a record of id " + std::to_string(id) + ", no event of this ring");
   if (header.type != PERF_RECORD_SAMPLE) {
     abi::ParsedSampleId trailer;
     const abi::ParseStatus status = abi::parse_sample_id(copy_, event->sample_type, trailer);
-    if (!status.ok()) return std::string("a record's sample_id: ") + abi::to_string(status.error);
+    if (!status.ok())
+      return make_error(EBADMSG,
+                        std::string("a record's sample_id: ") + abi::to_string(status.error));
     return {};
   }
   const abi::ParseStatus status = abi::parse_sample(copy_, event->format, parsed_);
   if (!status.ok()) {
-    return std::string("a sample: ") + abi::to_string(status.error) + " at byte " +
-           std::to_string(status.offset);
+    return make_error(EBADMSG, std::string("a sample: ") + abi::to_string(status.error) +
+                                   " at byte " + std::to_string(status.offset));
   }
   return {};
 }
 
-bool ThreadRing::drain(perfdata::Writer& writer, DrainCounts& counts, std::string& error) {
-  error.clear();
-  if (broken_) return true;
+Expected<void> ThreadRing::drain(perfdata::Writer& writer, DrainCounts& counts) {
+  if (broken_) return {};
   const std::uint64_t lost_before = reader_.lost();
   ring::ReadStatus status = reader_.begin();
   ring::Record r;
   std::string bad;
   while (status == ring::ReadStatus::kOk && (status = reader_.next(r)) == ring::ReadStatus::kOk) {
     copy_.assign(r.bytes.begin(), r.bytes.end());
-    if (bad = check_copy(); !bad.empty()) break;
+    if (const Expected<void> checked = check_copy(); !checked) {
+      bad = checked.error().message;
+      break;
+    }
     if (!writer.append(copy_)) {
       counts.lost += reader_.lost() - lost_before;
-      return false;
+      return writer.error();
     }
     ++counts.records;
     if (r.header.type == PERF_RECORD_SAMPLE) ++counts.samples;
@@ -120,12 +126,12 @@ bool ThreadRing::drain(perfdata::Writer& writer, DrainCounts& counts, std::strin
   if (bad.empty() && status != ring::ReadStatus::kEmpty) bad = ring::to_string(status);
   if (!bad.empty()) {
     broken_ = true;
-    error = "the ring of thread " + std::to_string(tid_) + " (process " + std::to_string(pid_) +
-            ") is corrupt (" + bad + "); it is no longer read";
-    return false;
+    return make_error(EBADMSG, "the ring of thread " + std::to_string(tid_) + " (process " +
+                                   std::to_string(pid_) + ") is corrupt (" + bad +
+                                   "); it is no longer read");
   }
   reader_.commit();
-  return true;
+  return {};
 }
 
 }  // namespace userperf::record

@@ -33,10 +33,10 @@ struct RingEvent {
 
 class ThreadRing {
  public:
-  // Maps the memfd (read-write: the reader stores data_tail) and checks its control page. nullptr
-  // with `error` when it is no ring. The descriptor is not kept.
-  static std::unique_ptr<ThreadRing> map(int memfd, pid_t pid, pid_t tid,
-                                         std::vector<RingEvent> events, std::string& error);
+  // Maps the memfd (read-write: the reader stores data_tail) and checks its control page; an error
+  // saying why when it is no ring. The descriptor is not kept.
+  static Expected<std::unique_ptr<ThreadRing>> map(int memfd, pid_t pid, pid_t tid,
+                                                   std::vector<RingEvent> events);
   ~ThreadRing();
   ThreadRing(const ThreadRing&) = delete;
   ThreadRing& operator=(const ThreadRing&) = delete;
@@ -45,9 +45,10 @@ class ThreadRing {
   // The program can still write its ring: each record is copied out first and checked there (a
   // kernel record type, a SAMPLE that parses as its event's, a trailer naming one of the events),
   // so perf never sees a record that would stop it. A ring that turns out corrupt is reported
-  // once through `error` and never read again: false with `error` set; the records before the
-  // bad one are written. False with `error` empty when the writer failed.
-  bool drain(perfdata::Writer& writer, DrainCounts& counts, std::string& error);
+  // once (EBADMSG, naming the thread and what was wrong) and never read again; the records before
+  // the bad one are written. When the writer failed, its error (writer.failed() tells the two
+  // apart).
+  Expected<void> drain(perfdata::Writer& writer, DrainCounts& counts);
 
   pid_t pid() const { return pid_; }
   pid_t tid() const { return tid_; }
@@ -57,7 +58,7 @@ class ThreadRing {
   ThreadRing(void* base, std::size_t length, const ring::RingView& view, pid_t pid, pid_t tid,
              std::vector<RingEvent> events);
   // Why the record in copy_ cannot be written, or empty when it can.
-  std::string check_copy();
+  Expected<void> check_copy();
   struct CheckedEvent {
     std::uint64_t id;
     std::uint64_t sample_type;

@@ -13,17 +13,21 @@ constexpr std::uint64_t kBaseSampleType = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PER
                                           PERF_SAMPLE_PERIOD | PERF_SAMPLE_IDENTIFIER;
 
 RecordConfig build(const RecordRequest& request, int aux_type = -1) {
-  RecordConfig config;
-  std::string error;
-  EXPECT_TRUE(build_record_config(request, aux_type, config, error)) << error;
-  return config;
+  Expected<RecordConfig> config = build_record_config(request, aux_type);
+  EXPECT_TRUE(config) << config.error().message;
+  return config ? std::move(*config) : RecordConfig{};
+}
+
+// The message of a refused request, "" when it was accepted.
+template <class T>
+std::string refusal_of(const Expected<T>& result) {
+  return result ? std::string() : result.error().message;
 }
 
 std::string refusal(const RecordRequest& request, int aux_type = -1) {
-  RecordConfig config;
-  std::string error;
-  EXPECT_FALSE(build_record_config(request, aux_type, config, error));
-  return error;
+  const std::string message = refusal_of(build_record_config(request, aux_type));
+  EXPECT_NE(message, "") << "accepted";
+  return message;
 }
 
 TEST(RecordConfigBuild, DefaultsToCpuClockAt1000HzLikePerfRecord) {
@@ -57,10 +61,9 @@ TEST(RecordConfigBuild, PeriodFrameAndDwarfCallGraphs) {
   EXPECT_EQ(config.events[0].attr.sample_period, 250000u);
   EXPECT_EQ(config.events[0].attr.sample_type, kBaseSampleType | PERF_SAMPLE_CALLCHAIN);
 
-  std::string error;
-  ASSERT_TRUE(parse_call_graph("dwarf,1000", request, error)) << error;
+  ASSERT_EQ(refusal_of(parse_call_graph("dwarf,1000", request)), "");
   EXPECT_EQ(request.stack_size, 1000u);
-  ASSERT_TRUE(parse_call_graph("dwarf,1001", request, error)) << error;
+  ASSERT_EQ(refusal_of(parse_call_graph("dwarf,1001", request)), "");
   EXPECT_EQ(request.stack_size, 1008u) << "rounded up to 8 as perf does";
   config = build(request);
   const perf_event_attr& a = config.events[0].attr;
@@ -70,11 +73,10 @@ TEST(RecordConfigBuild, PeriodFrameAndDwarfCallGraphs) {
   EXPECT_EQ(a.sample_stack_user, 1008u);
   EXPECT_EQ(a.exclude_callchain_user, 1u);
 
-  EXPECT_FALSE(parse_call_graph("lbr", request, error));
-  EXPECT_NE(error.find("lbr"), std::string::npos);
-  EXPECT_FALSE(parse_call_graph("dwarf,0", request, error));
-  EXPECT_FALSE(parse_call_graph("dwarf,70000", request, error));
-  EXPECT_FALSE(parse_call_graph("dwarf,12x", request, error));
+  EXPECT_NE(refusal_of(parse_call_graph("lbr", request)).find("lbr"), std::string::npos);
+  EXPECT_FALSE(parse_call_graph("dwarf,0", request));
+  EXPECT_FALSE(parse_call_graph("dwarf,70000", request));
+  EXPECT_FALSE(parse_call_graph("dwarf,12x", request));
 }
 
 TEST(RecordConfigBuild, TracepointsGetIdsFromTheirIndexAndRaw) {
@@ -139,12 +141,10 @@ TEST(RecordConfigBuild, RefusesBadInputWithTheReason) {
   request.events = {"app:9lives"};
   EXPECT_NE(refusal(request).find("unknown event"), std::string::npos);
 
-  std::string error;
-  EXPECT_FALSE(parse_mmap_pages("3", request, error));
-  EXPECT_NE(error.find("power of two"), std::string::npos);
-  EXPECT_FALSE(parse_mmap_pages("x", request, error));
-  EXPECT_FALSE(parse_mmap_pages("8,3", request, error));
-  ASSERT_TRUE(parse_mmap_pages("8,32", request, error)) << error;
+  EXPECT_NE(refusal_of(parse_mmap_pages("3", request)).find("power of two"), std::string::npos);
+  EXPECT_FALSE(parse_mmap_pages("x", request));
+  EXPECT_FALSE(parse_mmap_pages("8,3", request));
+  ASSERT_EQ(refusal_of(parse_mmap_pages("8,32", request)), "");
   EXPECT_EQ(request.ring_pages, 8u);
   EXPECT_EQ(request.aux_pages, 32u);
 }
@@ -155,9 +155,9 @@ TEST(RecordConfigBuild, TheConfigSurvivesTheEnvironment) {
   request.events = {"cpu-clock", "app:tick"};
   request.call_graph = CallGraph::kDwarf;
   const RecordConfig config = build(request, 17);
-  RecordConfig decoded;
-  std::string error;
-  ASSERT_TRUE(RecordConfig::decode(config.encode(), decoded, error)) << error;
+  const Expected<RecordConfig> parsed = RecordConfig::decode(config.encode());
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  const RecordConfig& decoded = *parsed;
   ASSERT_EQ(decoded.events.size(), config.events.size());
   for (std::size_t i = 0; i < config.events.size(); ++i) {
     EXPECT_EQ(std::memcmp(&decoded.events[i].attr, &config.events[i].attr, sizeof(perf_event_attr)),

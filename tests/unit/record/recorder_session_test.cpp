@@ -182,14 +182,17 @@ class RecorderSession : public ::testing::Test {
   // Records the fake agent (and, when asked, a bad client beside it) into path_.
   Recording record(Ending ending, bool with_bad_client = false) {
     Recording out;
-    std::string error;
-    auto sockets = SocketDir::create(error);
-    EXPECT_TRUE(sockets) << error;
+    auto created = SocketDir::create();
+    EXPECT_TRUE(created) << created.error().message;
+    if (!created) return out;
+    const std::unique_ptr<SocketDir>& sockets = *created;
     RecordRequest request;
     request.period = 200'000;  // a cpu-clock sample every 0.2 ms of CPU
     request.call_graph = CallGraph::kFramePointer;
-    RecordConfig config;
-    EXPECT_TRUE(build_record_config(request, -1, config, error)) << error;
+    const Expected<RecordConfig> built = build_record_config(request, -1);
+    EXPECT_TRUE(built) << built.error().message;
+    if (!built) return out;
+    const RecordConfig& config = *built;
     if (with_bad_client && fork() == 0) bad_client(sockets->socket_path());
     out.child = fork();
     if (out.child == 0) fake_agent(sockets->socket_path(), config, ending);

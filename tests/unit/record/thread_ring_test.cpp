@@ -26,9 +26,9 @@ TEST(ThreadRing, RefusesAMemfdWhoseSizeIsNotSealed) {
   const int fd = memfd_create("unsealed-ring", MFD_CLOEXEC);
   ASSERT_GE(fd, 0);
   ASSERT_EQ(ftruncate(fd, static_cast<off_t>(3 * ring::page_size())), 0);
-  std::string error;
-  EXPECT_EQ(ThreadRing::map(fd, 1, 1, {}, error), nullptr);
-  EXPECT_NE(error.find("sealed"), std::string::npos) << error;
+  const auto mapped = ThreadRing::map(fd, 1, 1, {});
+  ASSERT_FALSE(mapped);
+  EXPECT_NE(mapped.error().message.find("sealed"), std::string::npos) << mapped.error().message;
   close(fd);
 }
 
@@ -54,9 +54,9 @@ class CorruptRing : public ::testing::Test {
     data_.callchain = chain_;
     data_.callchain_nr = 2;
     for (int i = 0; i < 3; ++i) ASSERT_EQ(core::output_sample(*event, data_), 0);
-    std::string error;
-    ring_ = ThreadRing::map(userperf_event_ring_fd(fd_), getpid(), gettid(), {{id_, attr}}, error);
-    ASSERT_TRUE(ring_) << error;
+    auto mapped = ThreadRing::map(userperf_event_ring_fd(fd_), getpid(), gettid(), {{id_, attr}});
+    ASSERT_TRUE(mapped) << mapped.error().message;
+    ring_ = std::move(*mapped);
     path_ = std::filesystem::temp_directory_path() / ("thread-ring-" + std::to_string(getpid()));
     writer_ = perfdata::testing::create_writer(path_);
     ASSERT_TRUE(writer_);
@@ -100,8 +100,9 @@ class CorruptRing : public ::testing::Test {
   // still finish a file perfdata reads back with exactly those samples.
   void expect_corrupt_after_three_samples(const std::string& why) {
     DrainCounts counts;
-    std::string error;
-    EXPECT_FALSE(ring_->drain(*writer_, counts, error));
+    const Expected<void> drained = ring_->drain(*writer_, counts);
+    ASSERT_FALSE(drained);
+    const std::string& error = drained.error().message;
     EXPECT_NE(error.find("corrupt"), std::string::npos) << error;
     EXPECT_NE(error.find(why), std::string::npos) << error;
     EXPECT_EQ(counts.samples, 3u);
@@ -118,7 +119,7 @@ class CorruptRing : public ::testing::Test {
     }
     EXPECT_EQ(samples, 3);
     DrainCounts again;
-    EXPECT_TRUE(ring_->drain(*writer_, again, error));  // never read again
+    EXPECT_TRUE(ring_->drain(*writer_, again));  // never read again
     EXPECT_EQ(again.records, 0u);
   }
 
@@ -134,8 +135,8 @@ class CorruptRing : public ::testing::Test {
 
 TEST_F(CorruptRing, GoodRecordsDrainWhole) {
   DrainCounts counts;
-  std::string error;
-  EXPECT_TRUE(ring_->drain(*writer_, counts, error)) << error;
+  const Expected<void> drained = ring_->drain(*writer_, counts);
+  EXPECT_TRUE(drained) << drained.error().message;
   EXPECT_EQ(counts.samples, 3u);
   EXPECT_FALSE(ring_->broken());
 }
