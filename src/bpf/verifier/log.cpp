@@ -1,19 +1,12 @@
 #include "bpf/verifier/log.hpp"
 
+#include <algorithm>
 #include <cinttypes>
-#include <cstdio>
 
 #include "bpf/isa/helper_names.hpp"
 
 namespace userperf::bpf {
 namespace {
-
-template <class... Args>
-std::string fmt(const char* f, Args... args) {
-  char buf[160];
-  std::snprintf(buf, sizeof buf, f, args...);
-  return buf;
-}
 
 const char* size_name(std::uint8_t code, bool sign) {
   switch (insn_size(code)) {
@@ -94,18 +87,18 @@ std::string disasm_alu(const Insn& in) {
   const std::uint8_t op = insn_op(in.code);
   const int d = in.dst_reg;
   const int s = in.src_reg;
-  if (op == BPF_NEG) return fmt("%c%d = -%c%d", r, d, r, d);
+  if (op == BPF_NEG) return format_text("%c%d = -%c%d", r, d, r, d);
   if (op == BPF_END) {
     const char* kind = is64 ? "bswap" : (insn_source(in.code) == BPF_TO_BE ? "be" : "le");
-    return fmt("r%d = %s%d r%d", d, kind, in.imm, d);
+    return format_text("r%d = %s%d r%d", d, kind, in.imm, d);
   }
   const bool x = insn_source(in.code) == BPF_X;
-  if (op == BPF_MOV && in.off != 0 && x) return fmt("%c%d = (s%d)%c%d", r, d, in.off, r, s);
+  if (op == BPF_MOV && in.off != 0 && x) return format_text("%c%d = (s%d)%c%d", r, d, in.off, r, s);
   const char* name = alu_op_name(op);
   if (in.off == 1 && op == BPF_DIV) name = "s/=";
   if (in.off == 1 && op == BPF_MOD) name = "s%=";
-  if (x) return fmt("%c%d %s %c%d", r, d, name, r, s);
-  return fmt("%c%d %s %d", r, d, name, in.imm);
+  if (x) return format_text("%c%d %s %c%d", r, d, name, r, s);
+  return format_text("%c%d %s %d", r, d, name, in.imm);
 }
 
 std::string disasm_atomic(const Insn& in) {
@@ -122,19 +115,21 @@ std::string disasm_atomic(const Insn& in) {
   if (op == BPF_XOR) which = 3;
   if (which >= 0 && !(in.imm & BPF_FETCH)) {
     const char* sym[] = {"+=", "|=", "&=", "^="};
-    return fmt("lock *(%s *)(r%d %+d) %s r%d", sz, d, in.off, sym[which], s);
+    return format_text("lock *(%s *)(r%d %+d) %s r%d", sz, d, in.off, sym[which], s);
   }
   if (which >= 0) {
-    return fmt("r%d = atomic%s_fetch_%s((%s *)(r%d %+d), r%d)", s, dw ? "64" : "", names[which], sz,
-               d, in.off, s);
+    return format_text("r%d = atomic%s_fetch_%s((%s *)(r%d %+d), r%d)", s, dw ? "64" : "",
+                       names[which], sz, d, in.off, s);
   }
   if (in.imm == BPF_XCHG) {
-    return fmt("r%d = atomic%s_xchg((%s *)(r%d %+d), r%d)", s, dw ? "64" : "", sz, d, in.off, s);
+    return format_text("r%d = atomic%s_xchg((%s *)(r%d %+d), r%d)", s, dw ? "64" : "", sz, d,
+                       in.off, s);
   }
   if (in.imm == BPF_CMPXCHG) {
-    return fmt("r0 = atomic%s_cmpxchg((%s *)(r%d %+d), r0, r%d)", dw ? "64" : "", sz, d, in.off, s);
+    return format_text("r0 = atomic%s_cmpxchg((%s *)(r%d %+d), r0, r%d)", dw ? "64" : "", sz, d,
+                       in.off, s);
   }
-  return fmt("(atomic %#x) *(%s *)(r%d %+d), r%d", in.imm, sz, d, in.off, s);
+  return format_text("(atomic %#x) *(%s *)(r%d %+d), r%d", in.imm, sz, d, in.off, s);
 }
 
 }  // namespace
@@ -154,42 +149,42 @@ std::string disasm_insn(std::span<const Insn> insns, std::size_t idx) {
     case BPF_ALU64:
       return disasm_alu(in);
     case BPF_LDX:
-      return fmt("r%d = *(%s *)(r%d %+d)", d, size_name(in.code, insn_mode(in.code) == kModeMemsx),
-                 s, in.off);
+      return format_text("r%d = *(%s *)(r%d %+d)", d,
+                         size_name(in.code, insn_mode(in.code) == kModeMemsx), s, in.off);
     case BPF_STX:
       if (insn_mode(in.code) == BPF_ATOMIC) return disasm_atomic(in);
-      return fmt("*(%s *)(r%d %+d) = r%d", size_name(in.code, false), d, in.off, s);
+      return format_text("*(%s *)(r%d %+d) = r%d", size_name(in.code, false), d, in.off, s);
     case BPF_ST:
-      return fmt("*(%s *)(r%d %+d) = %d", size_name(in.code, false), d, in.off, in.imm);
+      return format_text("*(%s *)(r%d %+d) = %d", size_name(in.code, false), d, in.off, in.imm);
     case BPF_LD: {
-      if (!is_lddw(in)) return fmt("(ld mode %#x)", insn_mode(in.code));
+      if (!is_lddw(in)) return format_text("(ld mode %#x)", insn_mode(in.code));
       const std::uint32_t hi =
           idx + 1 < insns.size() ? static_cast<std::uint32_t>(insns[idx + 1].imm) : 0;
       if (s == BPF_PSEUDO_MAP_IDX || s == BPF_PSEUDO_MAP_FD)
-        return fmt("r%d = map[idx:%d]", d, in.imm);
+        return format_text("r%d = map[idx:%d]", d, in.imm);
       if (s == BPF_PSEUDO_MAP_IDX_VALUE || s == BPF_PSEUDO_MAP_VALUE) {
-        return fmt("r%d = map[idx:%d][0]+%u", d, in.imm, hi);
+        return format_text("r%d = map[idx:%d][0]+%u", d, in.imm, hi);
       }
       const std::uint64_t v =
           (static_cast<std::uint64_t>(hi) << 32) | static_cast<std::uint32_t>(in.imm);
-      return fmt("r%d = 0x%" PRIx64, d, v);
+      return format_text("r%d = 0x%" PRIx64, d, v);
     }
     default: {  // JMP, JMP32
       const std::uint8_t op = insn_op(in.code);
       const char r = cls == BPF_JMP32 ? 'w' : 'r';
       if (op == BPF_EXIT) return "exit";
       if (op == BPF_CALL) {
-        if (s == BPF_PSEUDO_CALL) return fmt("call pc%+d", in.imm);
-        return fmt("call %s#%d", helper_label(in.imm), in.imm);
+        if (s == BPF_PSEUDO_CALL) return format_text("call pc%+d", in.imm);
+        return format_text("call %s#%d", helper_label(in.imm), in.imm);
       }
       if (op == BPF_JA) {
-        if (cls == BPF_JMP32) return fmt("gotol pc%+d", in.imm);
-        return fmt("goto pc%+d", in.off);
+        if (cls == BPF_JMP32) return format_text("gotol pc%+d", in.imm);
+        return format_text("goto pc%+d", in.off);
       }
       if (insn_source(in.code) == BPF_X) {
-        return fmt("if %c%d %s %c%d goto pc%+d", r, d, jmp_op_name(op), r, s, in.off);
+        return format_text("if %c%d %s %c%d goto pc%+d", r, d, jmp_op_name(op), r, s, in.off);
       }
-      return fmt("if %c%d %s %#x goto pc%+d", r, d, jmp_op_name(op), in.imm, in.off);
+      return format_text("if %c%d %s %#x goto pc%+d", r, d, jmp_op_name(op), in.imm, in.off);
     }
   }
 }
@@ -215,47 +210,51 @@ const char* reg_type_name(const RegState& reg) {
 std::string format_reg(const RegState& reg, const std::vector<MapSpec>* maps) {
   if (reg.type == RegType::kScalar) {
     if (reg.var_off.is_const())
-      return fmt("%" PRId64, static_cast<std::int64_t>(reg.var_off.value));
+      return format_text("%" PRId64, static_cast<std::int64_t>(reg.var_off.value));
     std::string out = "scalar(";
     std::string sep;
     auto add = [&](const std::string& part) {
       out += sep + part;
       sep = ",";
     };
-    if (reg.id) add(fmt("id=%u", reg.id));
-    if (reg.smin != std::numeric_limits<std::int64_t>::min()) add(fmt("smin=%" PRId64, reg.smin));
-    if (reg.smax != std::numeric_limits<std::int64_t>::max()) add(fmt("smax=%" PRId64, reg.smax));
-    if (reg.umin != 0) add(fmt("umin=%" PRIu64, reg.umin));
-    if (reg.umax != ~0ULL) add(fmt("umax=%" PRIu64, reg.umax));
-    if (reg.s32_min != std::numeric_limits<std::int32_t>::min()) add(fmt("smin32=%d", reg.s32_min));
-    if (reg.s32_max != std::numeric_limits<std::int32_t>::max()) add(fmt("smax32=%d", reg.s32_max));
-    if (reg.u32_min != 0) add(fmt("umin32=%u", reg.u32_min));
-    if (reg.u32_max != 0xffffffffU) add(fmt("umax32=%u", reg.u32_max));
+    if (reg.id) add(format_text("id=%u", reg.id));
+    if (reg.smin != std::numeric_limits<std::int64_t>::min())
+      add(format_text("smin=%" PRId64, reg.smin));
+    if (reg.smax != std::numeric_limits<std::int64_t>::max())
+      add(format_text("smax=%" PRId64, reg.smax));
+    if (reg.umin != 0) add(format_text("umin=%" PRIu64, reg.umin));
+    if (reg.umax != ~0ULL) add(format_text("umax=%" PRIu64, reg.umax));
+    if (reg.s32_min != std::numeric_limits<std::int32_t>::min())
+      add(format_text("smin32=%d", reg.s32_min));
+    if (reg.s32_max != std::numeric_limits<std::int32_t>::max())
+      add(format_text("smax32=%d", reg.s32_max));
+    if (reg.u32_min != 0) add(format_text("umin32=%u", reg.u32_min));
+    if (reg.u32_max != 0xffffffffU) add(format_text("umax32=%u", reg.u32_max));
     if (!reg.var_off.is_unknown()) add("var_off=" + reg.var_off.str());
     return out + ")";
   }
   if (reg.type == RegType::kPtrToStack) {
-    std::string out = fmt("fp%d", reg.off);
+    std::string out = format_text("fp%d", reg.off);
     if (!reg.var_off.is_const()) out += "(var_off=" + reg.var_off.str() + ")";
     return out;
   }
   std::string out = std::string(reg_type_name(reg)) + "(";
   std::string sep;
   if (reg.id) {
-    out += fmt("id=%u", reg.id);
+    out += format_text("id=%u", reg.id);
     sep = ",";
   }
   if (reg.map >= 0 && maps && static_cast<std::size_t>(reg.map) < maps->size()) {
     const MapSpec& m = (*maps)[static_cast<std::size_t>(reg.map)];
-    out += sep + fmt("map=%s,ks=%u,vs=%u", m.name.c_str(), m.key_size, m.value_size);
+    out += sep + format_text("map=%s,ks=%u,vs=%u", m.name.c_str(), m.key_size, m.value_size);
     sep = ",";
   }
   if (reg.off) {
-    out += sep + fmt("off=%d", reg.off);
+    out += sep + format_text("off=%d", reg.off);
     sep = ",";
   }
   if (!reg.var_off.is_const()) {
-    out += sep + fmt("smin=%" PRId64 ",smax=%" PRId64 ",var_off=", reg.smin, reg.smax) +
+    out += sep + format_text("smin=%" PRId64 ",smax=%" PRId64 ",var_off=", reg.smin, reg.smax) +
            reg.var_off.str();
   }
   return out + ")";
@@ -265,17 +264,17 @@ std::string format_state(const VerifierState& state, const std::vector<MapSpec>*
   std::string out;
   for (std::size_t f = 0; f < state.frames.size(); ++f) {
     const FuncState& frame = state.frames[f];
-    if (state.frames.size() > 1) out += fmt("frame%zu: ", f);
+    if (state.frames.size() > 1) out += format_text("frame%zu: ", f);
     for (int r = 0; r < kNumRegs; ++r) {
       if (frame.regs[r].type == RegType::kNotInit) continue;
-      out += fmt("R%d=", r) + format_reg(frame.regs[r], maps) + " ";
+      out += format_text("R%d=", r) + format_reg(frame.regs[r], maps) + " ";
     }
     for (std::size_t spi = 0; spi < frame.stack.size(); ++spi) {
       const StackSlot& slot = frame.stack[spi];
       bool any = false;
       for (StackByte b : slot.type) any |= b != StackByte::kInvalid;
       if (!any) continue;
-      out += fmt("fp%d=", -static_cast<int>((spi + 1) * 8));
+      out += format_text("fp%d=", -static_cast<int>((spi + 1) * 8));
       if (slot.type[7] == StackByte::kSpill) {
         out += format_reg(slot.spilled, maps);
       } else {
@@ -288,6 +287,73 @@ std::string format_state(const VerifierState& state, const std::vector<MapSpec>*
     }
   }
   if (!out.empty()) out.pop_back();
+  return out;
+}
+
+// ---------------------------------------------------------------- VerifierLog
+
+void VerifierLog::pruned(std::uint32_t idx) {
+  if (level_ >= 2 && trace_.size() < kTraceLimit) trace_ += format_text("%u: safe\n", idx);
+}
+
+void VerifierLog::path_start(std::uint32_t from, std::uint32_t to, const VerifierState& state) {
+  if (level_ < 1) return;
+  path_from_ = from;
+  path_to_ = to;
+  path_forked_ = true;
+  path_insns_.clear();
+  if (level_ == 1) path_start_ = state;
+  if (level_ >= 2 && trace_.size() < kTraceLimit) {
+    trace_ += format_text("\nfrom %u to %u: ", from, to) + format_state(state, maps_) + "\n";
+  }
+}
+
+void VerifierLog::trace_insn(std::uint32_t idx, const VerifierState& state) {
+  if (trace_.size() >= kTraceLimit) return;
+  trace_ += format_text("%u: ", idx) + format_state(state, maps_) + "\n";
+  trace_ += insn_line(idx);
+}
+
+void VerifierLog::keep_path_insn(std::uint32_t idx) {
+  if (path_insns_.size() >= kPathLimit) {
+    path_insns_.erase(path_insns_.begin(), path_insns_.begin() + kPathLimit / 2);
+  }
+  path_insns_.push_back(idx);
+}
+
+std::string VerifierLog::insn_line(std::uint32_t idx) const {
+  return format_text("%u: (%02x) ", idx, insns_[idx].code) + disasm_insn(insns_, idx) + "\n";
+}
+
+void VerifierLog::add_state_to_reason(const char* label, const VerifierState& state) {
+  reason_ += "\n" + std::string(label) + format_state(state, maps_);
+}
+
+std::string VerifierLog::finish(int err, const VerifierState& last,
+                                const WalkCounts& counts) const {
+  std::string out;
+  if (err && level_ >= 1) {
+    out += trace_;
+    if (level_ == 1 && counts.processed > 0) {
+      if (path_forked_)
+        out += format_text("from %u to %u: ", path_from_, path_to_);
+      else
+        out += "0: ";
+      out += format_state(path_start_, maps_) + "\n";
+      for (std::uint32_t i : path_insns_) out += insn_line(i);
+      if (!last.frames.empty())
+        out += format_text("%u: ", stopped_at_) + format_state(last, maps_) + "\n";
+    }
+  } else if (level_ >= 2) {
+    out += trace_;
+  }
+  if (err) out += reason_ + "\n";
+  if (level_ >= 1 || !err) {
+    out += format_text("processed %" PRIu64 " insns (limit %" PRIu64
+                       ") total_states %u peak_states %u\n",
+                       std::min(counts.processed, counts.limit + 1), counts.limit,
+                       counts.total_states, counts.peak_states);
+  }
   return out;
 }
 

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cinttypes>
-#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <utility>
@@ -25,19 +24,8 @@ constexpr std::size_t kJmpSeqLimit = 8192;      // BPF_COMPLEXITY_LIMIT_JMP_SEQ
 constexpr int kHelperIdLimit = 212;             // __BPF_FUNC_MAX_ID of Linux 6.18
 constexpr std::uint32_t kStackRound = 16;       // round_up_stack_depth() with the JIT
 constexpr std::uint32_t kPrivateStackMin = 64;  // BPF_PRIV_STACK_MIN_SIZE
-constexpr std::size_t kPathLogLimit = 4096;     // instructions of the failing path kept for the log
-// The level-2 trace of a 1M-instruction walk would take gigabytes: past this it stops, as the
-// kernel's log stops at the caller's log_size.
-constexpr std::size_t kTraceLogLimit = 16u << 20;
 constexpr std::int64_t kMaxErrno = 4095;
 constexpr int kENOTSUPP = 524;  // the kernel-internal ENOTSUPP that BPF_PROG_LOAD passes on
-
-template <class... Args>
-std::string fmt(const char* f, Args... args) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, f, args...);
-  return buf;
-}
 
 int access_bytes(std::uint8_t code) {
   switch (insn_size(code)) {
@@ -199,24 +187,23 @@ bool stack_safe(const FuncState& o, const FuncState& c, IdMap& ids, bool exact) 
 class Checker {
  public:
   Checker(std::span<const Insn> insns, const VerifyOptions& options, VerifyResult& result)
-      : insns_(insns), options_(options), result_(result) {}
+      : insns_(insns),
+        options_(options),
+        result_(result),
+        log_(insns, options.maps, options.log_level) {}
 
   // Verifies; the result gets the verdict's details and the log.
   int run() {
     const int err = run_checks();
-    finish_log(err);
+    // The log is built after the walk so that it describes the state where it stopped.
+    result_.log = log_.finish(err, cur_, {processed_, kInsnLimit, total_states_, peak_states_});
+    result_.processed_insns = processed_;
+    result_.peak_states = peak_states_;
     return err;
   }
 
  private:
   int run_checks();
-  // ---- errors and log
-  template <class... Args>
-  int reject(int err, const char* f, Args... args) {
-    reason_ = fmt(f, args...);
-    return err;
-  }
-  void finish_log(int err);
 
   // ---- the walk
   int walk();
@@ -298,10 +285,8 @@ class Checker {
   std::span<const Insn> insns_;
   const VerifyOptions& options_;
   VerifyResult& result_;
+  VerifierLog log_;
   ProgramShape shape_;
-  std::string reason_;
-  std::string log_;
-  std::string shape_log_;
 
   VerifierState cur_;
   Checkpoint* cur_parent_ = nullptr;
@@ -318,30 +303,23 @@ class Checker {
   std::uint32_t live_states_ = 0;
   std::uint32_t peak_states_ = 0;
   std::vector<std::unique_ptr<Checkpoint>> evicted_;
-  std::uint32_t failing_idx_ = 0;
   std::vector<HistoryEntry> history_;
   std::int32_t history_tail_ = -1;
   std::int16_t last_stack_spi_ = -1;  // the fixed-offset stack slot the current insn accessed
   std::uint8_t last_stack_frame_ = 0;
-
-  // The failing path for the log: where it started and the instructions since.
-  std::uint32_t path_from_ = 0;
-  std::uint32_t path_to_ = 0;
-  bool path_forked_ = false;
-  VerifierState path_start_;
-  std::vector<std::uint32_t> path_insns_;
 };
 
 // ---------------------------------------------------------------- the walk
 
 int Checker::run_checks() {
   if (options_.prog_type != BPF_PROG_TYPE_PERF_EVENT) {
-    return reject(EINVAL, "prog_type %u is not verified here (only BPF_PROG_TYPE_PERF_EVENT)",
-                  options_.prog_type);
+    return log_.reject(EINVAL, "prog_type %u is not verified here (only BPF_PROG_TYPE_PERF_EVENT)",
+                       options_.prog_type);
   }
-  if (int err = check_program_shape(insns_, options_.maps, shape_, shape_log_)) {
-    reason_ = shape_log_.empty() ? "" : shape_log_.substr(0, shape_log_.size() - 1);
-    return err;
+  std::string shape_log;
+  if (int err = check_program_shape(insns_, options_.maps, shape_, shape_log)) {
+    return log_.reject_verbatim(err,
+                                shape_log.empty() ? "" : shape_log.substr(0, shape_log.size() - 1));
   }
   checkpoints_.resize(insns_.size());
   ptr_use_.assign(insns_.size(), PtrUse::kUnseen);
@@ -351,7 +329,7 @@ int Checker::run_checks() {
   main.regs[1] = make_pointer(RegType::kPtrToCtx);
   main.regs[kFramePointer] = make_pointer(RegType::kPtrToStack);
   cur_.frames.push_back(std::move(main));
-  if (options_.log_level >= 1) path_start_ = cur_;
+  log_.walk_start(cur_);
 
   if (int err = walk()) return err;
   if (int err = check_max_stack_depth()) return err;
@@ -363,10 +341,7 @@ int Checker::run_checks() {
   }
   if (options_.ctx_layout) {
     auto rewritten = rewrite_ctx_loads(insns_, ctx_loads, *options_.ctx_layout);
-    if (!rewritten) {
-      reason_ = rewritten.error().message;
-      return rewritten.error().code;
-    }
+    if (!rewritten) return log_.reject_verbatim(rewritten.error().code, rewritten.error().message);
     result_.insns = std::move(rewritten.value());
   } else {
     result_.insns.assign(insns_.begin(), insns_.end());
@@ -378,29 +353,18 @@ int Checker::walk() {
   std::uint32_t idx = 0;
   for (;;) {
     if (++processed_ > kInsnLimit) {
-      failing_idx_ = idx;
-      return reject(E2BIG, "BPF program is too large. Processed %" PRIu64 " insn", processed_);
+      log_.stopped_at(idx);
+      return log_.reject(E2BIG, "BPF program is too large. Processed %" PRIu64 " insn", processed_);
     }
     bool path_end = false;
     if (shape_.prune_point[idx]) {
       if (int err = is_state_visited(idx, path_end)) {
-        failing_idx_ = idx;
+        log_.stopped_at(idx);
         return err;
       }
     }
     if (!path_end) {
-      failing_idx_ = idx;
-      if (options_.log_level >= 2) {
-        if (log_.size() < kTraceLogLimit) {
-          log_ += fmt("%u: ", idx) + format_state(cur_, options_.maps) + "\n";
-          log_ += fmt("%u: (%02x) ", idx, insns_[idx].code) + disasm_insn(insns_, idx) + "\n";
-        }
-      } else if (options_.log_level == 1) {
-        if (path_insns_.size() >= kPathLogLimit) {
-          path_insns_.erase(path_insns_.begin(), path_insns_.begin() + kPathLogLimit / 2);
-        }
-        path_insns_.push_back(idx);
-      }
+      log_.insn(idx, cur_);
       const Insn& in = insns_[idx];
       std::uint32_t next = idx + 1;
       last_stack_spi_ = -1;
@@ -420,7 +384,8 @@ int Checker::walk() {
           break;
         case BPF_LD:
           if (insn_mode(in.code) == BPF_ABS || insn_mode(in.code) == BPF_IND) {
-            err = reject(EINVAL, "BPF_LD_[ABS|IND] instructions not allowed for this program type");
+            err = log_.reject(EINVAL,
+                              "BPF_LD_[ABS|IND] instructions not allowed for this program type");
           } else {
             err = do_lddw(in, insns_[idx + 1]);
             next = idx + 2;
@@ -433,13 +398,13 @@ int Checker::walk() {
             err = do_call(idx, in, next);
           } else if (op == BPF_EXIT) {
             if (cls == BPF_JMP32 || in.src_reg || in.dst_reg || in.off || in.imm) {
-              err = reject(EINVAL, "BPF_EXIT uses reserved fields");
+              err = log_.reject(EINVAL, "BPF_EXIT uses reserved fields");
             } else {
               err = do_exit(next, path_end);
             }
           } else if (op == BPF_JA) {
             if (in.src_reg || in.dst_reg || (cls == BPF_JMP ? in.imm != 0 : in.off != 0)) {
-              err = reject(EINVAL, "BPF_JA uses reserved fields");
+              err = log_.reject(EINVAL, "BPF_JA uses reserved fields");
             } else {
               next = static_cast<std::uint32_t>(static_cast<std::int64_t>(idx) + 1 +
                                                 (cls == BPF_JMP ? in.off : in.imm));
@@ -472,17 +437,7 @@ int Checker::walk() {
     cur_parent_ = p.parent;
     history_tail_ = p.history;
     idx = p.insn_idx;
-    if (options_.log_level >= 1) {
-      path_from_ = p.from_idx;
-      path_to_ = p.insn_idx;
-      path_forked_ = true;
-      path_insns_.clear();
-      if (options_.log_level == 1) path_start_ = cur_;
-      if (options_.log_level >= 2 && log_.size() < kTraceLogLimit) {
-        log_ += fmt("\nfrom %u to %u: ", p.from_idx, p.insn_idx) +
-                format_state(cur_, options_.maps) + "\n";
-      }
-    }
+    log_.path_start(p.from_idx, p.insn_idx, cur_);
   }
 }
 
@@ -495,7 +450,7 @@ void Checker::end_path() {
 
 int Checker::push_branch(std::uint32_t target, std::uint32_t from) {
   if (pending_.size() >= kJmpSeqLimit) {
-    return reject(E2BIG, "The sequence of %zu jumps is too complex.", pending_.size() + 1);
+    return log_.reject(E2BIG, "The sequence of %zu jumps is too complex.", pending_.size() + 1);
   }
   if (cur_parent_) ++cur_parent_->branches;
   pending_.push_back(PendingPath{cur_, cur_parent_, target, from, history_tail_});
@@ -537,17 +492,17 @@ int Checker::is_state_visited(std::uint32_t idx, bool& pruned) {
     if (cp.branches > 0) {
       // A state still being explored: we are in a loop back to it.
       if (states_equal(cp.state, cur_, idx, true)) {
-        std::string msg = fmt("infinite loop detected at insn %u", idx);
-        reason_ = msg + "\ncur state: " + format_state(cur_, options_.maps) +
-                  "\nold state: " + format_state(cp.state, options_.maps);
-        return EINVAL;
+        const int err = log_.reject(EINVAL, "infinite loop detected at insn %u", idx);
+        log_.add_state_to_reason("cur state: ", cur_);
+        log_.add_state_to_reason("old state: ", cp.state);
+        return err;
       }
       if (jmps_processed_ - prev_jmps_ < 20 && processed_ - prev_insns_ < 100) add_new = false;
     } else if (states_equal(cp.state, cur_, idx, false)) {
       pruned = true;
       ++cp.hits;
       propagate_precision(cp.state, idx);
-      if (options_.log_level >= 2 && log_.size() < kTraceLogLimit) log_ += fmt("%u: safe\n", idx);
+      log_.pruned(idx);
       return 0;
     }
     // A state that rarely prunes anything is dropped from the list (the kernel's heuristic);
@@ -624,14 +579,14 @@ void Checker::propagate_precision(const VerifierState& old, std::uint32_t idx) {
 // ---------------------------------------------------------------- registers
 
 int Checker::check_read(int r) {
-  if (r >= kNumRegs) return reject(EINVAL, "R%d is invalid", r);
-  if (reg(r).type == RegType::kNotInit) return reject(EACCES, "R%d !read_ok", r);
+  if (r >= kNumRegs) return log_.reject(EINVAL, "R%d is invalid", r);
+  if (reg(r).type == RegType::kNotInit) return log_.reject(EACCES, "R%d !read_ok", r);
   return 0;
 }
 
 int Checker::check_write(int r) {
-  if (r >= kNumRegs) return reject(EINVAL, "R%d is invalid", r);
-  if (r == kFramePointer) return reject(EACCES, "frame pointer is read only");
+  if (r >= kNumRegs) return log_.reject(EINVAL, "R%d is invalid", r);
+  if (r == kFramePointer) return log_.reject(EACCES, "frame pointer is read only");
   return 0;
 }
 
@@ -641,10 +596,10 @@ int Checker::do_alu_mov(const Insn& in) {
   const bool is64 = insn_class(in.code) == BPF_ALU64;
   if (insn_source(in.code) == BPF_X) {
     const bool off_ok = in.off == 0 || in.off == 8 || in.off == 16 || (is64 && in.off == 32);
-    if (!off_ok || in.imm) return reject(EINVAL, "BPF_MOV uses reserved fields");
+    if (!off_ok || in.imm) return log_.reject(EINVAL, "BPF_MOV uses reserved fields");
     if (int err = check_read(in.src_reg)) return err;
   } else if (in.src_reg || in.off) {
-    return reject(EINVAL, "BPF_MOV uses reserved fields");
+    return log_.reject(EINVAL, "BPF_MOV uses reserved fields");
   }
   if (int err = check_write(in.dst_reg)) return err;
   if (insn_source(in.code) == BPF_K) {
@@ -688,21 +643,21 @@ bool Checker::sane_offset(const RegState& r, const RegState& ptr, int& err) {
   const bool known = r.var_off.is_const();
   const auto val = static_cast<std::int64_t>(r.var_off.value);
   if (known && (val >= kMaxVarOff || val <= -kMaxVarOff)) {
-    err = reject(EINVAL, "math between %s pointer and %" PRId64 " is not allowed", type, val);
+    err = log_.reject(EINVAL, "math between %s pointer and %" PRId64 " is not allowed", type, val);
     return false;
   }
   if (r.off >= kMaxVarOff || r.off <= -kMaxVarOff) {
-    err = reject(EINVAL, "%s pointer offset %d is not allowed", type, r.off);
+    err = log_.reject(EINVAL, "%s pointer offset %d is not allowed", type, r.off);
     return false;
   }
   if (r.smin == std::numeric_limits<std::int64_t>::min()) {
-    err = reject(EINVAL,
-                 "math between %s pointer and register with unbounded min value is not allowed",
-                 type);
+    err = log_.reject(
+        EINVAL, "math between %s pointer and register with unbounded min value is not allowed",
+        type);
     return false;
   }
   if (r.smin >= kMaxVarOff || r.smin <= -kMaxVarOff) {
-    err = reject(EINVAL, "value %" PRId64 " makes %s pointer be out of bounds", r.smin, type);
+    err = log_.reject(EINVAL, "value %" PRId64 " makes %s pointer be out of bounds", r.smin, type);
     return false;
   }
   return true;
@@ -718,11 +673,11 @@ int Checker::adjust_ptr(const Insn& in, const RegState& ptr, const RegState& off
       dst = make_unknown_scalar();
       return 0;
     }
-    return reject(EACCES, "R%d 32-bit pointer arithmetic prohibited", d);
+    return log_.reject(EACCES, "R%d 32-bit pointer arithmetic prohibited", d);
   }
   if (ptr.maybe_null) {
-    return reject(EACCES, "R%d pointer arithmetic on %s prohibited, null-check it first", d,
-                  reg_type_name(ptr));
+    return log_.reject(EACCES, "R%d pointer arithmetic on %s prohibited, null-check it first", d,
+                       reg_type_name(ptr));
   }
   switch (ptr.type) {
     case RegType::kPtrToCtx:
@@ -733,7 +688,7 @@ int Checker::adjust_ptr(const Insn& in, const RegState& ptr, const RegState& off
       if (known && off.smin == 0 && op == BPF_ADD) break;
       [[fallthrough]];
     default:
-      return reject(EACCES, "R%d pointer arithmetic on %s prohibited", d, reg_type_name(ptr));
+      return log_.reject(EACCES, "R%d pointer arithmetic on %s prohibited", d, reg_type_name(ptr));
   }
   if ((known && (off.smin != off.smax || off.umin != off.umax)) || off.smin > off.smax ||
       off.umin > off.umax) {
@@ -768,9 +723,9 @@ int Checker::adjust_ptr(const Insn& in, const RegState& ptr, const RegState& off
       break;
     }
     case BPF_SUB: {
-      if (dst_is_off) return reject(EACCES, "R%d tried to subtract pointer from scalar", d);
+      if (dst_is_off) return log_.reject(EACCES, "R%d tried to subtract pointer from scalar", d);
       if (ptr.type == RegType::kPtrToStack) {
-        return reject(EACCES, "R%d subtraction from stack pointer prohibited", d);
+        return log_.reject(EACCES, "R%d subtraction from stack pointer prohibited", d);
       }
       const std::int64_t fixed = static_cast<std::int64_t>(ptr.off) - off.smin;
       if (known && fixed == static_cast<std::int32_t>(fixed)) {
@@ -795,9 +750,10 @@ int Checker::adjust_ptr(const Insn& in, const RegState& ptr, const RegState& off
     case BPF_AND:
     case BPF_OR:
     case BPF_XOR:
-      return reject(EACCES, "R%d bitwise operator %s on pointer prohibited", d, alu_name(op));
+      return log_.reject(EACCES, "R%d bitwise operator %s on pointer prohibited", d, alu_name(op));
     default:
-      return reject(EACCES, "R%d pointer arithmetic with %s operator prohibited", d, alu_name(op));
+      return log_.reject(EACCES, "R%d pointer arithmetic with %s operator prohibited", d,
+                         alu_name(op));
   }
   if (!sane_offset(out, ptr, err)) return err;
   reg_bounds_sync(out);
@@ -812,11 +768,11 @@ int Checker::do_alu(const Insn& in) {
   if (op == BPF_NEG || op == BPF_END) {
     if (op == BPF_NEG) {
       if (insn_source(in.code) != BPF_K || in.src_reg || in.off || in.imm) {
-        return reject(EINVAL, "BPF_NEG uses reserved fields");
+        return log_.reject(EINVAL, "BPF_NEG uses reserved fields");
       }
     } else if (in.src_reg || in.off || (in.imm != 16 && in.imm != 32 && in.imm != 64) ||
                (is64 && insn_source(in.code) != BPF_TO_LE)) {
-      return reject(EINVAL, "BPF_END uses reserved fields");
+      return log_.reject(EINVAL, "BPF_END uses reserved fields");
     }
     if (int err = check_read(in.dst_reg)) return err;
     if (int err = check_write(in.dst_reg)) return err;
@@ -833,19 +789,20 @@ int Checker::do_alu(const Insn& in) {
   const bool signed_div = in.off == 1;
   if (insn_source(in.code) == BPF_X) {
     if (in.imm || (in.off != 0 && in.off != 1) || (signed_div && op != BPF_MOD && op != BPF_DIV)) {
-      return reject(EINVAL, "BPF_ALU uses reserved fields");
+      return log_.reject(EINVAL, "BPF_ALU uses reserved fields");
     }
     if (int err = check_read(in.src_reg)) return err;
   } else if (in.src_reg || (in.off != 0 && in.off != 1) ||
              (signed_div && op != BPF_MOD && op != BPF_DIV)) {
-    return reject(EINVAL, "BPF_ALU uses reserved fields");
+    return log_.reject(EINVAL, "BPF_ALU uses reserved fields");
   }
   if (int err = check_read(in.dst_reg)) return err;
   if ((op == BPF_MOD || op == BPF_DIV) && insn_source(in.code) == BPF_K && in.imm == 0) {
-    return reject(EINVAL, "div by zero");
+    return log_.reject(EINVAL, "div by zero");
   }
   if ((op == BPF_LSH || op == BPF_RSH || op == BPF_ARSH) && insn_source(in.code) == BPF_K) {
-    if (in.imm < 0 || in.imm >= (is64 ? 64 : 32)) return reject(EINVAL, "invalid shift %d", in.imm);
+    if (in.imm < 0 || in.imm >= (is64 ? 64 : 32))
+      return log_.reject(EINVAL, "invalid shift %d", in.imm);
   }
   if (int err = check_write(in.dst_reg)) return err;
   RegState& dst = reg(in.dst_reg);
@@ -859,7 +816,7 @@ int Checker::do_alu(const Insn& in) {
         dst = make_unknown_scalar();
         return 0;
       }
-      return reject(EACCES, "R%d pointer %s pointer prohibited", in.dst_reg, alu_name(op));
+      return log_.reject(EACCES, "R%d pointer %s pointer prohibited", in.dst_reg, alu_name(op));
     }
     RegState out;
     const RegState off = dst;
@@ -903,7 +860,7 @@ int Checker::check_stack_bounds(int regno, const RegState& ptr, int off, int siz
     max_off = min_off + size;
   } else {
     if (ptr.smax >= kMaxVarOff || ptr.smin <= -kMaxVarOff) {
-      return reject(EACCES, "invalid unbounded variable-offset%s stack R%d", what, regno);
+      return log_.reject(EACCES, "invalid unbounded variable-offset%s stack R%d", what, regno);
     }
     min_off = ptr.smin + base;
     max_off = ptr.smax + base + size;
@@ -912,11 +869,12 @@ int Checker::check_stack_bounds(int regno, const RegState& ptr, int off, int siz
     // Below the stack: EACCES; into r10 and above, or a negative size: EINVAL.
     const int err = min_off < -kMaxStack || min_off > -1 ? EACCES : EINVAL;
     if (ptr.var_off.is_const()) {
-      return reject(err, "invalid%s stack R%d off=%" PRId64 " size=%d", what, regno,
-                    base + static_cast<std::int64_t>(ptr.var_off.value), size);
+      return log_.reject(err, "invalid%s stack R%d off=%" PRId64 " size=%d", what, regno,
+                         base + static_cast<std::int64_t>(ptr.var_off.value), size);
     }
-    return reject(err, "invalid variable-offset%s stack R%d var_off=%s off=%" PRId64 " size=%d",
-                  what, regno, ptr.var_off.str().c_str(), base, size);
+    return log_.reject(err,
+                       "invalid variable-offset%s stack R%d var_off=%s off=%" PRId64 " size=%d",
+                       what, regno, ptr.var_off.str().c_str(), base, size);
   }
   note_stack_depth(ptr, min_off);
   return 0;
@@ -973,7 +931,7 @@ int Checker::stack_read_fixed(FuncState& f, int off, int size, RegState& out) {
       out = s.spilled;
       return 0;
     }
-    if (!s.spilled.is_scalar()) return reject(EACCES, "invalid size of register fill");
+    if (!s.spilled.is_scalar()) return log_.reject(EACCES, "invalid size of register fill");
     if (size <= spill_size && off % 8 == 0) {
       out = s.spilled;
       if (out.umax >> (size * 8)) out.id = 0;
@@ -1015,12 +973,12 @@ int Checker::check_map_value_access(int regno, const RegState& ptr, int off, int
   const MapSpec& map = map_of(ptr);
   const int total = off + ptr.off;
   if (write && (map.map_flags & BPF_F_RDONLY_PROG)) {
-    return reject(EACCES, "write into map forbidden, value_size=%u off=%d size=%d", map.value_size,
-                  total, size);
+    return log_.reject(EACCES, "write into map forbidden, value_size=%u off=%d size=%d",
+                       map.value_size, total, size);
   }
   if (!write && (map.map_flags & BPF_F_WRONLY_PROG)) {
-    return reject(EACCES, "read from map forbidden, value_size=%u off=%d size=%d", map.value_size,
-                  total, size);
+    return log_.reject(EACCES, "read from map forbidden, value_size=%u off=%d size=%d",
+                       map.value_size, total, size);
   }
   auto in_bounds = [&](std::int64_t o) {
     const bool size_ok = size > 0 || (zero_ok && size == 0);
@@ -1028,29 +986,29 @@ int Checker::check_map_value_access(int regno, const RegState& ptr, int off, int
            static_cast<std::uint64_t>(o) + static_cast<std::uint64_t>(size) <= map.value_size;
   };
   auto bad = [&](std::int64_t o) {
-    return reject(EACCES, "invalid access to map value, value_size=%u off=%" PRId64 " size=%d",
-                  map.value_size, o, size);
+    return log_.reject(EACCES, "invalid access to map value, value_size=%u off=%" PRId64 " size=%d",
+                       map.value_size, o, size);
   };
   if (ptr.smin < 0 &&
       (ptr.smin == std::numeric_limits<std::int64_t>::min() ||
        total + ptr.smin != static_cast<std::int32_t>(total + ptr.smin) || ptr.smin + total < 0)) {
-    return reject(
+    return log_.reject(
         EACCES,
         "R%d min value is negative, either use unsigned index or do a if (index >=0) check.",
         regno);
   }
   if (!in_bounds(ptr.smin + total)) {
     const int err = bad(ptr.smin + total);
-    reason_ += fmt("\nR%d min value is outside of the allowed memory range", regno);
+    log_.add_to_reason("R%d min value is outside of the allowed memory range", regno);
     return err;
   }
   if (ptr.umax >= static_cast<std::uint64_t>(kMaxVarOff)) {
-    return reject(EACCES, "R%d unbounded memory access, make sure to bounds check any such access",
-                  regno);
+    return log_.reject(
+        EACCES, "R%d unbounded memory access, make sure to bounds check any such access", regno);
   }
   if (!in_bounds(static_cast<std::int64_t>(ptr.umax) + total)) {
     const int err = bad(static_cast<std::int64_t>(ptr.umax) + total);
-    reason_ += fmt("\nR%d max value is outside of the allowed memory range", regno);
+    log_.add_to_reason("R%d max value is outside of the allowed memory range", regno);
     return err;
   }
   return 0;
@@ -1059,11 +1017,13 @@ int Checker::check_map_value_access(int regno, const RegState& ptr, int off, int
 int Checker::check_ctx_access(int regno, int off, int size, bool write) {
   const RegState& r = reg(regno);
   if (r.off < 0)
-    return reject(EACCES, "negative offset ctx ptr R%d off=%d disallowed", regno, r.off);
+    return log_.reject(EACCES, "negative offset ctx ptr R%d off=%d disallowed", regno, r.off);
   if (r.off)
-    return reject(EACCES, "dereference of modified ctx ptr R%d off=%d disallowed", regno, r.off);
+    return log_.reject(EACCES, "dereference of modified ctx ptr R%d off=%d disallowed", regno,
+                       r.off);
   if (!r.var_off.is_const() || r.var_off.value) {
-    return reject(EACCES, "variable ctx access var_off=%s disallowed", r.var_off.str().c_str());
+    return log_.reject(EACCES, "variable ctx access var_off=%s disallowed",
+                       r.var_off.str().c_str());
   }
   // pe_prog_is_valid_access
   bool ok = off >= 0 && off < kPerfCtxSize && !write && off % size == 0;
@@ -1072,7 +1032,7 @@ int Checker::check_ctx_access(int regno, int off, int size, bool write) {
   } else if (ok) {
     ok = size == 8;
   }
-  if (!ok) return reject(EACCES, "invalid bpf_context access off=%d size=%d", off, size);
+  if (!ok) return log_.reject(EACCES, "invalid bpf_context access off=%d size=%d", off, size);
   return 0;
 }
 
@@ -1102,8 +1062,8 @@ int Checker::check_ptr_alignment(const RegState& ptr, int off, int size,
       ptr.var_off,
       Tnum::constant(static_cast<std::uint64_t>(static_cast<std::int64_t>(ptr.off) + off)));
   if (at.is_aligned(static_cast<std::uint64_t>(size))) return 0;
-  return reject(EACCES, "misaligned %saccess off %s+%d+%d size %d", desc, ptr.var_off.str().c_str(),
-                ptr.off, off, size);
+  return log_.reject(EACCES, "misaligned %saccess off %s+%d+%d size %d", desc,
+                     ptr.var_off.str().c_str(), ptr.off, off, size);
 }
 
 int Checker::check_mem_access(std::uint32_t idx, int regno, int off, int size, bool write,
@@ -1136,9 +1096,10 @@ int Checker::check_mem_access(std::uint32_t idx, int regno, int off, int size, b
       last_stack_frame_ = ptr.frameno;
       if (write) {
         if (store_value && store_value->is_pointer()) {
-          if (size != 8) return reject(EACCES, "invalid size of register spill");
+          if (size != 8) return log_.reject(EACCES, "invalid size of register spill");
           if (ptr.frameno + 1u != cur_.frames.size() && store_value->type == RegType::kPtrToStack) {
-            return reject(EINVAL, "cannot spill pointers to stack into stack frame of the caller");
+            return log_.reject(EINVAL,
+                               "cannot spill pointers to stack into stack frame of the caller");
           }
         }
         stack_write_fixed(f, fixed, size, store_value, is_st, imm);
@@ -1168,7 +1129,7 @@ int Checker::check_mem_access(std::uint32_t idx, int regno, int off, int size, b
       }
       [[fallthrough]];
     default:
-      return reject(EACCES, "R%d invalid mem access '%s'", regno, reg_type_name(ptr));
+      return log_.reject(EACCES, "R%d invalid mem access '%s'", regno, reg_type_name(ptr));
   }
   if (load_out) {
     if (value.is_scalar() && size < 8) {
@@ -1186,7 +1147,7 @@ int Checker::check_mem_access(std::uint32_t idx, int regno, int off, int size, b
   if (seen == PtrUse::kUnseen) {
     seen = use;
   } else if (seen != use) {
-    return reject(EINVAL, "same insn cannot be used with different pointers");
+    return log_.reject(EINVAL, "same insn cannot be used with different pointers");
   }
   return 0;
 }
@@ -1207,7 +1168,7 @@ int Checker::do_store(std::uint32_t idx, const Insn& in) {
   if (insn_class(in.code) == BPF_STX) {
     if (insn_mode(in.code) == BPF_ATOMIC) return do_atomic(idx, in);
     if (insn_mode(in.code) != BPF_MEM || in.imm != 0) {
-      return reject(EINVAL, "BPF_STX uses reserved fields");
+      return log_.reject(EINVAL, "BPF_STX uses reserved fields");
     }
     if (int err = check_read(in.src_reg)) return err;
     if (int err = check_read(in.dst_reg)) return err;
@@ -1216,7 +1177,7 @@ int Checker::do_store(std::uint32_t idx, const Insn& in) {
                             nullptr, false);
   }
   if (insn_mode(in.code) != BPF_MEM || in.src_reg != 0) {
-    return reject(EINVAL, "BPF_ST uses reserved fields");
+    return log_.reject(EINVAL, "BPF_ST uses reserved fields");
   }
   if (int err = check_read(in.dst_reg)) return err;
   return check_mem_access(idx, in.dst_reg, in.off, access_bytes(in.code), true, nullptr, in.imm,
@@ -1251,9 +1212,9 @@ int Checker::do_atomic(std::uint32_t idx, const Insn& in) {
                             true);
   }
   if (!fetch_rmw && !plain_rmw) {
-    return reject(EINVAL, "BPF_ATOMIC uses invalid atomic opcode %02x", op);
+    return log_.reject(EINVAL, "BPF_ATOMIC uses invalid atomic opcode %02x", op);
   }
-  if (size != 4 && size != 8) return reject(EINVAL, "invalid atomic operand size");
+  if (size != 4 && size != 8) return log_.reject(EINVAL, "invalid atomic operand size");
   if (int err = check_read(in.src_reg)) return err;
   if (int err = check_read(in.dst_reg)) return err;
   if (op == BPF_CMPXCHG) {
@@ -1261,7 +1222,7 @@ int Checker::do_atomic(std::uint32_t idx, const Insn& in) {
   }
   const RegState ptr = reg(in.dst_reg);
   if (ptr.type == RegType::kPtrToCtx) {
-    return reject(EACCES, "BPF_ATOMIC stores into R%d %s is not allowed", in.dst_reg, "ctx");
+    return log_.reject(EACCES, "BPF_ATOMIC stores into R%d %s is not allowed", in.dst_reg, "ctx");
   }
   RegState loaded;
   if (int err = check_mem_access(idx, in.dst_reg, in.off, size, false, nullptr, 0, false, &loaded,
@@ -1279,7 +1240,7 @@ int Checker::do_atomic(std::uint32_t idx, const Insn& in) {
   }
   if (fetch_rmw) {
     const int target = op == BPF_CMPXCHG ? 0 : in.src_reg;
-    if (target == kFramePointer) return reject(EACCES, "frame pointer is read only");
+    if (target == kFramePointer) return log_.reject(EACCES, "frame pointer is read only");
     if (size == 4) {
       coerce_to_size(loaded, 4);
     }
@@ -1289,8 +1250,8 @@ int Checker::do_atomic(std::uint32_t idx, const Insn& in) {
 }
 
 int Checker::do_lddw(const Insn& in, const Insn& hi) {
-  if (insn_size(in.code) != BPF_DW) return reject(EINVAL, "invalid BPF_LD_IMM insn");
-  if (in.off != 0) return reject(EINVAL, "BPF_LD_IMM64 uses reserved fields");
+  if (insn_size(in.code) != BPF_DW) return log_.reject(EINVAL, "invalid BPF_LD_IMM insn");
+  if (in.off != 0) return log_.reject(EINVAL, "BPF_LD_IMM64 uses reserved fields");
   if (int err = check_write(in.dst_reg)) return err;
   RegState& d = reg(in.dst_reg);
   if (in.src_reg == 0) {
@@ -1347,10 +1308,10 @@ int Checker::do_cond_jmp(std::uint32_t idx, const Insn& in, std::uint32_t& next)
   const std::uint8_t op = insn_op(in.code);
   const bool x = insn_source(in.code) == BPF_X;
   if (x) {
-    if (in.imm != 0) return reject(EINVAL, "BPF_JMP/JMP32 uses reserved fields");
+    if (in.imm != 0) return log_.reject(EINVAL, "BPF_JMP/JMP32 uses reserved fields");
     if (int err = check_read(in.src_reg)) return err;
   } else if (in.src_reg != 0) {
-    return reject(EINVAL, "BPF_JMP/JMP32 uses reserved fields");
+    return log_.reject(EINVAL, "BPF_JMP/JMP32 uses reserved fields");
   }
   if (int err = check_read(in.dst_reg)) return err;
   const std::uint32_t target =
@@ -1474,14 +1435,14 @@ int Checker::check_helper_mem(int regno, std::uint64_t size, bool write, bool ze
   if (ptr.type == RegType::kPtrToMapValue && !ptr.maybe_null) {
     return check_map_value_access(regno, ptr, 0, isize, write, zero_ok);
   }
-  return reject(EACCES, "R%d type=%s expected=fp, map_value", regno, reg_type_name(ptr));
+  return log_.reject(EACCES, "R%d type=%s expected=fp, map_value", regno, reg_type_name(ptr));
 }
 
 int Checker::check_helper_arg(int regno, ArgType type, CallMeta& meta, ArgType prev) {
   if (int err = check_read(regno)) return err;
   const RegState r = reg(regno);
   auto expect = [&](const char* what) {
-    return reject(EACCES, "R%d type=%s expected=%s", regno, reg_type_name(r), what);
+    return log_.reject(EACCES, "R%d type=%s expected=%s", regno, reg_type_name(r), what);
   };
   switch (type) {
     case ArgType::kNone:
@@ -1490,12 +1451,13 @@ int Checker::check_helper_arg(int regno, ArgType type, CallMeta& meta, ArgType p
     case ArgType::kPtrToCtx:
       if (r.type != RegType::kPtrToCtx) return expect("ctx");
       if (r.off < 0)
-        return reject(EACCES, "negative offset ctx ptr R%d off=%d disallowed", regno, r.off);
+        return log_.reject(EACCES, "negative offset ctx ptr R%d off=%d disallowed", regno, r.off);
       if (r.off)
-        return reject(EACCES, "dereference of modified ctx ptr R%d off=%d disallowed", regno,
-                      r.off);
+        return log_.reject(EACCES, "dereference of modified ctx ptr R%d off=%d disallowed", regno,
+                           r.off);
       if (!r.var_off.is_const() || r.var_off.value) {
-        return reject(EACCES, "variable ctx access var_off=%s disallowed", r.var_off.str().c_str());
+        return log_.reject(EACCES, "variable ctx access var_off=%s disallowed",
+                           r.var_off.str().c_str());
       }
       return 0;
     case ArgType::kConstMapPtr:
@@ -1509,7 +1471,7 @@ int Checker::check_helper_arg(int regno, ArgType type, CallMeta& meta, ArgType p
       }
       const bool is_key = type == ArgType::kPtrToMapKey;
       if (meta.map < 0) {
-        return reject(EACCES, "invalid map_ptr to access map->%s", is_key ? "key" : "value");
+        return log_.reject(EACCES, "invalid map_ptr to access map->%s", is_key ? "key" : "value");
       }
       const MapSpec& map = (*options_.maps)[static_cast<std::size_t>(meta.map)];
       const std::uint32_t size = is_key ? map.key_size : map.value_size;
@@ -1532,15 +1494,15 @@ int Checker::check_helper_arg(int regno, ArgType type, CallMeta& meta, ArgType p
       if (r.type != RegType::kScalar) return expect("scalar");
       const bool zero_ok = type == ArgType::kConstSizeOrZero;
       if (r.smin < 0) {
-        return reject(EACCES, "R%d min value is negative, either use unsigned or 'var &= const'",
-                      regno);
+        return log_.reject(
+            EACCES, "R%d min value is negative, either use unsigned or 'var &= const'", regno);
       }
       if (r.umin == 0 && !zero_ok) {
-        return reject(EACCES, "R%d invalid zero-sized read: u64=[%" PRIu64 ",%" PRIu64 "]", regno,
-                      r.umin, r.umax);
+        return log_.reject(EACCES, "R%d invalid zero-sized read: u64=[%" PRIu64 ",%" PRIu64 "]",
+                           regno, r.umin, r.umax);
       }
       if (r.umax >= kMaxVarSize) {
-        return reject(
+        return log_.reject(
             EACCES, "R%d unbounded memory access, use 'var &= const' or 'if (var < const)'", regno);
       }
       meta.msize_max = r.umax;
@@ -1549,7 +1511,7 @@ int Checker::check_helper_arg(int regno, ArgType type, CallMeta& meta, ArgType p
       return check_helper_mem(regno - 1, r.umax, meta.mem_write, zero_ok, meta);
     }
     default:
-      return reject(EINVAL, "unsupported arg type for R%d", regno);
+      return log_.reject(EINVAL, "unsupported arg type for R%d", regno);
   }
 }
 
@@ -1597,8 +1559,8 @@ int Checker::check_map_compat(int map_index, std::int32_t helper) {
       break;
   }
   if (!ok) {
-    return reject(EINVAL, "cannot pass map_type %u into func %s#%d", map.type, helper_label(helper),
-                  helper);
+    return log_.reject(EINVAL, "cannot pass map_type %u into func %s#%d", map.type,
+                       helper_label(helper), helper);
   }
   return 0;
 }
@@ -1607,19 +1569,21 @@ int Checker::do_call(std::uint32_t idx, const Insn& in, std::uint32_t& next) {
   if (insn_source(in.code) != BPF_K || in.off != 0 ||
       (in.src_reg != 0 && in.src_reg != BPF_PSEUDO_CALL) || in.dst_reg != 0 ||
       insn_class(in.code) == BPF_JMP32) {
-    return reject(EINVAL, "BPF_CALL uses reserved fields");
+    return log_.reject(EINVAL, "BPF_CALL uses reserved fields");
   }
   if (in.src_reg == BPF_PSEUDO_CALL) return do_local_call(idx, in, next);
   const std::int32_t id = in.imm;
   if (id < 0 || id >= kHelperIdLimit)
-    return reject(EINVAL, "invalid func %s#%d", helper_label(id), id);
+    return log_.reject(EINVAL, "invalid func %s#%d", helper_label(id), id);
   if (id == BPF_FUNC_get_func_ip) return check_get_func_ip(id);
   const HelperProto* proto = perf_event_helper_proto(id);
   if (!proto) {
-    return reject(EINVAL, "program of this type cannot use helper %s#%d", helper_label(id), id);
+    return log_.reject(EINVAL, "program of this type cannot use helper %s#%d", helper_label(id),
+                       id);
   }
   if (proto->gpl_only && !options_.gpl_compatible) {
-    return reject(EINVAL, "cannot call GPL-restricted function from non-GPL compatible program");
+    return log_.reject(EINVAL,
+                       "cannot call GPL-restricted function from non-GPL compatible program");
   }
   CallMeta meta;
   ArgType prev = ArgType::kNone;
@@ -1677,17 +1641,18 @@ int Checker::do_call(std::uint32_t idx, const Insn& in, std::uint32_t& next) {
 // programs once the arguments are checked (check_get_func_ip).
 int Checker::check_get_func_ip(std::int32_t id) {
   if (!options_.gpl_compatible) {
-    return reject(EINVAL, "cannot call GPL-restricted function from non-GPL compatible program");
+    return log_.reject(EINVAL,
+                       "cannot call GPL-restricted function from non-GPL compatible program");
   }
   CallMeta meta;
   if (int err = check_helper_arg(1, ArgType::kPtrToCtx, meta, ArgType::kNone)) return err;
-  return reject(kENOTSUPP, "func %s#%d not supported for program type %u", helper_label(id), id,
-                options_.prog_type);
+  return log_.reject(kENOTSUPP, "func %s#%d not supported for program type %u", helper_label(id),
+                     id, options_.prog_type);
 }
 
 int Checker::do_local_call(std::uint32_t idx, const Insn& in, std::uint32_t& next) {
   if (cur_.frames.size() >= static_cast<std::size_t>(kMaxCallFrames)) {
-    return reject(E2BIG, "the call stack of %zu frames is too deep", cur_.frames.size() + 1);
+    return log_.reject(E2BIG, "the call stack of %zu frames is too deep", cur_.frames.size() + 1);
   }
   const auto target = static_cast<std::uint32_t>(static_cast<std::int64_t>(idx) + in.imm + 1);
   FuncState callee;
@@ -1707,7 +1672,7 @@ int Checker::do_exit(std::uint32_t& next, bool& path_end) {
   if (cur_.frames.size() > 1) {
     const RegState r0 = reg(0);
     if (r0.type == RegType::kPtrToStack) {
-      return reject(EINVAL, "cannot return stack pointer to the caller frame");
+      return log_.reject(EINVAL, "cannot return stack pointer to the caller frame");
     }
     const auto callsite = static_cast<std::uint32_t>(frame().callsite);
     cur_.frames.pop_back();
@@ -1716,7 +1681,7 @@ int Checker::do_exit(std::uint32_t& next, bool& path_end) {
     return 0;
   }
   // PERF_EVENT programs may return any initialized value (privileged: pointers too).
-  if (reg(0).type == RegType::kNotInit) return reject(EACCES, "R0 !read_ok");
+  if (reg(0).type == RegType::kNotInit) return log_.reject(EACCES, "R0 !read_ok");
   path_end = true;
   return 0;
 }
@@ -1751,8 +1716,8 @@ int Checker::check_max_stack_depth() {
   while (!chain.empty()) {
     Frame& top = chain.back();
     if (top.shared > static_cast<std::uint32_t>(kMaxStack)) {
-      return reject(EACCES, "combined stack size of %zu calls is %u. Too large", chain.size(),
-                    top.shared);
+      return log_.reject(EACCES, "combined stack size of %zu calls is %u. Too large", chain.size(),
+                         top.shared);
     }
     deepest = std::max(deepest, top.depth);
     if (top.next_callee >= callees[top.subprog].size()) {
@@ -1761,7 +1726,7 @@ int Checker::check_max_stack_depth() {
     }
     const std::uint16_t callee = callees[top.subprog][top.next_callee++];
     if (chain.size() >= static_cast<std::size_t>(kMaxCallFrames)) {
-      return reject(E2BIG, "the call stack of %zu frames is too deep !", chain.size() + 1);
+      return log_.reject(E2BIG, "the call stack of %zu frames is too deep !", chain.size() + 1);
     }
     const std::uint32_t depth = top.depth + rounded(callee);
     const std::uint32_t on_shared = top.shared + shared(callee);
@@ -1771,44 +1736,12 @@ int Checker::check_max_stack_depth() {
   return 0;
 }
 
-// ---------------------------------------------------------------- log
-
-void Checker::finish_log(int err) {
-  std::string out;
-  if (err && options_.log_level >= 1) {
-    out += log_;
-    if (options_.log_level == 1 && processed_ > 0) {
-      if (path_forked_)
-        out += fmt("from %u to %u: ", path_from_, path_to_);
-      else
-        out += "0: ";
-      out += format_state(path_start_, options_.maps) + "\n";
-      for (std::uint32_t i : path_insns_) {
-        out += fmt("%u: (%02x) ", i, insns_[i].code) + disasm_insn(insns_, i) + "\n";
-      }
-      if (!cur_.frames.empty())
-        out += fmt("%u: ", failing_idx_) + format_state(cur_, options_.maps) + "\n";
-    }
-  } else if (options_.log_level >= 2) {
-    out += log_;
-  }
-  if (err) out += reason_ + "\n";
-  if (options_.log_level >= 1 || !err) {
-    out += fmt("processed %" PRIu64 " insns (limit %" PRIu64 ") total_states %u peak_states %u\n",
-               std::min(processed_, kInsnLimit + 1), kInsnLimit, total_states_, peak_states_);
-  }
-  result_.log = std::move(out);
-  result_.processed_insns = processed_;
-  result_.peak_states = peak_states_;
-}
-
 }  // namespace
 
 VerifyResult verify(const ProgramImage& program, const VerifyOptions& options) {
   VerifyResult result;
   Checker checker(program.insns, options, result);
   const int err = checker.run();
-  // The log is built after the walk so that it describes the state where it stopped.
   result.accepted = err == 0;
   result.error = err;
   if (err) result.insns.clear();
