@@ -1,0 +1,376 @@
+// Calls and returns (check_helper_call, check_func_call, prepare_func_exit): helper arguments
+// against perf_event_helper_proto(), map/helper compatibility, the return value; subprogram
+// frames; and, after the walk, the stack depth of every static call chain.
+#include "bpf/verifier/checker.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <utility>
+
+namespace userperf::bpf {
+namespace {
+
+constexpr int kHelperIdLimit = 212;             // __BPF_FUNC_MAX_ID of Linux 6.18
+constexpr std::uint32_t kStackRound = 16;       // round_up_stack_depth() with the JIT
+constexpr std::uint32_t kPrivateStackMin = 64;  // BPF_PRIV_STACK_MIN_SIZE
+constexpr std::int64_t kMaxErrno = 4095;
+constexpr int kENOTSUPP = 524;  // the kernel-internal ENOTSUPP that BPF_PROG_LOAD passes on
+
+}  // namespace
+
+std::int64_t Checker::const_map_key(const RegState& key, std::uint32_t key_size) {
+  if (key.type != RegType::kPtrToStack || !key.var_off.is_const()) return -1;
+  const std::int64_t off = key.off + static_cast<std::int64_t>(key.var_off.value);
+  if (off >= 0 || off < -kMaxStack) return -1;
+  FuncState& f = cur_.frames[key.frameno];
+  const auto byte_slot = static_cast<std::size_t>(-off - 1);
+  const std::size_t spi = byte_slot / 8;
+  if (spi >= f.stack.size()) return -1;
+  const StackSlot& s = f.stack[spi];
+  std::uint32_t zero = 0;
+  for (int i = static_cast<int>(byte_slot % 8);
+       i >= 0 && s.type[static_cast<std::size_t>(i)] == StackByte::kZero; --i) {
+    ++zero;
+  }
+  if (zero >= key_size) return 0;
+  if (s.type[7] != StackByte::kSpill || !s.spilled.is_scalar()) return -1;
+  std::uint32_t spill = 0;
+  for (int i = static_cast<int>(byte_slot % 8);
+       i >= 0 && s.type[static_cast<std::size_t>(i)] == StackByte::kSpill; --i) {
+    ++spill;
+  }
+  if (spill != key_size || !s.spilled.var_off.is_const()) return -1;
+  need_precise_slot(key.frameno, spi);
+  return static_cast<std::int64_t>(s.spilled.var_off.value);
+}
+
+int Checker::check_helper_mem(int regno, std::uint64_t size, bool write, bool zero_ok,
+                              CallMeta& meta) {
+  const RegState ptr = reg(regno);
+  const int isize = static_cast<int>(size);
+  if (ptr.type == RegType::kPtrToStack) {
+    std::int64_t min_off = 0;
+    std::int64_t max_off = 0;
+    if (size == 0 && zero_ok) return 0;
+    if (int err =
+            check_stack_bounds(regno, ptr, 0, isize, " indirect access to", min_off, max_off)) {
+      return err;
+    }
+    if (write) {
+      meta.raw_regno = regno;
+      meta.raw_size = size;
+    } else {
+      // Privileged: uninitialized bytes and spilled pointers may be read.
+      FuncState& f = cur_.frames[ptr.frameno];
+      if (f.stack.size() * 8 < static_cast<std::size_t>(-min_off)) {
+        f.stack.resize(static_cast<std::size_t>((-min_off + 7) / 8));
+      }
+    }
+    return 0;
+  }
+  if (ptr.type == RegType::kPtrToMapValue && !ptr.maybe_null) {
+    return check_map_value_access(regno, ptr, 0, isize, write, zero_ok);
+  }
+  return log_.reject(EACCES, "R%d type=%s expected=fp, map_value", regno, reg_type_name(ptr));
+}
+
+int Checker::check_helper_arg(int regno, ArgType type, CallMeta& meta, ArgType prev) {
+  if (int err = check_read(regno)) return err;
+  const RegState r = reg(regno);
+  auto expect = [&](const char* what) {
+    return log_.reject(EACCES, "R%d type=%s expected=%s", regno, reg_type_name(r), what);
+  };
+  switch (type) {
+    case ArgType::kNone:
+    case ArgType::kAnything:
+      return 0;
+    case ArgType::kPtrToCtx:
+      if (r.type != RegType::kPtrToCtx) return expect("ctx");
+      if (r.off < 0)
+        return log_.reject(EACCES, "negative offset ctx ptr R%d off=%d disallowed", regno, r.off);
+      if (r.off)
+        return log_.reject(EACCES, "dereference of modified ctx ptr R%d off=%d disallowed", regno,
+                           r.off);
+      if (!r.var_off.is_const() || r.var_off.value) {
+        return log_.reject(EACCES, "variable ctx access var_off=%s disallowed",
+                           r.var_off.str().c_str());
+      }
+      return 0;
+    case ArgType::kConstMapPtr:
+      if (r.type != RegType::kConstPtrToMap) return expect("map_ptr");
+      meta.map = r.map;
+      return 0;
+    case ArgType::kPtrToMapKey:
+    case ArgType::kPtrToMapValue: {
+      if (r.type != RegType::kPtrToStack && (r.type != RegType::kPtrToMapValue || r.maybe_null)) {
+        return expect("fp, pkt, pkt_meta, map_key, map_value, mem, ringbuf_mem, buf, trusted_ptr_");
+      }
+      const bool is_key = type == ArgType::kPtrToMapKey;
+      if (meta.map < 0) {
+        return log_.reject(EACCES, "invalid map_ptr to access map->%s", is_key ? "key" : "value");
+      }
+      const MapSpec& map = (*options_.maps)[static_cast<std::size_t>(meta.map)];
+      const std::uint32_t size = is_key ? map.key_size : map.value_size;
+      if (int err = check_helper_mem(regno, size, false, false, meta)) return err;
+      if (is_key && (map.type == BPF_MAP_TYPE_ARRAY || map.type == BPF_MAP_TYPE_PERCPU_ARRAY)) {
+        meta.const_map_key = const_map_key(r, size);
+      }
+      return 0;
+    }
+    case ArgType::kPtrToMem:
+    case ArgType::kPtrToUninitMem:
+      if (r.type != RegType::kPtrToStack && (r.type != RegType::kPtrToMapValue || r.maybe_null)) {
+        return expect("fp, pkt, pkt_meta, map_key, map_value, mem, ringbuf_mem, buf, trusted_ptr_");
+      }
+      meta.mem_regno = regno;
+      meta.mem_write = type == ArgType::kPtrToUninitMem;
+      return 0;
+    case ArgType::kConstSize:
+    case ArgType::kConstSizeOrZero: {
+      if (r.type != RegType::kScalar) return expect("scalar");
+      const bool zero_ok = type == ArgType::kConstSizeOrZero;
+      if (r.smin < 0) {
+        return log_.reject(
+            EACCES, "R%d min value is negative, either use unsigned or 'var &= const'", regno);
+      }
+      if (r.umin == 0 && !zero_ok) {
+        return log_.reject(EACCES, "R%d invalid zero-sized read: u64=[%" PRIu64 ",%" PRIu64 "]",
+                           regno, r.umin, r.umax);
+      }
+      if (r.umax >= kMaxVarSize) {
+        return log_.reject(
+            EACCES, "R%d unbounded memory access, use 'var &= const' or 'if (var < const)'", regno);
+      }
+      meta.msize_max = r.umax;
+      need_precise_reg(regno);
+      if (prev != ArgType::kPtrToMem && prev != ArgType::kPtrToUninitMem) return 0;
+      return check_helper_mem(regno - 1, r.umax, meta.mem_write, zero_ok, meta);
+    }
+    default:
+      return log_.reject(EINVAL, "unsupported arg type for R%d", regno);
+  }
+}
+
+int Checker::check_map_compat(int map_index, std::int32_t helper) {
+  if (map_index < 0) return 0;
+  const MapSpec& map = (*options_.maps)[static_cast<std::size_t>(map_index)];
+  bool ok = true;
+  switch (map.type) {
+    case BPF_MAP_TYPE_PERF_EVENT_ARRAY:
+      ok = helper == BPF_FUNC_perf_event_read || helper == BPF_FUNC_perf_event_output ||
+           helper == BPF_FUNC_perf_event_read_value;
+      break;
+    case BPF_MAP_TYPE_RINGBUF:
+      ok = helper == BPF_FUNC_ringbuf_output;
+      break;
+    case BPF_MAP_TYPE_STACK_TRACE:
+      ok = helper == BPF_FUNC_get_stackid;
+      break;
+    case BPF_MAP_TYPE_QUEUE:
+    case BPF_MAP_TYPE_STACK:
+      ok = helper == BPF_FUNC_map_push_elem || helper == BPF_FUNC_map_pop_elem ||
+           helper == BPF_FUNC_map_peek_elem;
+      break;
+    default:
+      break;
+  }
+  switch (helper) {
+    case BPF_FUNC_perf_event_read:
+    case BPF_FUNC_perf_event_output:
+    case BPF_FUNC_perf_event_read_value:
+      ok = ok && map.type == BPF_MAP_TYPE_PERF_EVENT_ARRAY;
+      break;
+    case BPF_FUNC_ringbuf_output:
+      ok = ok && map.type == BPF_MAP_TYPE_RINGBUF;
+      break;
+    case BPF_FUNC_get_stackid:
+      ok = ok && map.type == BPF_MAP_TYPE_STACK_TRACE;
+      break;
+    case BPF_FUNC_map_push_elem:
+    case BPF_FUNC_map_pop_elem:
+    case BPF_FUNC_map_peek_elem:
+      ok = ok && (map.type == BPF_MAP_TYPE_QUEUE || map.type == BPF_MAP_TYPE_STACK);
+      break;
+    default:
+      break;
+  }
+  if (!ok) {
+    return log_.reject(EINVAL, "cannot pass map_type %u into func %s#%d", map.type,
+                       helper_label(helper), helper);
+  }
+  return 0;
+}
+
+int Checker::do_call(std::uint32_t idx, const Insn& in, std::uint32_t& next) {
+  if (insn_source(in.code) != BPF_K || in.off != 0 ||
+      (in.src_reg != 0 && in.src_reg != BPF_PSEUDO_CALL) || in.dst_reg != 0 ||
+      insn_class(in.code) == BPF_JMP32) {
+    return log_.reject(EINVAL, "BPF_CALL uses reserved fields");
+  }
+  if (in.src_reg == BPF_PSEUDO_CALL) return do_local_call(idx, in, next);
+  const std::int32_t id = in.imm;
+  if (id < 0 || id >= kHelperIdLimit)
+    return log_.reject(EINVAL, "invalid func %s#%d", helper_label(id), id);
+  if (id == BPF_FUNC_get_func_ip) return check_get_func_ip(id);
+  const HelperProto* proto = perf_event_helper_proto(id);
+  if (!proto) {
+    return log_.reject(EINVAL, "program of this type cannot use helper %s#%d", helper_label(id),
+                       id);
+  }
+  if (proto->gpl_only && !options_.gpl_compatible) {
+    return log_.reject(EINVAL,
+                       "cannot call GPL-restricted function from non-GPL compatible program");
+  }
+  CallMeta meta;
+  ArgType prev = ArgType::kNone;
+  for (int a = 0; a < 5 && proto->args[a] != ArgType::kNone; ++a) {
+    if (int err = check_helper_arg(a + 1, proto->args[a], meta, prev)) return err;
+    prev = proto->args[a];
+  }
+  if (int err = check_map_compat(meta.map, id)) return err;
+  // Memory the helper writes: every byte becomes initialized data.
+  if (meta.raw_regno >= 0 && meta.raw_size > 0) {
+    const RegState ptr = reg(meta.raw_regno);
+    const std::int64_t base = ptr.off;
+    const std::int64_t lo = ptr.var_off.is_const()
+                                ? base + static_cast<std::int64_t>(ptr.var_off.value)
+                                : base + ptr.smin;
+    const std::int64_t hi =
+        (ptr.var_off.is_const() ? lo : base + ptr.smax) + static_cast<std::int64_t>(meta.raw_size);
+    stack_mark_misc(cur_.frames[ptr.frameno], lo, std::min<std::int64_t>(hi, 0), false);
+  }
+  for (int r = 1; r <= 5; ++r) reg(r) = RegState{};
+  RegState& r0 = reg(0);
+  switch (proto->ret) {
+    case RetType::kVoid:
+      r0 = RegState{};
+      break;
+    case RetType::kInteger:
+      r0 = make_unknown_scalar();
+      if (id == BPF_FUNC_get_stack || id == BPF_FUNC_probe_read_str ||
+          id == BPF_FUNC_probe_read_kernel_str || id == BPF_FUNC_probe_read_user_str) {
+        r0.smax = static_cast<std::int64_t>(meta.msize_max);
+        r0.s32_max = static_cast<std::int32_t>(meta.msize_max);
+        r0.smin = -kMaxErrno;
+        r0.s32_min = -kMaxErrno;
+        reg_bounds_sync(r0);
+      }
+      break;
+    case RetType::kPtrToMapValueOrNull: {
+      r0 = make_pointer(RegType::kPtrToMapValue);
+      r0.map = static_cast<std::int16_t>(meta.map);
+      const MapSpec& map = (*options_.maps)[static_cast<std::size_t>(meta.map)];
+      const bool elide = id == BPF_FUNC_map_lookup_elem && meta.const_map_key >= 0 &&
+                         meta.const_map_key < static_cast<std::int64_t>(map.max_entries);
+      if (!elide) {
+        r0.maybe_null = true;
+        r0.id = ++id_gen_;
+      }
+      break;
+    }
+  }
+  next = idx + 1;
+  return 0;
+}
+
+// The kernel offers bpf_get_func_ip to every tracing type, then refuses it for perf_event
+// programs once the arguments are checked (check_get_func_ip).
+int Checker::check_get_func_ip(std::int32_t id) {
+  if (!options_.gpl_compatible) {
+    return log_.reject(EINVAL,
+                       "cannot call GPL-restricted function from non-GPL compatible program");
+  }
+  CallMeta meta;
+  if (int err = check_helper_arg(1, ArgType::kPtrToCtx, meta, ArgType::kNone)) return err;
+  return log_.reject(kENOTSUPP, "func %s#%d not supported for program type %u", helper_label(id),
+                     id, options_.prog_type);
+}
+
+int Checker::do_local_call(std::uint32_t idx, const Insn& in, std::uint32_t& next) {
+  if (cur_.frames.size() >= static_cast<std::size_t>(kMaxCallFrames)) {
+    return log_.reject(E2BIG, "the call stack of %zu frames is too deep", cur_.frames.size() + 1);
+  }
+  const auto target = static_cast<std::uint32_t>(static_cast<std::int64_t>(idx) + in.imm + 1);
+  FuncState callee;
+  callee.callsite = static_cast<std::int32_t>(idx);
+  callee.subprog = shape_.subprog_of[target];
+  callee.frameno = static_cast<std::uint8_t>(cur_.frames.size());
+  for (int r = 1; r <= 5; ++r) callee.regs[static_cast<std::size_t>(r)] = reg(r);
+  callee.regs[kFramePointer] = make_pointer(RegType::kPtrToStack);
+  callee.regs[kFramePointer].frameno = callee.frameno;
+  for (int r = 0; r <= 5; ++r) reg(r) = RegState{};
+  cur_.frames.push_back(std::move(callee));
+  next = target;
+  return 0;
+}
+
+int Checker::do_exit(std::uint32_t& next, bool& path_end) {
+  if (cur_.frames.size() > 1) {
+    const RegState r0 = reg(0);
+    if (r0.type == RegType::kPtrToStack) {
+      return log_.reject(EINVAL, "cannot return stack pointer to the caller frame");
+    }
+    const auto callsite = static_cast<std::uint32_t>(frame().callsite);
+    cur_.frames.pop_back();
+    reg(0) = r0;
+    next = callsite + 1;
+    return 0;
+  }
+  // PERF_EVENT programs may return any initialized value (privileged: pointers too).
+  if (reg(0).type == RegType::kNotInit) return log_.reject(EACCES, "R0 !read_ok");
+  path_end = true;
+  return 0;
+}
+
+// ---- stack depth
+
+int Checker::check_max_stack_depth() {
+  // Every call chain of the static call graph. The x86-64 JIT gives perf_event programs private
+  // stacks (Linux 6.13+): a frame of 64 bytes or more lives in its own and counts only against
+  // its own limit; the smaller ones share the program stack and must fit MAX_BPF_STACK together.
+  // stack_depth reports the whole chain, private frames included.
+  std::vector<std::vector<std::uint16_t>> callees(shape_.subprogs.size());
+  for (std::size_t i = 0; i < insns_.size(); ++i) {
+    const Insn& in = insns_[i];
+    if (in.code == (BPF_JMP | BPF_CALL) && in.src_reg == BPF_PSEUDO_CALL) {
+      const auto target = static_cast<std::size_t>(static_cast<std::int64_t>(i) + in.imm + 1);
+      callees[shape_.subprog_of[i]].push_back(shape_.subprog_of[target]);
+    }
+  }
+  auto rounded = [&](std::size_t s) {
+    return (subprog_depth_[s] + kStackRound - 1) / kStackRound * kStackRound;
+  };
+  std::uint32_t deepest = 0;
+  struct Frame {
+    std::uint16_t subprog;
+    std::size_t next_callee;
+    std::uint32_t depth;   // every frame of the chain
+    std::uint32_t shared;  // the frames on the program stack
+  };
+  auto shared = [&](std::size_t s) { return rounded(s) >= kPrivateStackMin ? 0 : rounded(s); };
+  std::vector<Frame> chain{{0, 0, rounded(0), shared(0)}};
+  while (!chain.empty()) {
+    Frame& top = chain.back();
+    if (top.shared > static_cast<std::uint32_t>(kMaxStack)) {
+      return log_.reject(EACCES, "combined stack size of %zu calls is %u. Too large", chain.size(),
+                         top.shared);
+    }
+    deepest = std::max(deepest, top.depth);
+    if (top.next_callee >= callees[top.subprog].size()) {
+      chain.pop_back();
+      continue;
+    }
+    const std::uint16_t callee = callees[top.subprog][top.next_callee++];
+    if (chain.size() >= static_cast<std::size_t>(kMaxCallFrames)) {
+      return log_.reject(E2BIG, "the call stack of %zu frames is too deep !", chain.size() + 1);
+    }
+    const std::uint32_t depth = top.depth + rounded(callee);
+    const std::uint32_t on_shared = top.shared + shared(callee);
+    chain.push_back({callee, 0, depth, on_shared});
+  }
+  result_.stack_depth = deepest;
+  return 0;
+}
+
+}  // namespace userperf::bpf
