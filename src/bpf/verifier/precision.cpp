@@ -3,20 +3,16 @@
 namespace userperf::bpf {
 namespace {
 
-constexpr std::uint16_t bit(int reg) {
-  return static_cast<std::uint16_t>(1U << reg);
-}
-
 // Also require the scalars linked to a required one (copies refined together by jumps).
 void add_linked(const VerifierState& state, PrecisionSet& need) {
   for (std::size_t f = 0; f < state.frames.size(); ++f) {
     for (int r = 0; r < kNumRegs; ++r) {
       const RegState& reg = state.frames[f].regs[static_cast<std::size_t>(r)];
-      if (!(need.regs[f] & bit(r)) || reg.type != RegType::kScalar || reg.id == 0) continue;
+      if (!(need.regs[f] & reg_bit(r)) || reg.type != RegType::kScalar || reg.id == 0) continue;
       for (std::size_t g = 0; g < state.frames.size(); ++g) {
         for (int q = 0; q < kNumRegs; ++q) {
           const RegState& other = state.frames[g].regs[static_cast<std::size_t>(q)];
-          if (other.type == RegType::kScalar && other.id == reg.id) need.regs[g] |= bit(q);
+          if (other.type == RegType::kScalar && other.id == reg.id) need.regs[g] |= reg_bit(q);
         }
       }
     }
@@ -35,10 +31,10 @@ void apply_to_checkpoint(VerifierState& state, PrecisionSet& need) {
     }
     FuncState& frame = state.frames[f];
     for (int r = 0; r < kNumRegs; ++r) {
-      if (!(need.regs[f] & bit(r))) continue;
+      if (!(need.regs[f] & reg_bit(r))) continue;
       RegState& reg = frame.regs[static_cast<std::size_t>(r)];
       if (reg.type != RegType::kScalar || reg.precise) {
-        need.regs[f] = static_cast<std::uint16_t>(need.regs[f] & ~bit(r));
+        need.regs[f] = static_cast<std::uint16_t>(need.regs[f] & ~reg_bit(r));
       } else {
         reg.precise = true;
       }
@@ -64,8 +60,8 @@ void apply_to_checkpoint(VerifierState& state, PrecisionSet& need) {
 void backtrack_memory(const Insn& in, const HistoryEntry& entry, std::uint16_t& regs,
                       PrecisionSet& need) {
   const std::uint8_t cls = insn_class(in.code);
-  const std::uint16_t dst = bit(in.dst_reg);
-  const std::uint16_t src = bit(in.src_reg);
+  const std::uint16_t dst = reg_bit(in.dst_reg);
+  const std::uint16_t src = reg_bit(in.src_reg);
   if (cls == BPF_LDX) {
     if (!(regs & dst)) return;
     regs = static_cast<std::uint16_t>(regs & ~dst);
@@ -78,7 +74,7 @@ void backtrack_memory(const Insn& in, const HistoryEntry& entry, std::uint16_t& 
   if (insn_mode(in.code) == BPF_ATOMIC) {
     // The fetched value (into src, or r0 for cmpxchg) came from the slot; the slot's new value
     // from src.
-    const std::uint16_t fetched = in.imm == BPF_CMPXCHG ? bit(0) : src;
+    const std::uint16_t fetched = in.imm == BPF_CMPXCHG ? reg_bit(0) : src;
     if (regs & fetched) {
       regs = static_cast<std::uint16_t>(regs & ~fetched);
       slots |= mask;
@@ -111,15 +107,15 @@ void backtrack_jump(const Insn& in, std::size_t& depth, PrecisionSet& need) {
   if (op == BPF_EXIT) {
     // Back into a callee that returned: the caller's r0 is the callee's.
     if (depth + 1 >= static_cast<std::size_t>(kMaxCallFrames)) return;
-    const bool r0 = regs & bit(0);
-    regs = static_cast<std::uint16_t>(regs & ~bit(0));
+    const bool r0 = regs & reg_bit(0);
+    regs = static_cast<std::uint16_t>(regs & ~reg_bit(0));
     ++depth;
-    need.regs[depth] = r0 ? bit(0) : 0;
+    need.regs[depth] = r0 ? reg_bit(0) : 0;
     need.slots[depth] = 0;
     return;
   }
-  const std::uint16_t dst = bit(in.dst_reg);
-  const std::uint16_t src = bit(in.src_reg);
+  const std::uint16_t dst = reg_bit(in.dst_reg);
+  const std::uint16_t src = reg_bit(in.src_reg);
   if (op != BPF_JA && insn_source(in.code) == BPF_X && (regs & (dst | src))) regs |= dst | src;
 }
 
@@ -129,16 +125,16 @@ void backtrack_insn(const Insn& in, const HistoryEntry& entry, std::size_t& dept
   std::uint16_t& regs = need.regs[depth];
   const std::uint8_t cls = insn_class(in.code);
   const std::uint8_t op = insn_op(in.code);
-  const std::uint16_t dst = bit(in.dst_reg);
+  const std::uint16_t dst = reg_bit(in.dst_reg);
   switch (cls) {
     case BPF_ALU:
     case BPF_ALU64:
       if (!(regs & dst)) return;
       if (op == BPF_MOV) {
         regs = static_cast<std::uint16_t>(regs & ~dst);
-        if (insn_source(in.code) == BPF_X) regs |= bit(in.src_reg);
+        if (insn_source(in.code) == BPF_X) regs |= reg_bit(in.src_reg);
       } else if (insn_source(in.code) == BPF_X && op != BPF_NEG && op != BPF_END) {
-        regs |= bit(in.src_reg);
+        regs |= reg_bit(in.src_reg);
       }
       return;
     case BPF_LDX:
@@ -166,7 +162,7 @@ bool PrecisionSet::empty() const {
 
 void mark_precise(std::span<const Insn> insns, std::vector<HistoryEntry>& history,
                   std::int32_t tail, std::size_t depth, PrecisionSet need) {
-  for (auto& r : need.regs) r = static_cast<std::uint16_t>(r & ~bit(kFramePointer));
+  for (auto& r : need.regs) r = static_cast<std::uint16_t>(r & ~reg_bit(kFramePointer));
   for (std::int32_t at = tail; at >= 0 && !need.empty();) {
     HistoryEntry& entry = history[static_cast<std::size_t>(at)];
     if (entry.checkpoint) {

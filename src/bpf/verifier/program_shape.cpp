@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "bpf/verifier/helper_protos.hpp"
+#include "bpf/verifier/reg_state.hpp"
 
 namespace userperf::bpf {
 namespace {
@@ -250,10 +251,6 @@ struct UseDef {
   std::uint16_t def = 0;
 };
 
-constexpr std::uint16_t bit(int reg) {
-  return static_cast<std::uint16_t>(1U << reg);
-}
-
 UseDef use_def(const Insn& in) {
   UseDef ud;
   const std::uint8_t cls = insn_class(in.code);
@@ -261,47 +258,47 @@ UseDef use_def(const Insn& in) {
   switch (cls) {
     case BPF_ALU:
     case BPF_ALU64:
-      if (op != BPF_MOV) ud.use |= bit(in.dst_reg);
+      if (op != BPF_MOV) ud.use |= reg_bit(in.dst_reg);
       if (insn_source(in.code) == BPF_X && op != BPF_NEG && op != BPF_END)
-        ud.use |= bit(in.src_reg);
-      ud.def = bit(in.dst_reg);
+        ud.use |= reg_bit(in.src_reg);
+      ud.def = reg_bit(in.dst_reg);
       break;
     case BPF_LDX:
-      ud.use = bit(in.src_reg);
-      ud.def = bit(in.dst_reg);
+      ud.use = reg_bit(in.src_reg);
+      ud.def = reg_bit(in.dst_reg);
       break;
     case BPF_ST:
-      ud.use = bit(in.dst_reg);
+      ud.use = reg_bit(in.dst_reg);
       break;
     case BPF_STX:
-      ud.use = bit(in.dst_reg) | bit(in.src_reg);
+      ud.use = reg_bit(in.dst_reg) | reg_bit(in.src_reg);
       if (insn_mode(in.code) == BPF_ATOMIC) {
         if (in.imm == BPF_CMPXCHG) {
-          ud.use |= bit(0);
-          ud.def = bit(0);
+          ud.use |= reg_bit(0);
+          ud.def = reg_bit(0);
         } else if (in.imm & BPF_FETCH) {
-          ud.def = bit(in.src_reg);
+          ud.def = reg_bit(in.src_reg);
         }
       }
       break;
     case BPF_LD:
       if (is_lddw(in)) {
-        ud.def = bit(in.dst_reg);
+        ud.def = reg_bit(in.dst_reg);
       } else {  // LD_ABS/IND: rejected for this program type; reads ctx in r6
-        ud.use = bit(6) | bit(in.src_reg);
+        ud.use = reg_bit(6) | reg_bit(in.src_reg);
         ud.def = 0x3f;
       }
       break;
     default:  // jumps
       if (op == BPF_EXIT) {
-        ud.use = bit(0);
+        ud.use = reg_bit(0);
       } else if (op == BPF_CALL) {
         const int args = in.src_reg == BPF_PSEUDO_CALL ? 5 : helper_arg_count(in.imm);
-        for (int r = 1; r <= args; ++r) ud.use |= bit(r);
+        for (int r = 1; r <= args; ++r) ud.use |= reg_bit(r);
         ud.def = 0x3f;
       } else if (op != BPF_JA) {
-        ud.use = bit(in.dst_reg);
-        if (insn_source(in.code) == BPF_X) ud.use |= bit(in.src_reg);
+        ud.use = reg_bit(in.dst_reg);
+        if (insn_source(in.code) == BPF_X) ud.use |= reg_bit(in.src_reg);
       }
       break;
   }
@@ -325,7 +322,7 @@ void compute_liveness(std::span<const Insn> insns, ProgramShape& shape) {
           out |= shape.live_in[static_cast<std::size_t>(next[s])];
         }
       }
-      const auto in = static_cast<std::uint16_t>(ud[k].use | (out & ~ud[k].def) | bit(10));
+      const auto in = static_cast<std::uint16_t>(ud[k].use | (out & ~ud[k].def) | reg_bit(10));
       if (in != shape.live_in[k]) {
         shape.live_in[k] = in;
         changed = true;

@@ -23,6 +23,11 @@ enum class RegType : std::uint8_t {
 inline constexpr std::int64_t kMaxVarOff = 1LL << 29;
 inline constexpr std::uint64_t kMaxVarSize = 1ULL << 29;
 
+// Register `reg`'s bit in a register mask (ProgramShape::live_in, PrecisionSet::regs).
+constexpr std::uint16_t reg_bit(int reg) {
+  return static_cast<std::uint16_t>(1U << reg);
+}
+
 struct RegState {
   RegType type = RegType::kNotInit;
   bool maybe_null = false;

@@ -11,10 +11,6 @@
 namespace userperf::bpf {
 namespace {
 
-std::uint16_t bit(int reg) {
-  return static_cast<std::uint16_t>(1U << reg);
-}
-
 // Pairs of ids seen in an old and a current state: the relation must be one-to-one.
 class IdMap {
  public:
@@ -139,6 +135,15 @@ bool stack_safe(const FuncState& o, const FuncState& c, IdMap& ids, bool exact) 
   return true;
 }
 
+// The registers of frame f that later instructions may read when `state` is at insn idx: those
+// live at idx in the current frame; in a caller, its callee-saved r6-r10 live at the return.
+std::uint16_t live_regs(const ProgramShape& shape, const VerifierState& state, std::size_t f,
+                        std::uint32_t idx) {
+  if (f + 1 == state.frames.size()) return shape.live_in[idx];
+  const auto ret = static_cast<std::size_t>(state.frames[f + 1].callsite) + 1;
+  return static_cast<std::uint16_t>(shape.live_in[ret] & 0x7c0);  // r6-r10
+}
+
 }  // namespace
 
 bool Checker::states_equal(const VerifierState& o, const VerifierState& c, std::uint32_t idx,
@@ -149,15 +154,9 @@ bool Checker::states_equal(const VerifierState& o, const VerifierState& c, std::
     const FuncState& of = o.frames[f];
     const FuncState& cf = c.frames[f];
     if (of.callsite != cf.callsite) return false;
-    std::uint16_t live = 0xffff;
-    if (f + 1 == o.frames.size()) {
-      live = shape_.live_in[idx];
-    } else {
-      const auto ret = static_cast<std::size_t>(o.frames[f + 1].callsite) + 1;
-      live = static_cast<std::uint16_t>(shape_.live_in[ret] & 0x7c0);  // r6-r10
-    }
+    const std::uint16_t live = live_regs(shape_, o, f, idx);
     for (int r = 0; r < kNumRegs; ++r) {
-      if (!(live & bit(r))) continue;
+      if (!(live & reg_bit(r))) continue;
       if (!reg_safe(of.regs[static_cast<std::size_t>(r)], cf.regs[static_cast<std::size_t>(r)], ids,
                     exact)) {
         return false;
@@ -226,7 +225,7 @@ int Checker::is_state_visited(std::uint32_t idx, bool& pruned) {
 void Checker::need_precise_reg(int r) {
   if (!reg(r).is_scalar()) return;
   PrecisionSet need;
-  need.regs[cur_.frames.size() - 1] = bit(r);
+  need.regs[cur_.frames.size() - 1] = reg_bit(r);
   mark_precise(insns_, history_, history_tail_, cur_.frames.size() - 1, need);
 }
 
@@ -241,14 +240,10 @@ void Checker::propagate_precision(const VerifierState& old, std::uint32_t idx) {
   PrecisionSet need;
   for (std::size_t f = 0; f < old.frames.size(); ++f) {
     const FuncState& of = old.frames[f];
-    const std::uint16_t live =
-        f + 1 == old.frames.size()
-            ? shape_.live_in[idx]
-            : static_cast<std::uint16_t>(
-                  shape_.live_in[static_cast<std::size_t>(old.frames[f + 1].callsite) + 1] & 0x7c0);
+    const std::uint16_t live = live_regs(shape_, old, f, idx);
     for (int r = 0; r < kNumRegs; ++r) {
       const RegState& o = of.regs[static_cast<std::size_t>(r)];
-      if ((live & bit(r)) && o.is_scalar() && o.precise) need.regs[f] |= bit(r);
+      if ((live & reg_bit(r)) && o.is_scalar() && o.precise) need.regs[f] |= reg_bit(r);
     }
     for (std::size_t spi = 0; spi < of.stack.size(); ++spi) {
       const StackSlot& s = of.stack[spi];
