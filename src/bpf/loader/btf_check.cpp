@@ -2,26 +2,16 @@
 
 #include <linux/btf.h>
 
-#include <cstring>
 #include <string>
 #include <vector>
+
+#include "bpf/loader/untrusted_bytes.hpp"
 
 namespace userperf::bpf::loader {
 namespace {
 
 std::optional<Error> malformed(const std::string& what) {
   return make_error(EINVAL, "malformed .BTF: " + what);
-}
-
-bool fits(std::uint64_t offset, std::uint64_t size, std::uint64_t limit) {
-  return offset <= limit && size <= limit - offset;
-}
-
-template <class T>
-T read_at(std::span<const std::uint8_t> bytes, std::uint64_t offset) {
-  T value;
-  std::memcpy(&value, bytes.data() + offset, sizeof value);
-  return value;
 }
 
 // The bytes of the records that follow a btf_type of this kind; false for an unknown kind.

@@ -7,24 +7,13 @@
 #include <string>
 
 #include "bpf/isa/insn.hpp"
+#include "bpf/loader/untrusted_bytes.hpp"
 
 namespace userperf::bpf::loader {
 namespace {
 
 std::optional<Error> malformed(const std::string& what) {
   return make_error(EINVAL, "malformed ELF: " + what);
-}
-
-// `offset + size <= limit` without overflow.
-bool fits(std::uint64_t offset, std::uint64_t size, std::uint64_t limit) {
-  return offset <= limit && size <= limit - offset;
-}
-
-template <class T>
-T read_at(std::span<const std::uint8_t> bytes, std::uint64_t offset) {
-  T value;
-  std::memcpy(&value, bytes.data() + offset, sizeof value);  // may be unaligned
-  return value;
 }
 
 bool has_data(const Elf64_Shdr& shdr) {

@@ -14,6 +14,7 @@
 #include "bpf/loader/global_data.hpp"
 #include "bpf/loader/libbpf_view.hpp"
 #include "bpf/loader/program_linker.hpp"
+#include "bpf/loader/untrusted_bytes.hpp"
 
 namespace userperf::bpf {
 namespace {
@@ -50,9 +51,7 @@ Expected<std::uint32_t> read_version(const ElfView& elf) {
   if (section->bytes.size() != sizeof(std::uint32_t)) {
     return make_error(EINVAL, "section 'version' is not 4 bytes");
   }
-  std::uint32_t version;
-  std::memcpy(&version, section->bytes.data(), sizeof version);
-  return version;
+  return loader::read_at<std::uint32_t>(section->bytes, 0);
 }
 
 // BTF maps (libbpf's order) located by their symbols in .maps, then one map per data section.

@@ -2,10 +2,10 @@
 
 #include <elf.h>
 
-#include <cstring>
 #include <optional>
 
 #include "bpf/loader/global_data.hpp"
+#include "bpf/loader/untrusted_bytes.hpp"
 
 namespace userperf::bpf::loader {
 namespace {
@@ -13,9 +13,7 @@ namespace {
 constexpr std::uint64_t kInsnSize = sizeof(Insn);
 
 Insn insn_at(const ElfSection& section, std::uint64_t index) {
-  Insn insn;
-  std::memcpy(&insn, section.bytes.data() + index * kInsnSize, kInsnSize);
-  return insn;
+  return read_at<Insn>(section.bytes, index * kInsnSize);
 }
 
 bool is_pseudo_call(const Insn& insn) {
@@ -33,7 +31,7 @@ Error relocation_error(const ElfSection& section, std::uint64_t offset, const st
 std::optional<Error> check_relocation(const ElfView& elf, const ElfSection& section,
                                       const ElfRelocation& relocation) {
   const std::uint64_t offset = relocation.offset;
-  if (offset >= section.size || section.size - offset < kInsnSize) {
+  if (!fits(offset, kInsnSize, section.size)) {
     return relocation_error(section, offset, "outside the section");
   }
   if (offset % kInsnSize != 0) {
@@ -58,7 +56,8 @@ std::optional<Error> check_relocation(const ElfView& elf, const ElfSection& sect
                                 "', which is neither maps, global data nor code");
   }
   const Insn insn = insn_at(section, offset / kInsnSize);
-  if (relocation.type == R_BPF_64_64 && (!is_lddw(insn) || section.size - offset < 2 * kInsnSize)) {
+  if (relocation.type == R_BPF_64_64 &&
+      (!is_lddw(insn) || !fits(offset, 2 * kInsnSize, section.size))) {
     return relocation_error(section, offset, "R_BPF_64_64 on an instruction that is not lddw");
   }
   if (relocation.type == R_BPF_64_32 && !is_pseudo_call(insn)) {
@@ -255,7 +254,7 @@ Expected<ProgramLinker> ProgramLinker::create(const ElfView& elf, MapLayout layo
     const ElfSection* section = elf.section_of(symbol);
     if (symbol.type != STT_FUNC || section == nullptr || !section->executable()) continue;
     if (symbol.value % kInsnSize != 0 || symbol.size % kInsnSize != 0 || symbol.size == 0 ||
-        symbol.value > section->size || symbol.size > section->size - symbol.value) {
+        !fits(symbol.value, symbol.size, section->size)) {
       return make_error(EINVAL, "function '" + symbol.name + "' does not lie on whole " +
                                     "instructions inside " + where(*section, symbol.value));
     }
