@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "bpf/isa/memory_region.hpp"
 #include "bpf/isa/program_image.hpp"
-#include "bpf/vm/interpreter.hpp"
 #include "support/expected.hpp"
 
 namespace userperf::bpf {

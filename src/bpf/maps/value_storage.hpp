@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "bpf/vm/interpreter.hpp"
+#include "bpf/isa/memory_region.hpp"
 #include "support/expected.hpp"
 
 namespace userperf::bpf {

@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "bpf/vm/interpreter.hpp"
+#include "bpf/isa/helper_call.hpp"
 
 namespace userperf::bpf {
 

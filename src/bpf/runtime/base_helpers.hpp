@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "bpf/vm/interpreter.hpp"
+#include "bpf/isa/helper_call.hpp"
 
 namespace userperf::bpf {
 

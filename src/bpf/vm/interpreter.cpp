@@ -8,13 +8,6 @@ struct Interpreter::Impl {
   vm::Program program;
 };
 
-bool CallContext::may_access(std::uintptr_t p, std::uint64_t size, bool write) const {
-  for (const MemoryRegion& r : regions) {
-    if (p >= r.begin && p < r.end && size <= r.end - p && (r.writable || !write)) return true;
-  }
-  return false;
-}
-
 const char* to_string(RunStatus status) {
   switch (status) {
     case RunStatus::kOk:

@@ -9,30 +9,12 @@
 #include <span>
 #include <vector>
 
+#include "bpf/isa/helper_call.hpp"
 #include "bpf/isa/insn.hpp"
+#include "bpf/isa/memory_region.hpp"
 #include "support/expected.hpp"
 
 namespace userperf::bpf {
-
-struct MemoryRegion {
-  std::uintptr_t begin = 0;
-  std::uintptr_t end = 0;  // one past the last byte
-  bool writable = false;
-};
-
-// What a helper sees besides its five arguments.
-struct CallContext {
-  void* env = nullptr;                    // run()'s env: the caller's per-run state
-  std::span<const MemoryRegion> regions;  // every region of this run (stack and static included)
-  bool abort = false;  // set by a helper to end the program at once with r0 = its return value
-
-  // True when [p, p + size) lies inside one region (writable when `write`); no overflow on wrap.
-  bool may_access(std::uintptr_t p, std::uint64_t size, bool write) const;
-};
-
-// A helper: r0 = fn(r1..r5). SIGNAL-SAFE when the program runs on the overflow path.
-using HelperFn = std::uint64_t (*)(std::uint64_t r1, std::uint64_t r2, std::uint64_t r3,
-                                   std::uint64_t r4, std::uint64_t r5, CallContext& call);
 
 struct InterpreterOptions {
   // Helpers by kernel helper id (enum bpf_func_id); nullptr entries are unknown helpers.

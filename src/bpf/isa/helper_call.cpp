@@ -1,0 +1,12 @@
+#include "bpf/isa/helper_call.hpp"
+
+namespace userperf::bpf {
+
+bool CallContext::may_access(std::uintptr_t p, std::uint64_t size, bool write) const {
+  for (const MemoryRegion& r : regions) {
+    if (p >= r.begin && p < r.end && size <= r.end - p && (r.writable || !write)) return true;
+  }
+  return false;
+}
+
+}  // namespace userperf::bpf
