@@ -4,6 +4,7 @@
 #include <cerrno>
 
 #include "bpf/perf/perf_event_ctx.hpp"
+#include "bpf/vm/interpreter.hpp"
 
 namespace userperf::bpf {
 

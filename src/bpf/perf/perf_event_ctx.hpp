@@ -7,8 +7,8 @@
 #include <array>
 #include <cstdint>
 
+#include "bpf/isa/memory_region.hpp"
 #include "bpf/verifier/verifier.hpp"
-#include "bpf/vm/interpreter.hpp"
 #include "core/event.hpp"
 #include "core/sample_data.hpp"
 
