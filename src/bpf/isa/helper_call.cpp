@@ -1,3 +1,4 @@
+// CallContext::may_access: how a helper checks a pointer argument against the run's regions.
 #include "bpf/isa/helper_call.hpp"
 
 namespace userperf::bpf {
