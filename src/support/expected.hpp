@@ -17,6 +17,10 @@
 
 namespace userperf {
 
+// The kernel-internal ENOTSUPP (524), which BPF_PROG_LOAD and BPF_MAP_CREATE pass on to user
+// space for some refusals; no libc names it.
+inline constexpr int kEnotsupp = 524;
+
 struct Error {
   static constexpr std::uint64_t kNoOffset = ~std::uint64_t{0};
   int code = EINVAL;                 // the kernel's errno for this failure, positive

@@ -21,7 +21,6 @@ namespace {
 
 namespace kernel_bpf = userperf::testing::kernel_bpf;
 
-constexpr int kEnotsupp = 524;  // the kernel-internal ENOTSUPP, which glibc does not name
 
 const std::string& corpus_dir() {
   static const std::string dir =

@@ -92,7 +92,7 @@ Expected<MapSpec> check_hash(MapSpec spec) {
   }
   if (!lru && percpu_lru) return invalid(spec, "BPF_F_NO_COMMON_LRU is for LRU maps only");
   if (lru && !prealloc) {
-    return make_error(static_cast<int>(kEnotsupp),
+    return make_error(kEnotsupp,
                       "map '" + spec.name + "': an LRU map cannot be BPF_F_NO_PREALLOC");
   }
   if ((spec.map_flags & BPF_F_NUMA_NODE) && (percpu || percpu_lru)) {

@@ -19,7 +19,6 @@ inline constexpr std::uint32_t kPcpuMinUnitSize = 32u << 10;  // PCPU_MIN_UNIT_S
 inline constexpr std::uint32_t kPerfMaxStackDepth = 127;      // kernel.perf_event_max_stack default
 inline constexpr std::uint32_t kStackBuildIdSize = 32;        // sizeof(struct bpf_stack_build_id)
 inline constexpr std::uint32_t kMaxHashBuckets = 1u << 31;    // roundup_pow_of_two() limit
-inline constexpr std::uint32_t kEnotsupp = 524;               // ENOTSUPP (kernel-internal errno)
 
 Expected<MapSpec> check_map_create(const MapSpec& spec);
 

@@ -56,7 +56,7 @@ int PerfEventArray::lookup_elem(const void* key, void* value) {
   (void)key, (void)value;
   if (int err = check_consumer_read(spec_)) return err;
   // bpf_fd_array_map_lookup_elem: perf event arrays have no map_fd_sys_lookup_elem.
-  return -static_cast<int>(kEnotsupp);
+  return -kEnotsupp;
 }
 
 int PerfEventArray::update_elem(const void* key, const void* value, std::uint64_t flags) {

@@ -1,12 +1,13 @@
 // Calls and returns (check_helper_call, check_func_call, prepare_func_exit): helper arguments
 // against perf_event_helper_proto(), map/helper compatibility, the return value; subprogram
 // frames; and, after the walk, the stack depth of every static call chain.
-#include "bpf/verifier/checker.hpp"
-
 #include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <utility>
+
+#include "bpf/verifier/checker.hpp"
+#include "support/expected.hpp"
 
 namespace userperf::bpf {
 namespace {
@@ -15,7 +16,6 @@ constexpr int kHelperIdLimit = 212;             // __BPF_FUNC_MAX_ID of Linux 6.
 constexpr std::uint32_t kStackRound = 16;       // round_up_stack_depth() with the JIT
 constexpr std::uint32_t kPrivateStackMin = 64;  // BPF_PRIV_STACK_MIN_SIZE
 constexpr std::int64_t kMaxErrno = 4095;
-constexpr int kENOTSUPP = 524;  // the kernel-internal ENOTSUPP that BPF_PROG_LOAD passes on
 
 }  // namespace
 
@@ -283,7 +283,7 @@ int Checker::check_get_func_ip(std::int32_t id) {
   }
   CallMeta meta;
   if (int err = check_helper_arg(1, ArgType::kPtrToCtx, meta, ArgType::kNone)) return err;
-  return log_.reject(kENOTSUPP, "func %s#%d not supported for program type %u", helper_label(id),
+  return log_.reject(kEnotsupp, "func %s#%d not supported for program type %u", helper_label(id),
                      id, options_.prog_type);
 }
 

@@ -7,6 +7,7 @@
 
 #include "bpf/verifier/helper_protos.hpp"
 #include "bpf/verifier/reg_state.hpp"
+#include "support/expected.hpp"
 
 namespace userperf::bpf {
 namespace {
@@ -108,9 +109,9 @@ int check_insns(std::span<const Insn> insns, const std::vector<MapSpec>* maps, s
           if (map.type != BPF_MAP_TYPE_ARRAY) {
             return fail(log, EINVAL, "no direct value access support for this map type");
           }
-          constexpr int kENOTSUPP = 524;  // array_map_direct_value_addr: only one-entry arrays
           if (map.max_entries != 1) {
-            return fail(log, kENOTSUPP, "invalid access to map value pointer, value_size=%u off=%u",
+            // array_map_direct_value_addr: only one-entry arrays.
+            return fail(log, kEnotsupp, "invalid access to map value pointer, value_size=%u off=%u",
                         map.value_size, off);
           }
           if (off >= map.value_size) {

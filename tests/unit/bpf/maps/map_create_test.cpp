@@ -70,7 +70,7 @@ const CreateCase kCases[] = {
     {"hash MMAPABLE", kHash, 4, 4, 1, BPF_F_MMAPABLE, EINVAL},
     {"percpu hash 32 KiB + 1", kPercpuHash, 4, 32769, 1, 0, E2BIG},
     {"percpu hash NUMA_NODE", kPercpuHash, 4, 4, 1, BPF_F_NUMA_NODE, EINVAL},
-    {"lru NO_PREALLOC", kLru, 4, 4, 1, BPF_F_NO_PREALLOC, static_cast<int>(kEnotsupp)},
+    {"lru NO_PREALLOC", kLru, 4, 4, 1, BPF_F_NO_PREALLOC, kEnotsupp},
     {"lru NO_COMMON_LRU", kLru, 4, 4, 3, BPF_F_NO_COMMON_LRU, 0},
     {"lru NUMA_NODE", kLru, 4, 4, 1, BPF_F_NUMA_NODE, 0},
     {"perf array value 8", kPerf, 4, 8, 2, 0, EINVAL},
