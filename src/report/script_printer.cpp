@@ -330,11 +330,10 @@ class Printer {
     if (decoder != nullptr) {
       SymbolizeContext context{options_.symbols, pid};
       if (options_.symbols != nullptr) decoder->set_symbolizer(&symbolize_for_decoder, &context);
-      trace::DecodeError decode_error;
       extra += "    aux " + *pmu + ":\n";
-      if (!decoder->decode(bytes, "      ", extra, decode_error)) {
-        extra += "      aux decode error at byte " + std::to_string(decode_error.offset) + ": " +
-                 decode_error.message + "\n";
+      if (const Expected<void> decoded = decoder->decode(bytes, "      ", extra); !decoded) {
+        extra += "      aux decode error at byte " + std::to_string(decoded.error().offset) + ": " +
+                 decoded.error().message + "\n";
       }
       decoder->set_symbolizer(nullptr, nullptr);
       return;

@@ -29,12 +29,6 @@ std::uint64_t tag_of(std::uint64_t unit) {
   return unit >> kTagShift;
 }
 
-bool fail(DecodeError& error, std::uint64_t offset, const char* message) {
-  error.offset = offset;
-  error.message = message;
-  return false;
-}
-
 }  // namespace
 
 CallEntry CalltraceEncoder::encode(bool exit, std::uint64_t function, std::uint64_t call_site,
@@ -76,8 +70,8 @@ void CalltraceEncoder::commit(const CallEntry& entry) {
   since_sync_ += entry.bytes;
 }
 
-bool decode_calltrace(std::span<const std::uint8_t> bytes, std::vector<CallEvent>& out,
-                      DecodeError& error, std::uint64_t* skipped) {
+Expected<void> decode_calltrace(std::span<const std::uint8_t> bytes, std::vector<CallEvent>& out,
+                                std::uint64_t* skipped) {
   const std::size_t whole = bytes.size() - bytes.size() % kUnitBytes;
   bool started = false;  // an entry start was seen: from then on every unit must fit
   bool synced = false;
@@ -92,7 +86,7 @@ bool decode_calltrace(std::span<const std::uint8_t> bytes, std::vector<CallEvent
         sync_time = unit & kTimeMask;
         break;
       case kTagContinuation:
-        if (started) return fail(error, off, "continuation unit without an event");
+        if (started) return corrupt_at(off, "continuation unit without an event");
         if (skipped != nullptr) *skipped = off + kUnitBytes;
         break;
       case kTagEvent: {
@@ -104,10 +98,10 @@ bool decode_calltrace(std::span<const std::uint8_t> bytes, std::vector<CallEvent
         std::uint64_t delta = (unit >> kDeltaShift) & (kLowDeltaLimit - 1);
         if (unit & kContinuedBit) {
           if (off + kUnitBytes >= whole)
-            return fail(error, off, "event cut off at its continuation");
+            return corrupt_at(off, "event cut off at its continuation");
           const std::uint64_t next = load_unit(bytes, off + kUnitBytes);
           if (tag_of(next) != kTagContinuation) {
-            return fail(error, off + kUnitBytes, "event without its continuation unit");
+            return corrupt_at(off + kUnitBytes, "event without its continuation unit");
           }
           off += kUnitBytes;
           ev.call_site = next & kAddressMask;
@@ -120,11 +114,11 @@ bool decode_calltrace(std::span<const std::uint8_t> bytes, std::vector<CallEvent
         break;
       }
       default:
-        return fail(error, off, "unit with tag 00 is not padding");
+        return corrupt_at(off, "unit with tag 00 is not padding");
     }
   }
-  if (whole != bytes.size()) return fail(error, whole, "window is not a multiple of 8 bytes");
-  return true;
+  if (whole != bytes.size()) return corrupt_at(whole, "window is not a multiple of 8 bytes");
+  return {};
 }
 
 std::vector<CallEvent> call_stack_after(std::span<const CallEvent> events) {
@@ -147,11 +141,11 @@ class CalltraceDecoder final : public AuxDecoder {
  public:
   const char* format() const override { return "calltrace"; }
 
-  bool decode(std::span<const std::uint8_t> bytes, std::string_view indent, std::string& out,
-              DecodeError& error) const override {
+  Expected<void> decode(std::span<const std::uint8_t> bytes, std::string_view indent,
+                        std::string& out) const override {
     std::vector<CallEvent> events;
     std::uint64_t skipped = 0;
-    const bool ok = decode_calltrace(bytes, events, error, &skipped);
+    Expected<void> decoded = decode_calltrace(bytes, events, &skipped);
     char line[128];
     std::snprintf(line, sizeof line,
                   "calltrace: %zu events in %zu bytes (%" PRIu64 " bytes before the first entry)",
@@ -161,7 +155,7 @@ class CalltraceDecoder final : public AuxDecoder {
     out += '\n';
     list_calls(events, indent, out);
     list_stack(call_stack_after(events), indent, out);
-    return ok;
+    return decoded;
   }
 
  private:

@@ -64,11 +64,11 @@ class CalltraceEncoder {
   std::uint64_t since_sync_ = 0;  // bytes written since the last SYNC
 };
 
-// Decodes a window into events. False with `error` at the first corrupt unit (events before it
+// Decodes a window into events; the first corrupt unit is corrupt_at its offset (events before it
 // stay in `out`). Leading units up to the first EVENT or SYNC that cannot start an entry (the tail
 // of an entry cut by the window) are skipped; `skipped` (when given) gets their byte count.
-bool decode_calltrace(std::span<const std::uint8_t> bytes, std::vector<CallEvent>& out,
-                      DecodeError& error, std::uint64_t* skipped = nullptr);
+Expected<void> decode_calltrace(std::span<const std::uint8_t> bytes, std::vector<CallEvent>& out,
+                                std::uint64_t* skipped = nullptr);
 
 // The call stack after `events` (outermost first): enters push, an exit pops up to its function's
 // frame (frames above it lost their exit, as after longjmp); exits of calls entered before the

@@ -67,20 +67,14 @@ bool chain_starts_at(std::span<const std::uint8_t> bytes, std::size_t end, std::
   return true;
 }
 
-bool fail(DecodeError& error, std::uint64_t offset, const char* message) {
-  error.offset = offset;
-  error.message = message;
-  return false;
-}
-
 class LogDecoder final : public AuxDecoder {
  public:
   const char* format() const override { return "log"; }
-  bool decode(std::span<const std::uint8_t> bytes, std::string_view indent, std::string& out,
-              DecodeError& error) const override {
+  Expected<void> decode(std::span<const std::uint8_t> bytes, std::string_view indent,
+                        std::string& out) const override {
     std::vector<LogRecord> records;
     std::uint64_t skipped = 0;
-    const bool ok = decode_log(bytes, records, error, &skipped);
+    Expected<void> decoded = decode_log(bytes, records, &skipped);
     char line[96];
     if (skipped != 0) {
       std::snprintf(line, sizeof line, "log: %" PRIu64 " bytes before the first record", skipped);
@@ -96,7 +90,7 @@ class LogDecoder final : public AuxDecoder {
       append_escaped(out, r.payload);
       out += '\n';
     }
-    return ok;
+    return decoded;
   }
 };
 
@@ -113,8 +107,8 @@ std::size_t log_record_prefix(std::uint32_t tid, std::uint64_t time, std::size_t
   return kLogHeaderBytes + pad;
 }
 
-bool decode_log(std::span<const std::uint8_t> bytes, std::vector<LogRecord>& out,
-                DecodeError& error, std::uint64_t* skipped) {
+Expected<void> decode_log(std::span<const std::uint8_t> bytes, std::vector<LogRecord>& out,
+                          std::uint64_t* skipped) {
   const std::size_t whole = bytes.size() - bytes.size() % kUnitBytes;
   const std::span<const std::uint8_t> units = bytes.first(whole);
   const std::size_t end = data_end(units);
@@ -127,9 +121,9 @@ bool decode_log(std::span<const std::uint8_t> bytes, std::vector<LogRecord>& out
     if (load_unit(units, off) == 0) {
       std::size_t nonzero = off;
       while (units[nonzero] == 0) ++nonzero;
-      return fail(error, nonzero & ~std::size_t{7}, "data after zero padding");
+      return corrupt_at(nonzero & ~std::size_t{7}, "data after zero padding");
     }
-    if (!parse_header(units, off, h)) return fail(error, off, "not a valid record header");
+    if (!parse_header(units, off, h)) return corrupt_at(off, "not a valid record header");
     LogRecord r;
     r.tid = h.tid;
     r.time = h.time;
@@ -139,8 +133,8 @@ bool decode_log(std::span<const std::uint8_t> bytes, std::vector<LogRecord>& out
     out.push_back(std::move(r));
     off += h.bytes;
   }
-  if (whole != bytes.size()) return fail(error, whole, "window is not a multiple of 8 bytes");
-  return true;
+  if (whole != bytes.size()) return corrupt_at(whole, "window is not a multiple of 8 bytes");
+  return {};
 }
 
 std::unique_ptr<AuxDecoder> make_log_decoder() {

@@ -45,10 +45,10 @@ struct LogRecord {
   std::uint64_t offset = 0;  // byte offset of the record's header in the window
 };
 
-// Decodes a window. False with `error` at the first corrupt byte after the first record (records
-// before it stay in `out`). `skipped` (when given) gets the bytes before the first record.
-bool decode_log(std::span<const std::uint8_t> bytes, std::vector<LogRecord>& out,
-                DecodeError& error, std::uint64_t* skipped = nullptr);
+// Decodes a window; the first corrupt byte after the first record is corrupt_at its offset
+// (records before it stay in `out`). `skipped` (when given) gets the bytes before the first record.
+Expected<void> decode_log(std::span<const std::uint8_t> bytes, std::vector<LogRecord>& out,
+                          std::uint64_t* skipped = nullptr);
 
 std::unique_ptr<AuxDecoder> make_log_decoder();
 

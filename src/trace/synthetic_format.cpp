@@ -16,19 +16,13 @@ std::uint16_t tag_of(std::uint64_t seed_low, std::uint64_t index) {
   return static_cast<std::uint16_t>((splitmix64(index) ^ seed_low) & kTagMask);
 }
 
-bool fail(DecodeError& error, std::uint64_t offset, const char* message) {
-  error.offset = offset;
-  error.message = message;
-  return false;
-}
-
 class SyntheticDecoder final : public AuxDecoder {
  public:
   const char* format() const override { return "synthetic"; }
-  bool decode(std::span<const std::uint8_t> bytes, std::string_view indent, std::string& out,
-              DecodeError& error) const override {
+  Expected<void> decode(std::span<const std::uint8_t> bytes, std::string_view indent,
+                        std::string& out) const override {
     SyntheticWindow w;
-    const bool ok = decode_synthetic(bytes, w, error);
+    Expected<void> decoded = decode_synthetic(bytes, w);
     char line[192];
     if (w.words == 0) {
       std::snprintf(line, sizeof line, "synthetic: no words (%zu zero bytes)", bytes.size());
@@ -39,12 +33,12 @@ class SyntheticDecoder final : public AuxDecoder {
                     " after%s",
                     w.start_position, w.start_position + w.words * kUnitBytes, w.words,
                     static_cast<unsigned>(w.seed_low), w.leading_zero, w.trailing_zero,
-                    ok ? "" : " (then corrupt)");
+                    decoded ? "" : " (then corrupt)");
     }
     out.append(indent);
     out += line;
     out += '\n';
-    return ok;
+    return decoded;
   }
 };
 
@@ -61,12 +55,10 @@ void synthetic_fill(std::uint64_t seed, std::uint64_t position, std::span<std::u
   }
 }
 
-bool verify_synthetic(std::uint64_t seed, std::uint64_t end_position,
-                      std::span<const std::uint8_t> bytes, DecodeError* error) {
-  DecodeError ignored;
-  DecodeError& err = error != nullptr ? *error : ignored;
+Expected<void> verify_synthetic(std::uint64_t seed, std::uint64_t end_position,
+                                std::span<const std::uint8_t> bytes) {
   if (bytes.size() % kUnitBytes != 0 || end_position % kUnitBytes != 0) {
-    return fail(err, bytes.size() - bytes.size() % kUnitBytes, "not a multiple of 8 bytes");
+    return corrupt_at(bytes.size() - bytes.size() % kUnitBytes, "not a multiple of 8 bytes");
   }
   // Position of the window's first byte, as a signed distance from stream position 0.
   const auto start =
@@ -75,13 +67,12 @@ bool verify_synthetic(std::uint64_t seed, std::uint64_t end_position,
     const std::int64_t pos = start + static_cast<std::int64_t>(off);
     const std::uint64_t want =
         pos < 0 ? 0 : synthetic_word(seed, static_cast<std::uint64_t>(pos) / kUnitBytes);
-    if (load_unit(bytes, off) != want) return fail(err, off, "word differs from the stream");
+    if (load_unit(bytes, off) != want) return corrupt_at(off, "word differs from the stream");
   }
-  return true;
+  return {};
 }
 
-bool decode_synthetic(std::span<const std::uint8_t> bytes, SyntheticWindow& out,
-                      DecodeError& error) {
+Expected<void> decode_synthetic(std::span<const std::uint8_t> bytes, SyntheticWindow& out) {
   out = SyntheticWindow{};
   const std::size_t whole = bytes.size() - bytes.size() % kUnitBytes;
   std::size_t off = 0;
@@ -89,11 +80,11 @@ bool decode_synthetic(std::span<const std::uint8_t> bytes, SyntheticWindow& out,
   out.leading_zero = off;
   if (off == whole) {
     out.leading_zero = whole;
-    if (whole != bytes.size()) return fail(error, whole, "window is not a multiple of 8 bytes");
-    return true;
+    if (whole != bytes.size()) return corrupt_at(whole, "window is not a multiple of 8 bytes");
+    return {};
   }
   const std::uint64_t first = load_unit(bytes, off);
-  if ((first >> kTagBits) == 0) return fail(error, off, "not a synthetic word");
+  if ((first >> kTagBits) == 0) return corrupt_at(off, "not a synthetic word");
   const std::uint64_t index = (first >> kTagBits) - 1;
   out.start_position = index * kUnitBytes;
   out.seed_low = static_cast<std::uint16_t>((first ^ splitmix64(index)) & kTagMask);
@@ -101,16 +92,16 @@ bool decode_synthetic(std::span<const std::uint8_t> bytes, SyntheticWindow& out,
     const std::uint64_t word = load_unit(bytes, off);
     if (word == 0) break;
     if (word != synthetic_word(out.seed_low, index + out.words)) {
-      return fail(error, off, "word does not continue the stream");
+      return corrupt_at(off, "word does not continue the stream");
     }
     ++out.words;
   }
   for (; off < whole; off += kUnitBytes) {
-    if (load_unit(bytes, off) != 0) return fail(error, off, "data after the zero padding");
+    if (load_unit(bytes, off) != 0) return corrupt_at(off, "data after the zero padding");
     out.trailing_zero += kUnitBytes;
   }
-  if (whole != bytes.size()) return fail(error, whole, "window is not a multiple of 8 bytes");
-  return true;
+  if (whole != bytes.size()) return corrupt_at(whole, "window is not a multiple of 8 bytes");
+  return {};
 }
 
 std::unique_ptr<AuxDecoder> make_synthetic_decoder() {

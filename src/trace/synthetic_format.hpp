@@ -23,10 +23,10 @@ std::uint64_t synthetic_word(std::uint64_t seed, std::uint64_t index);
 void synthetic_fill(std::uint64_t seed, std::uint64_t position, std::span<std::uint8_t> out);
 
 // Whether `bytes` are exactly the stream bytes that end at `end_position` (bytes before stream
-// position 0 must be zero: an area never written that far). On a mismatch, `error` (when given)
-// names the byte offset of the first wrong word.
-bool verify_synthetic(std::uint64_t seed, std::uint64_t end_position,
-                      std::span<const std::uint8_t> bytes, DecodeError* error = nullptr);
+// position 0 must be zero: an area never written that far). A mismatch is corrupt_at the byte
+// offset of the first wrong word.
+Expected<void> verify_synthetic(std::uint64_t seed, std::uint64_t end_position,
+                                std::span<const std::uint8_t> bytes);
 
 struct SyntheticWindow {
   std::uint64_t leading_zero = 0;    // zero bytes before the first word (never written)
@@ -36,9 +36,9 @@ struct SyntheticWindow {
   std::uint64_t trailing_zero = 0;  // zero padding after the last word
 };
 
-// Recognises a window: leading zeros, consecutive words of one stream, trailing zeros.
-bool decode_synthetic(std::span<const std::uint8_t> bytes, SyntheticWindow& out,
-                      DecodeError& error);
+// Recognises a window: leading zeros, consecutive words of one stream, trailing zeros. What was
+// recognised before a corrupt word stays in `out`.
+Expected<void> decode_synthetic(std::span<const std::uint8_t> bytes, SyntheticWindow& out);
 
 std::unique_ptr<AuxDecoder> make_synthetic_decoder();
 

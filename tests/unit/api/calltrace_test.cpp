@@ -29,9 +29,8 @@ std::uint64_t address(int (*fn)(int)) {
 
 std::vector<trace::CallEvent> decode(const std::vector<std::uint8_t>& bytes) {
   std::vector<trace::CallEvent> events;
-  trace::DecodeError error;
-  EXPECT_TRUE(trace::decode_calltrace(bytes, events, error))
-      << error.message << " at " << error.offset;
+  const Expected<void> decoded = trace::decode_calltrace(bytes, events);
+  EXPECT_TRUE(decoded) << decoded.error().message << " at " << decoded.error().offset;
   return events;
 }
 

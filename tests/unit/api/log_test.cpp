@@ -30,8 +30,8 @@ std::string record_text(int i) {
 
 std::vector<trace::LogRecord> decode(const std::vector<std::uint8_t>& bytes) {
   std::vector<trace::LogRecord> records;
-  trace::DecodeError error;
-  EXPECT_TRUE(trace::decode_log(bytes, records, error)) << error.message << " at " << error.offset;
+  const Expected<void> decoded = trace::decode_log(bytes, records);
+  EXPECT_TRUE(decoded) << decoded.error().message << " at " << decoded.error().offset;
   return records;
 }
 

@@ -50,10 +50,10 @@ TEST(SyntheticPmu, OverwriteAreaHoldsTheNewestStreamBytes) {
   const auto bytes = testing::newest_bytes(m, &head);
   EXPECT_EQ(head, 4 * m.aux_length + 1000);
   ASSERT_EQ(bytes.size(), m.aux_length);
-  trace::DecodeError error;
-  EXPECT_TRUE(trace::verify_synthetic(attr.config1, head, bytes, &error)) << error.offset;
+  const Expected<void> verified = trace::verify_synthetic(attr.config1, head, bytes);
+  EXPECT_TRUE(verified) << verified.error().offset;
   trace::SyntheticWindow w;
-  ASSERT_TRUE(trace::decode_synthetic(bytes, w, error));
+  ASSERT_TRUE(trace::decode_synthetic(bytes, w));
   EXPECT_EQ(w.start_position, head - m.aux_length);
   std::uint64_t count = 0;
   ASSERT_EQ(testing::event_read(fd, &count, sizeof count), 8);
@@ -76,9 +76,9 @@ TEST(SyntheticPmu, RateThreadFillsANormalArea) {
   while (consumed < 64 * 1024 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
     const auto bytes = testing::consume(m);
-    trace::DecodeError error;
-    ASSERT_TRUE(trace::verify_synthetic(attr.config1, consumed + bytes.size(), bytes, &error))
-        << "at " << consumed << " + " << error.offset;
+    const Expected<void> verified =
+        trace::verify_synthetic(attr.config1, consumed + bytes.size(), bytes);
+    ASSERT_TRUE(verified) << "at " << consumed << " + " << verified.error().offset;
     consumed += bytes.size();
     // A full area disables the event (TRUNCATED); bring it back once drained.
     ASSERT_EQ(testing::event_ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);

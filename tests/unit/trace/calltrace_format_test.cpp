@@ -8,6 +8,7 @@
 
 #include "trace/calltrace_format.hpp"
 #include "trace/words.hpp"
+#include "unit/trace/corrupt_offset.hpp"
 
 namespace userperf::trace {
 namespace {
@@ -64,9 +65,8 @@ void expect_same(const CallEvent& got, const CallEvent& want) {
 TEST(CalltraceFormat, RoundTrips) {
   const Encoded run = encode_run(1, 2000);
   std::vector<CallEvent> events;
-  DecodeError error;
-  ASSERT_TRUE(decode_calltrace(run.bytes, events, error))
-      << error.message << " at " << error.offset;
+  const Expected<void> decoded = decode_calltrace(run.bytes, events);
+  ASSERT_TRUE(decoded) << decoded.error().message << " at " << decoded.error().offset;
   ASSERT_EQ(events.size(), run.events.size());
   for (std::size_t i = 0; i < events.size(); ++i) {
     EXPECT_TRUE(events[i].timed);
@@ -121,9 +121,8 @@ TEST(CalltraceFormat, ResynchronisesAtAnyBoundary) {
   for (std::size_t start = 0; start < run.bytes.size(); start += 8) {
     const std::span<const std::uint8_t> window(run.bytes.data() + start, run.bytes.size() - start);
     std::vector<CallEvent> events;
-    DecodeError error;
-    ASSERT_TRUE(decode_calltrace(window, events, error))
-        << "start " << start << ": " << error.message;
+    const Expected<void> decoded = decode_calltrace(window, events);
+    ASSERT_TRUE(decoded) << "start " << start << ": " << decoded.error().message;
     // The decoded events are exactly the encoded ones whose first unit is in the window.
     std::size_t first = 0;
     while (first < run.events.size() && run.events[first].offset < start) ++first;
@@ -148,15 +147,13 @@ TEST(CalltraceFormat, PaddingAndCorruption) {
   padded.insert(padded.begin(), 32, 0);
   padded.insert(padded.end(), 40, 0);
   std::vector<CallEvent> events;
-  DecodeError error;
-  ASSERT_TRUE(decode_calltrace(padded, events, error));
+  ASSERT_TRUE(decode_calltrace(padded, events));
   EXPECT_EQ(events.size(), run.events.size());
 
   auto corrupt = run.bytes;
   store_unit(corrupt.data() + 64, 0x0000'1234'0000'0000);  // tag 00, not zero
   events.clear();
-  EXPECT_FALSE(decode_calltrace(corrupt, events, error));
-  EXPECT_EQ(error.offset, 64u);
+  EXPECT_EQ(corrupt_offset(decode_calltrace(corrupt, events)), 64u);
 
   // An EVENT that announces a continuation at the very end.
   std::vector<std::uint8_t> cut(run.bytes.begin(), run.bytes.begin() + 8 * 3);
@@ -164,8 +161,7 @@ TEST(CalltraceFormat, PaddingAndCorruption) {
   cut.resize(cut.size() + 8);
   store_unit(cut.data() + cut.size() - 8, lone);
   events.clear();
-  EXPECT_FALSE(decode_calltrace(cut, events, error));
-  EXPECT_EQ(error.offset, cut.size() - 8);
+  EXPECT_EQ(corrupt_offset(decode_calltrace(cut, events)), cut.size() - 8);
 }
 
 TEST(CalltraceFormat, CallStackAfterAWindow) {
@@ -210,8 +206,7 @@ TEST(CalltraceFormat, TextShowsCallsAndTheStack) {
   ASSERT_NE(decoder, nullptr);
   decoder->set_symbolizer(symbolize, nullptr);
   std::string out;
-  DecodeError error;
-  ASSERT_TRUE(decoder->decode(bytes, "| ", out, error));
+  ASSERT_TRUE(decoder->decode(bytes, "| ", out));
   EXPECT_NE(out.find("| calltrace: 3 events"), std::string::npos) << out;
   EXPECT_NE(out.find("1.000000000 -> alpha  from 0x4444\n"), std::string::npos) << out;
   EXPECT_NE(out.find("1.000000500   -> beta  from 0x5010\n"), std::string::npos) << out;

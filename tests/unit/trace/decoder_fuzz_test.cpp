@@ -10,6 +10,7 @@
 #include "trace/calltrace_format.hpp"
 #include "trace/log_format.hpp"
 #include "trace/synthetic_format.hpp"
+#include "unit/trace/corrupt_offset.hpp"
 
 namespace userperf::trace {
 namespace {
@@ -82,29 +83,26 @@ TEST_P(DecoderFuzz, CorruptInputNeverCrashesOrOverreads) {
     std::copy(mutated.begin(), mutated.end(), bytes.get());
     const std::span<const std::uint8_t> window(bytes.get(), mutated.size());
     std::string text;
-    DecodeError error;
-    if (!decoder->decode(window, "", text, error)) {
+    const Expected<void> decoded = decoder->decode(window, "", text);
+    if (!decoded) {
       ++errors;
-      EXPECT_LE(error.offset, mutated.size()) << name << " case " << i;
-      EXPECT_FALSE(error.message.empty());
+      EXPECT_LE(decoded.error().offset, mutated.size()) << name << " case " << i;
+      EXPECT_FALSE(decoded.error().message.empty());
     }
-    // The structured decoders agree with the text decoder on success.
-    DecodeError structured;
-    bool ok = false;
+    // The structured decoders agree with the text decoder, and name the same offset.
+    Expected<void> structured;
     if (name == "synthetic") {
       SyntheticWindow w;
-      ok = decode_synthetic(window, w, structured);
+      structured = decode_synthetic(window, w);
     } else if (name == "calltrace") {
       std::vector<CallEvent> events;
-      ok = decode_calltrace(window, events, structured);
+      structured = decode_calltrace(window, events);
     } else {
       std::vector<LogRecord> records;
-      ok = decode_log(window, records, structured);
+      structured = decode_log(window, records);
     }
-    EXPECT_EQ(ok, error.message.empty()) << name << " case " << i;
-    if (!ok) {
-      EXPECT_EQ(structured.offset, error.offset);
-    }
+    EXPECT_EQ(structured.ok(), decoded.ok()) << name << " case " << i;
+    EXPECT_EQ(corrupt_offset(structured), corrupt_offset(decoded)) << name << " case " << i;
   }
   // The mutations do produce corrupt windows (the test exercises the error paths).
   EXPECT_GT(errors, kCases / 10) << name;

@@ -8,6 +8,7 @@
 
 #include "trace/log_format.hpp"
 #include "trace/words.hpp"
+#include "unit/trace/corrupt_offset.hpp"
 
 namespace userperf::trace {
 namespace {
@@ -47,9 +48,9 @@ Encoded encode_run(std::uint32_t seed, int count) {
 TEST(LogFormat, RecordsRoundTrip) {
   const Encoded run = encode_run(1, 500);
   std::vector<LogRecord> records;
-  DecodeError error;
   std::uint64_t skipped = 99;
-  ASSERT_TRUE(decode_log(run.bytes, records, error, &skipped)) << error.message;
+  const Expected<void> decoded = decode_log(run.bytes, records, &skipped);
+  ASSERT_TRUE(decoded) << decoded.error().message;
   EXPECT_EQ(skipped, 0u);
   ASSERT_EQ(records.size(), run.records.size());
   for (std::size_t i = 0; i < records.size(); ++i) {
@@ -72,9 +73,9 @@ TEST(LogFormat, ResynchronisesMidRecord) {
   for (std::size_t start = 0; start < run.bytes.size(); start += 8) {
     const std::span<const std::uint8_t> window(run.bytes.data() + start, run.bytes.size() - start);
     std::vector<LogRecord> records;
-    DecodeError error;
     std::uint64_t skipped = 0;
-    ASSERT_TRUE(decode_log(window, records, error, &skipped)) << start << ": " << error.message;
+    const Expected<void> decoded = decode_log(window, records, &skipped);
+    ASSERT_TRUE(decoded) << start << ": " << decoded.error().message;
     std::size_t first = 0;
     while (first < run.records.size() && run.records[first].offset < start) ++first;
     ASSERT_EQ(records.size(), run.records.size() - first) << "start " << start;
@@ -91,8 +92,7 @@ TEST(LogFormat, PaddingAndCorruption) {
   padded.insert(padded.begin(), 24, 0);  // an area not yet written
   padded.insert(padded.end(), 32, 0);    // a sample's zero padding
   std::vector<LogRecord> records;
-  DecodeError error;
-  ASSERT_TRUE(decode_log(padded, records, error));
+  ASSERT_TRUE(decode_log(padded, records));
   EXPECT_EQ(records.size(), 10u);
 
   // A header in the middle with a wrong check byte: the records before it stay.
@@ -100,8 +100,7 @@ TEST(LogFormat, PaddingAndCorruption) {
   const std::size_t at = run.records[6].offset;
   corrupt[at + 6] ^= 0x01;
   records.clear();
-  EXPECT_FALSE(decode_log(corrupt, records, error));
-  EXPECT_EQ(error.offset, at);
+  EXPECT_EQ(corrupt_offset(decode_log(corrupt, records)), at);
   EXPECT_EQ(records.size(), 6u);
 
   // Data after zero padding.
@@ -109,8 +108,7 @@ TEST(LogFormat, PaddingAndCorruption) {
   trailing.insert(trailing.end(), 16, 0);
   trailing.insert(trailing.end(), 8, 0x11);
   records.clear();
-  EXPECT_FALSE(decode_log(trailing, records, error));
-  EXPECT_EQ(error.offset, run.bytes.size() + 16);
+  EXPECT_EQ(corrupt_offset(decode_log(trailing, records)), run.bytes.size() + 16);
 }
 
 TEST(LogFormat, TextEscapesNonPrintables) {
@@ -119,8 +117,7 @@ TEST(LogFormat, TextEscapesNonPrintables) {
   auto decoder = make_decoder("log");
   ASSERT_NE(decoder, nullptr);
   std::string out;
-  DecodeError error;
-  ASSERT_TRUE(decoder->decode(run.bytes, "> ", out, error));
+  ASSERT_TRUE(decoder->decode(run.bytes, "> ", out));
   EXPECT_EQ(out, "> 12.000000345 tid 4242: hi\\tthere\\n\\\\ \\x01\\xff\n");
 }
 

@@ -6,6 +6,7 @@
 
 #include "trace/synthetic_format.hpp"
 #include "trace/words.hpp"
+#include "unit/trace/corrupt_offset.hpp"
 
 namespace userperf::trace {
 namespace {
@@ -34,9 +35,7 @@ TEST(SyntheticFormat, VerifiesAnyWindowExactly) {
 
   auto corrupt = bytes;
   corrupt[75] ^= 0x10;
-  DecodeError error;
-  EXPECT_FALSE(verify_synthetic(seed, 800 + 256, corrupt, &error));
-  EXPECT_EQ(error.offset, 72u);
+  EXPECT_EQ(corrupt_offset(verify_synthetic(seed, 800 + 256, corrupt)), 72u);
 }
 
 TEST(SyntheticFormat, VerifiesUnwrittenBytesBeforePositionZero) {
@@ -53,8 +52,8 @@ TEST(SyntheticFormat, DecoderFindsPositionAndSeedBits) {
   bytes.insert(bytes.begin(), 16, 0);  // never written
   bytes.insert(bytes.end(), 24, 0);    // a sample's zero padding
   SyntheticWindow w;
-  DecodeError error;
-  ASSERT_TRUE(decode_synthetic(bytes, w, error)) << error.message;
+  const Expected<void> decoded = decode_synthetic(bytes, w);
+  ASSERT_TRUE(decoded) << decoded.error().message;
   EXPECT_EQ(w.leading_zero, 16u);
   EXPECT_EQ(w.start_position, 4096u);
   EXPECT_EQ(w.words, 64u);
@@ -66,16 +65,13 @@ TEST(SyntheticFormat, DecoderNamesTheFirstMismatch) {
   auto bytes = stream(9, 0, 256);
   store_unit(bytes.data() + 128, synthetic_word(9, 100));  // a word from elsewhere
   SyntheticWindow w;
-  DecodeError error;
-  EXPECT_FALSE(decode_synthetic(bytes, w, error));
-  EXPECT_EQ(error.offset, 128u);
+  EXPECT_EQ(corrupt_offset(decode_synthetic(bytes, w)), 128u);
   EXPECT_EQ(w.words, 16u);
 
   auto padded = stream(9, 0, 64);
   padded.resize(80, 0);
   padded.push_back(1);
-  EXPECT_FALSE(decode_synthetic(padded, w, error));
-  EXPECT_EQ(error.offset, 80u);  // not a multiple of 8
+  EXPECT_EQ(corrupt_offset(decode_synthetic(padded, w)), 80u);  // not a multiple of 8
 }
 
 TEST(SyntheticFormat, TextDecoderDescribesTheWindow) {
@@ -84,8 +80,7 @@ TEST(SyntheticFormat, TextDecoderDescribesTheWindow) {
   EXPECT_STREQ(decoder->format(), "synthetic");
   const auto bytes = stream(0x42, 64, 64);
   std::string out;
-  DecodeError error;
-  ASSERT_TRUE(decoder->decode(bytes, "  ", out, error));
+  ASSERT_TRUE(decoder->decode(bytes, "  ", out));
   EXPECT_EQ(out.rfind("  synthetic: stream [0x40, 0x80) 8 words", 0), 0u) << out;
   EXPECT_EQ(make_decoder("nope"), nullptr);
 }
