@@ -9,9 +9,9 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <utility>
 
 namespace userperf::ring {
-
 
 enum class ReadStatus {
   kOk,
@@ -140,5 +140,29 @@ class BackwardReader : public detail::ReaderBase {
   std::uint64_t end_ = 0;     // end of this pass's walk
   bool overwritten_ = false;  // the ring wrapped since previous_head
 };
+
+// One pass over a ring, the loop every consumer runs: begin(), then each record of the snapshot to
+// `visit` (bool visit(const Record&); false stops the pass there). Returns kEmpty when the pass
+// reached the end of the snapshot, kOk when `visit` stopped it, or the error that ended it.
+// Nothing is committed: a peek is a pass without commit().
+template <class AnyReader, class Visit>
+ReadStatus read_pass(AnyReader& reader, Visit&& visit) {
+  ReadStatus status = reader.begin();
+  Record record;
+  while (status == ReadStatus::kOk && (status = reader.next(record)) == ReadStatus::kOk) {
+    if (!visit(static_cast<const Record&>(record))) return ReadStatus::kOk;
+  }
+  return status;
+}
+
+// read_pass, then commit() when the pass reached the end (kEmpty): the space goes back to the
+// producer. A pass that `visit` stopped or an error ended commits nothing, so its records are read
+// again by the next pass.
+template <class AnyReader, class Visit>
+ReadStatus drain(AnyReader& reader, Visit&& visit) {
+  const ReadStatus status = read_pass(reader, std::forward<Visit>(visit));
+  if (status == ReadStatus::kEmpty) reader.commit();
+  return status;
+}
 
 }  // namespace userperf::ring

@@ -163,11 +163,10 @@ std::vector<Rec> Ring::read_records(bool consume) {
   std::vector<Rec> out;
   if (!ok()) return out;
   ring::Reader reader(view_);
-  ring::ReadStatus status = reader.begin();
-  ring::Record r;
-  while (status == ring::ReadStatus::kOk && (status = reader.next(r)) == ring::ReadStatus::kOk) {
+  const ring::ReadStatus status = ring::read_pass(reader, [&](const ring::Record& r) {
     out.push_back(Rec{{r.bytes.begin(), r.bytes.end()}});
-  }
+    return true;
+  });
   EXPECT_EQ(status, ring::ReadStatus::kEmpty)
       << target_name(perf_.target()) << ": " << ring::to_string(status);
   if (consume) reader.commit();

@@ -54,11 +54,10 @@ struct MappedRing {
   std::vector<std::vector<std::uint8_t>> drain() {
     std::vector<std::vector<std::uint8_t>> out;
     ring::Reader reader(view);
-    if (reader.begin() != ring::ReadStatus::kOk) return out;
-    ring::Record r;
-    while (reader.next(r) == ring::ReadStatus::kOk)
+    ring::drain(reader, [&](const ring::Record& r) {
       out.emplace_back(r.bytes.begin(), r.bytes.end());
-    reader.commit();
+      return true;
+    });
     return out;
   }
 };

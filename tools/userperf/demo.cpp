@@ -14,6 +14,7 @@
 #include <system_error>
 #include <vector>
 
+#include "abi/sample_parser.hpp"
 #include "commands.hpp"
 #include "ring/reader.hpp"
 #include "symbolizer.hpp"
@@ -87,35 +88,37 @@ std::string attribute(const std::uint64_t* chain, std::uint64_t nr) {
   return "(elsewhere)";
 }
 
-// Sample layout for IP|TID|TIME|PERIOD|CALLCHAIN: header, ip, pid/tid, time, period, nr, ips.
-bool drain(const Mapping& mapping, Tally& tally) {
+// Every record of the ring, consumed; samples are decoded with abi::parse_sample, as any consumer
+// of a perf ring should.
+bool drain(const Mapping& mapping, const abi::SampleFormat& format, Tally& tally) {
   ring::RingView view;
   if (ring::make_ring_view(mapping.control(), mapping.length(), view) != ring::ReadStatus::kOk) {
     std::fprintf(stderr, "demo: the control page does not describe a data area\n");
     return false;
   }
   ring::Reader reader(view);
-  ring::ReadStatus status = reader.begin();
-  ring::Record r;
-  while (status == ring::ReadStatus::kOk && (status = reader.next(r)) == ring::ReadStatus::kOk) {
+  abi::ParsedSample sample;
+  abi::ParseStatus parsed;
+  const ring::ReadStatus status = ring::drain(reader, [&](const ring::Record& r) {
     ++tally.records;
-    if (r.header.type != PERF_RECORD_SAMPLE) continue;
-    std::uint64_t fields[5];  // ip, pid|tid, time, period, nr
-    if (r.bytes.size() < sizeof(perf_event_header) + sizeof fields) return false;
-    std::memcpy(fields, r.bytes.data() + sizeof(perf_event_header), sizeof fields);
-    const std::uint64_t nr = fields[4];
-    if (r.bytes.size() < sizeof(perf_event_header) + sizeof fields + nr * 8) return false;
-    std::vector<std::uint64_t> chain(nr);
-    std::memcpy(chain.data(), r.bytes.data() + sizeof(perf_event_header) + sizeof fields, nr * 8);
+    if (r.header.type != PERF_RECORD_SAMPLE) return true;
+    parsed = abi::parse_sample(r.bytes, format, sample);
+    if (!parsed.ok()) return false;
     ++tally.samples;
-    tally.period_total += fields[3];
-    tally.period_by_function[attribute(chain.data(), nr)] += fields[3];
+    tally.period_total += sample.period;
+    tally.period_by_function[attribute(sample.callchain.data(), sample.callchain.size())] +=
+        sample.period;
+    return true;
+  });
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "demo: a sample does not parse: %s at byte %u\n",
+                 abi::to_string(parsed.error), parsed.offset);
+    return false;
   }
   if (status != ring::ReadStatus::kEmpty) {
     std::fprintf(stderr, "demo: reading the ring failed: %s\n", ring::to_string(status));
     return false;
   }
-  reader.commit();
   tally.lost += reader.lost();
   return true;
 }
@@ -131,6 +134,7 @@ int run_demo(const DemoOptions& options) {
   attr.disabled = 1;
   attr.exclude_kernel = 1;
 
+  const abi::SampleFormat format = abi::SampleFormat::from_attr(attr);
   Tally tally;
   std::uint64_t cpu_used = 0;
   try {
@@ -149,11 +153,11 @@ int run_demo(const DemoOptions& options) {
       demo_parse_input(slice * 3 / 10);
       demo_compute(slice * 6 / 10);
       demo_write_output(slice * 1 / 10);
-      if (!drain(mapping, tally)) return 1;
+      if (!drain(mapping, format, tally)) return 1;
     }
     event.disable();
     cpu_used = thread_cpu_ns() - cpu_start;
-    if (!drain(mapping, tally)) return 1;
+    if (!drain(mapping, format, tally)) return 1;
   } catch (const std::system_error& e) {
     std::fprintf(stderr, "demo: %s\n", e.what());
     return 1;

@@ -93,21 +93,20 @@ bool drain(const MappedEvent& event, perfdata::Writer& writer, DrainCounts& coun
     return false;
   }
   ring::Reader reader(view);
-  ring::ReadStatus status = reader.begin();
-  ring::Record r;
-  while (status == ring::ReadStatus::kOk && (status = reader.next(r)) == ring::ReadStatus::kOk) {
-    if (!writer.append(r.bytes)) break;
+  const ring::ReadStatus status = ring::drain(reader, [&](const ring::Record& r) {
+    if (!writer.append(r.bytes)) return false;
     ++counts.records;
     if (r.header.type == PERF_RECORD_SAMPLE) ++counts.samples;
     if (r.header.type == PERF_RECORD_AUX) ++counts.aux_records;
-  }
-  if (status != ring::ReadStatus::kEmpty && status != ring::ReadStatus::kOk) {
+    return true;
+  });
+  counts.lost += reader.lost();
+  if (writer.failed()) return false;
+  if (status != ring::ReadStatus::kEmpty) {
     std::fprintf(stderr, "trace-demo: reading a ring failed: %s\n", ring::to_string(status));
     return false;
   }
-  reader.commit();
-  counts.lost += reader.lost();
-  return !writer.failed();
+  return true;
 }
 
 int run_trace_demo(const TraceDemoOptions& options) {

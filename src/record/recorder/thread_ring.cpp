@@ -101,19 +101,14 @@ Expected<void> ThreadRing::check_copy() {
 Expected<void> ThreadRing::drain(perfdata::Writer& writer, DrainCounts& counts) {
   if (broken_) return {};
   const std::uint64_t lost_before = reader_.lost();
-  ring::ReadStatus status = reader_.begin();
-  ring::Record r;
   std::string bad;
-  while (status == ring::ReadStatus::kOk && (status = reader_.next(r)) == ring::ReadStatus::kOk) {
+  const ring::ReadStatus status = ring::drain(reader_, [&](const ring::Record& r) {
     copy_.assign(r.bytes.begin(), r.bytes.end());
     if (const Expected<void> checked = check_copy(); !checked) {
       bad = checked.error().message;
-      break;
+      return false;
     }
-    if (!writer.append(copy_)) {
-      counts.lost += reader_.lost() - lost_before;
-      return writer.error();
-    }
+    if (!writer.append(copy_)) return false;
     ++counts.records;
     if (r.header.type == PERF_RECORD_SAMPLE) ++counts.samples;
     if (r.header.type == PERF_RECORD_LOST_SAMPLES && copy_.size() >= 16) {
@@ -121,8 +116,10 @@ Expected<void> ThreadRing::drain(perfdata::Writer& writer, DrainCounts& counts) 
       std::memcpy(&lost, copy_.data() + 8, sizeof lost);
       counts.lost_samples += lost;
     }
-  }
+    return true;
+  });
   counts.lost += reader_.lost() - lost_before;
+  if (writer.failed()) return writer.error();
   if (bad.empty() && status != ring::ReadStatus::kEmpty) bad = ring::to_string(status);
   if (!bad.empty()) {
     broken_ = true;
@@ -130,7 +127,6 @@ Expected<void> ThreadRing::drain(perfdata::Writer& writer, DrainCounts& counts) 
                                    std::to_string(pid_) + ") is corrupt (" + bad +
                                    "); it is no longer read");
   }
-  reader_.commit();
   return {};
 }
 
