@@ -1,6 +1,7 @@
 // Engine: userperf's "kernel". Owns events, buffers and mappings, and implements the semantics of
 // perf_event_open, ioctl, mmap/munmap, read, close and poll. Every entry point but overflow() takes
-// the engine lock; overflow() is the signal-safe write path PMUs call.
+// the engine lock; overflow() is the signal-safe write path PMUs call. engine.cpp holds the syscall
+// surface, engine_mmap.cpp the mappings and the buffers behind them.
 #pragma once
 
 #include <linux/perf_event.h>
