@@ -1,7 +1,8 @@
 // Engine: userperf's "kernel". Owns events, buffers and mappings, and implements the semantics of
 // perf_event_open, ioctl, mmap/munmap, read, close and poll. Every entry point but overflow() takes
 // the engine lock; overflow() is the signal-safe write path PMUs call. engine.cpp holds the syscall
-// surface, engine_mmap.cpp the mappings and the buffers behind them.
+// surface, engine_mmap.cpp the mappings and the buffers behind them, engine_side_band.cpp the
+// side-band records.
 #pragma once
 
 #include <linux/perf_event.h>
@@ -146,6 +147,7 @@ class Engine {
   int inherit_id(int fd, std::uint64_t primary_id);
 
  private:
+  // engine.cpp
   Event* lookup(int fd);  // engine lock held
   int open_locked(perf_event_attr* uattr, pid_t pid, int cpu, int group_fd, unsigned long flags);
   int check_output(const Event& event, const Event& target) const;
@@ -156,18 +158,20 @@ class Engine {
   void schedule(Event& event, std::uint64_t now);
   void reset(Event& event);
   int set_period(Event& event, std::uint64_t value);
-  void* mmap_aux(Event& event, void* addr, std::size_t pages, int prot, int flags,
-                 std::uint64_t offset, int* err);
   int check_aux_event(Event& event, Event* leader) const;
-  void free_aux(Buffer& buffer);
-  void log_itrace_start(Event& event);
   short poll_event(Event& event);
   void update_user_page(Event& event);
-  void release_buffer(Buffer* buffer);
   int set_bpf(Event& event, unsigned long prog_fd);
   // Unlinks a closed, unreferenced event; the caller frees it after releasing the lock.
   std::unique_ptr<Event> release_event(Event& event);
   int apply(Event& event, unsigned long arg, void (Engine::*fn)(Event&));
+  // engine_mmap.cpp
+  void* mmap_aux(Event& event, void* addr, std::size_t pages, int prot, int flags,
+                 std::uint64_t offset, int* err);
+  void free_aux(Buffer& buffer);
+  void release_buffer(Buffer* buffer);
+  // engine_side_band.cpp
+  void log_itrace_start(Event& event);
   template <class Wants, class Body>
   void for_each_sideband(pid_t tid, Wants&& wants, Body&& body);
 
