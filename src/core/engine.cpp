@@ -1,6 +1,6 @@
-// Engine's syscall surface: perf_event_open with its checks, the event states (enable, disable,
-// schedule), close and the references that outlive it, ioctl, SET_OUTPUT, read and poll. mmap and
-// the buffers behind it are in engine_mmap.cpp, the side-band records in engine_side_band.cpp.
+// Engine's syscall surface: perf_event_open with its checks, close and the references that outlive
+// it, ioctl, SET_OUTPUT, read and poll. The event states are in engine_sched.cpp, mmap and the
+// buffers behind it in engine_mmap.cpp, the side-band records in engine_side_band.cpp.
 #include "core/engine.hpp"
 
 #include <fcntl.h>
@@ -254,64 +254,6 @@ int Engine::check_aux_event(Event& event, Event* leader) const {
   if (pause_resume) return -EINVAL;     // no userperf PMU has PERF_PMU_CAP_AUX_PAUSE
   if (attr.aux_sample_size != 0 && !leader->pmu->has_snapshot_aux()) return -EINVAL;
   return 0;
-}
-
-// Event states: OFF (disabled), INACTIVE (enabled, its group leader is not running), ACTIVE.
-void Engine::schedule(Event& event, std::uint64_t now) {
-  const Event& leader = *event.leader.load();
-  const bool runnable = event.state.load() >= EventState::kInactive &&
-                        (event.is_leader() || leader.state.load() == EventState::kActive);
-  const bool active = event.state.load() == EventState::kActive;
-  if (runnable && !active) {
-    event.running_since.store(now);
-    if (event.pmu->has_itrace()) log_itrace_start(event);
-    event.state.store(EventState::kActive, std::memory_order_release);
-    if (event.pmu->add(event) != 0) {
-      event.state.store(EventState::kError);
-      return;
-    }
-  } else if (!runnable && active) {
-    event.state.store(EventState::kInactive, std::memory_order_release);
-    event.pmu->del(event);
-    event.total_running.fetch_add(now - event.running_since.load());
-  }
-  if (event.is_leader()) {
-    for (Event* sibling : event.siblings) schedule(*sibling, now);
-  }
-}
-
-void Engine::enable(Event& event) {
-  if (event.state.load() >= EventState::kInactive) return;
-  const std::uint64_t now = event.clock_now();
-  event.enabled_since.store(now);
-  event.state.store(EventState::kInactive);
-  schedule(event, now);
-  update_user_page(event);
-}
-
-void Engine::disable(Event& event) {
-  if (event.state.load() < EventState::kInactive) return;
-  const std::uint64_t now = event.clock_now();
-  std::uint64_t enabled = 0;
-  std::uint64_t running = 0;
-  event.read_times(now, enabled, running);
-  if (event.state.load() == EventState::kActive) event.pmu->del(event);
-  event.state.store(EventState::kOff, std::memory_order_release);
-  event.total_enabled.store(enabled);
-  event.total_running.store(running);
-  if (event.is_leader()) {
-    for (Event* sibling : event.siblings) schedule(*sibling, now);
-  }
-  update_user_page(event);
-}
-
-void Engine::update_user_page(Event& event) {
-  if (event.buffer == nullptr || event.buffer->owner != &event) return;
-  event.pmu->read(event);
-  ring::UserPageTimes times;
-  event.read_times(event.clock_now(), times.time_enabled, times.time_running);
-  times.offset = static_cast<std::int64_t>(event.count.load());
-  event.buffer->ring->update_user_page(times);
 }
 
 // ---- close -----------------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 // Engine: userperf's "kernel". Owns events, buffers and mappings, and implements the semantics of
 // perf_event_open, ioctl, mmap/munmap, read, close and poll. Every entry point but overflow() takes
 // the engine lock; overflow() is the signal-safe write path PMUs call. engine.cpp holds the syscall
-// surface, engine_mmap.cpp the mappings and the buffers behind them, engine_side_band.cpp the
-// side-band records.
+// surface, engine_sched.cpp the event states, engine_mmap.cpp the mappings and the buffers behind
+// them, engine_side_band.cpp the side-band records.
 #pragma once
 
 #include <linux/perf_event.h>
@@ -153,18 +153,19 @@ class Engine {
   int check_output(const Event& event, const Event& target) const;
   int set_output(Event& event, Event* target);
   void detach_output(Event& event);
-  void enable(Event& event);
-  void disable(Event& event);
-  void schedule(Event& event, std::uint64_t now);
   void reset(Event& event);
   int set_period(Event& event, std::uint64_t value);
   int check_aux_event(Event& event, Event* leader) const;
   short poll_event(Event& event);
-  void update_user_page(Event& event);
   int set_bpf(Event& event, unsigned long prog_fd);
   // Unlinks a closed, unreferenced event; the caller frees it after releasing the lock.
   std::unique_ptr<Event> release_event(Event& event);
   int apply(Event& event, unsigned long arg, void (Engine::*fn)(Event&));
+  // engine_sched.cpp
+  void enable(Event& event);
+  void disable(Event& event);
+  void schedule(Event& event, std::uint64_t now);
+  void update_user_page(Event& event);
   // engine_mmap.cpp
   void* mmap_aux(Event& event, void* addr, std::size_t pages, int prot, int flags,
                  std::uint64_t offset, int* err);
