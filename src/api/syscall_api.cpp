@@ -29,10 +29,9 @@ int userperf_ioctl(int fd, unsigned long request, unsigned long arg) {
 }
 
 void* userperf_mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) {
-  int err = 0;
-  void* p = engine().mmap(addr, length, prot, flags, fd, offset, &err);
-  if (p == nullptr) {
-    errno = err;
+  void* p = engine().mmap(addr, length, prot, flags, fd, offset);
+  if (userperf::is_err(p)) {
+    errno = -userperf::ptr_err(p);
     return MAP_FAILED;
   }
   return p;

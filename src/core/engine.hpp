@@ -68,8 +68,9 @@ class Engine {
   int open(perf_event_attr* uattr, pid_t pid, int cpu, int group_fd, unsigned long flags);
   int close(int fd);
   int ioctl(int fd, unsigned long request, unsigned long arg);
-  // Returns the mapping, or nullptr with *err set.
-  void* mmap(void* addr, std::size_t length, int prot, int flags, int fd, off_t offset, int* err);
+  // The mapping, or err_ptr(-errno) as the kernel's mmap path returns it (is_err and ptr_err in
+  // support/expected.hpp).
+  void* mmap(void* addr, std::size_t length, int prot, int flags, int fd, off_t offset);
   int munmap(void* addr, std::size_t length);
   ssize_t read(int fd, void* buf, std::size_t count);
   int poll(pollfd* fds, nfds_t nfds, int timeout_ms);
@@ -168,7 +169,7 @@ class Engine {
   void update_user_page(Event& event);
   // engine_mmap.cpp
   void* mmap_aux(Event& event, void* addr, std::size_t pages, int prot, int flags,
-                 std::uint64_t offset, int* err);
+                 std::uint64_t offset);  // the mapping or err_ptr(-errno), as mmap
   void free_aux(Buffer& buffer);
   void release_buffer(Buffer* buffer);
   // engine_side_band.cpp

@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "ring/aux_reader.hpp"
+#include "support/expected.hpp"
 #include "support/user_memory.hpp"
 
 namespace userperf::core {
@@ -28,18 +29,18 @@ ring::RingConfig ring_config_of(const Event& event, bool overwrite) {
 }
 
 // A forward ring with no memory yet (DataRing::create_deferred), counted as mapped once: what
-// defer_ring gives an event and make_spare_ring keeps for a fork child. nullptr when refused.
-std::unique_ptr<Buffer> deferred_buffer(const Event& like, std::size_t data_pages, int* err) {
+// defer_ring gives an event and make_spare_ring keeps for a fork child. 0, or -errno (out unset).
+int deferred_buffer(const Event& like, std::size_t data_pages, std::unique_ptr<Buffer>& out) {
   auto created = std::make_unique<Buffer>();
   if (const int rc =
           ring::DataRing::create_deferred(data_pages, ring_config_of(like, false), created->ring);
       rc != 0) {
-    *err = rc;
-    return nullptr;
+    return rc;
   }
   created->deferred = true;
   created->mappings = 1;
-  return created;
+  out = std::move(created);
+  return 0;
 }
 
 bool is_power_of_two(std::size_t n) {
@@ -50,53 +51,33 @@ bool is_power_of_two(std::size_t n) {
 
 // ---- mmap / munmap ---------------------------------------------------------------------------
 
-void* Engine::mmap(void* addr, std::size_t length, int prot, int flags, int fd, off_t offset,
-                   int* err) {
+void* Engine::mmap(void* addr, std::size_t length, int prot, int flags, int fd, off_t offset) {
   std::lock_guard lock(mutex_);
-  *err = 0;
   Event* ev = lookup(fd);
-  if (ev == nullptr) {
-    *err = EBADF;
-    return nullptr;
-  }
+  if (ev == nullptr) return err_ptr(-EBADF);
   Event& event = *ev;
   const std::size_t page = ring::page_size();
   if (length == 0 || offset < 0 || static_cast<std::size_t>(offset) % page != 0) {
-    *err = EINVAL;
-    return nullptr;
+    return err_ptr(-EINVAL);
   }
   const std::size_t pages = (length + page - 1) / page;  // mmap(2) rounds the length up
   // perf_mmap: inherited per-task events would write into one buffer from many CPUs.
-  if (event.cpu == -1 && event.attr.inherit) {
-    *err = EINVAL;
-    return nullptr;
-  }
+  if (event.cpu == -1 && event.attr.inherit) return err_ptr(-EINVAL);
   if ((flags & MAP_TYPE) != MAP_SHARED && (flags & MAP_TYPE) != MAP_SHARED_VALIDATE) {
-    *err = EINVAL;
-    return nullptr;
+    return err_ptr(-EINVAL);
   }
-  if (offset != 0) return mmap_aux(event, addr, pages, prot, flags, offset, err);
+  if (offset != 0) return mmap_aux(event, addr, pages, prot, flags, offset);
   const std::size_t data_pages = pages - 1;
-  if (data_pages != 0 && !is_power_of_two(data_pages)) {
-    *err = EINVAL;
-    return nullptr;
-  }
+  if (data_pages != 0 && !is_power_of_two(data_pages)) return err_ptr(-EINVAL);
   Buffer* buffer = event.buffer;
   if (buffer != nullptr) {
-    if (buffer->ring->data_pages() != data_pages) {
-      *err = EINVAL;
-      return nullptr;
-    }
-    if (event.own_mappings == 0) {  // an alias of another event's mmap
-      *err = EBUSY;
-      return nullptr;
-    }
+    if (buffer->ring->data_pages() != data_pages) return err_ptr(-EINVAL);
+    if (event.own_mappings == 0) return err_ptr(-EBUSY);  // an alias of another event's mmap
   } else {
     const ring::RingConfig config = ring_config_of(event, (prot & PROT_WRITE) == 0);
     auto created = std::make_unique<Buffer>();
     if (const int rc = ring::DataRing::create(data_pages, config, created->ring); rc != 0) {
-      *err = -rc;
-      return nullptr;
+      return err_ptr(rc);
     }
     created->owner = &event;
     buffer = created.get();
@@ -105,9 +86,9 @@ void* Engine::mmap(void* addr, std::size_t length, int prot, int flags, int fd, 
   void* base = ring::map_for_consumer(addr, pages * page, (prot & PROT_WRITE) != 0, flags,
                                       buffer->ring->memfd());
   if (base == MAP_FAILED) {
-    *err = errno;
+    const int err = errno;
     if (buffer->mappings == 0) release_buffer(buffer);
-    return nullptr;
+    return err_ptr(-err);
   }
   if (buffer->mappings++ == 0) {
     event.buffer = buffer;
@@ -122,39 +103,31 @@ void* Engine::mmap(void* addr, std::size_t length, int prot, int flags, int fd, 
 
 // perf_mmap's AUX branch and rb_alloc_aux, with the kernel's checks in its order.
 void* Engine::mmap_aux(Event& event, void* addr, std::size_t pages, int prot, int flags,
-                       std::uint64_t offset, int* err) {
-  *err = EINVAL;
+                       std::uint64_t offset) {
   Buffer* buffer = event.buffer;
-  if (buffer == nullptr) return nullptr;
+  if (buffer == nullptr) return err_ptr(-EINVAL);
   const perf_event_mmap_page* page = buffer->ring->control();
   const std::uint64_t aux_offset = __atomic_load_n(&page->aux_offset, __ATOMIC_ACQUIRE);
   const std::uint64_t aux_size = __atomic_load_n(&page->aux_size, __ATOMIC_ACQUIRE);
   const std::size_t page_bytes = ring::page_size();
-  if (aux_offset < buffer->ring->data_size() + page_bytes) return nullptr;
-  if (aux_offset != offset) return nullptr;
-  if (buffer->aux != nullptr && buffer->aux_pgoff != offset / page_bytes) return nullptr;
-  if (aux_size != pages * page_bytes) return nullptr;
-  if (buffer->aux != nullptr && buffer->aux->pages() != pages) return nullptr;
-  if (!is_power_of_two(pages)) return nullptr;
-  if (buffer->mappings == 0) return nullptr;
+  if (aux_offset < buffer->ring->data_size() + page_bytes) return err_ptr(-EINVAL);
+  if (aux_offset != offset) return err_ptr(-EINVAL);
+  if (buffer->aux != nullptr && buffer->aux_pgoff != offset / page_bytes) return err_ptr(-EINVAL);
+  if (aux_size != pages * page_bytes) return err_ptr(-EINVAL);
+  if (buffer->aux != nullptr && buffer->aux->pages() != pages) return err_ptr(-EINVAL);
+  if (!is_power_of_two(pages)) return err_ptr(-EINVAL);
+  if (buffer->mappings == 0) return err_ptr(-EINVAL);
   if (buffer->aux == nullptr) {
     // rb_alloc_aux: the PMU must have AUX support; read-only means overwrite mode.
-    if (!event.pmu->has_aux()) {
-      *err = EOPNOTSUPP;
-      return nullptr;
-    }
+    if (!event.pmu->has_aux()) return err_ptr(-EOPNOTSUPP);
     std::unique_ptr<ring::AuxRing> aux;
     if (const int rc =
             ring::AuxRing::create(pages, (prot & PROT_WRITE) == 0, event.attr.aux_watermark,
                                   buffer->ring->control(), aux);
         rc != 0) {
-      *err = -rc;
-      return nullptr;
+      return err_ptr(rc);
     }
-    if (const int rc = event.pmu->setup_aux(event, *aux); rc != 0) {
-      *err = -rc;
-      return nullptr;
-    }
+    if (const int rc = event.pmu->setup_aux(event, *aux); rc != 0) return err_ptr(rc);
     buffer->aux = std::move(aux);
     buffer->aux_pgoff = offset / page_bytes;
     buffer->ring->set_aux(buffer->aux.get());
@@ -163,15 +136,14 @@ void* Engine::mmap_aux(Event& event, void* addr, std::size_t pages, int prot, in
   void* base = ::mmap(addr, pages * page_bytes, prot & (PROT_READ | PROT_WRITE), map_flags,
                       buffer->aux->memfd(), 0);
   if (base == MAP_FAILED) {
-    *err = errno;
+    const int err = errno;
     if (buffer->aux_mappings == 0) free_aux(*buffer);
-    return nullptr;
+    return err_ptr(-err);
   }
   ++buffer->mappings;
   ++buffer->aux_mappings;
   mappings_.push_back(
       {reinterpret_cast<std::uintptr_t>(base), pages * page_bytes, buffer, &event, true});
-  *err = 0;
   return base;
 }
 
@@ -276,9 +248,8 @@ int Engine::defer_ring(int fd, std::size_t data_pages) {
   if (event.buffer != nullptr) return -EBUSY;
   // perf_mmap's checks that hold without a mapping: as mmap would answer them.
   if (event.cpu == -1 && event.attr.inherit) return -EINVAL;
-  int err = 0;
-  std::unique_ptr<Buffer> created = deferred_buffer(event, data_pages, &err);
-  if (created == nullptr) return err;
+  std::unique_ptr<Buffer> created;
+  if (const int err = deferred_buffer(event, data_pages, created); err != 0) return err;
   created->owner = &event;
   Buffer* buffer = created.get();
   buffers_.push_back(std::move(created));
@@ -300,9 +271,8 @@ int Engine::materialize_ring(Event& event) {
 }
 
 Buffer* Engine::make_spare_ring(const Event& like, std::size_t data_pages, int max_events) {
-  int err = 0;
-  std::unique_ptr<Buffer> created = deferred_buffer(like, data_pages, &err);
-  if (created == nullptr) return nullptr;
+  std::unique_ptr<Buffer> created;
+  if (deferred_buffer(like, data_pages, created) != 0) return nullptr;
   created->events.reserve(static_cast<std::size_t>(max_events));
   return created.release();
 }

@@ -16,10 +16,9 @@ int event_ioctl(int fd, unsigned long request, unsigned long arg) {
   return syscall_return(engine().ioctl(fd, request, arg));
 }
 void* event_mmap(void* addr, std::size_t length, int prot, int flags, int fd, off_t offset) {
-  int err = 0;
-  void* p = engine().mmap(addr, length, prot, flags, fd, offset, &err);
-  if (p != nullptr) return p;
-  errno = err;
+  void* p = engine().mmap(addr, length, prot, flags, fd, offset);
+  if (!is_err(p)) return p;
+  errno = -ptr_err(p);
   return MAP_FAILED;
 }
 int event_munmap(void* addr, std::size_t length) {
