@@ -4,6 +4,7 @@
 
 #include <cerrno>
 
+#include "support/expected.hpp"
 #include "support/test_events.hpp"
 
 namespace userperf {
@@ -184,6 +185,27 @@ TEST(Mmap, KernelSizeAndModeRules) {
   EXPECT_EQ(errno, EOPNOTSUPP);
   EXPECT_EQ(testing::event_munmap(a, 5 * page), 0);
   EXPECT_EQ(testing::event_munmap(b, 5 * page), 0);
+}
+
+// Engine::mmap answers as the kernel's mmap path: the mapping or err_ptr(-errno), never a null
+// pointer or a positive errno (event_mmap above turns it into MAP_FAILED and errno).
+TEST(Mmap, EngineReturnsTheMappingOrAnErrorPointer) {
+  Fd fd(open_test(test_attr(PERF_SAMPLE_IP)));
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  core::Engine& engine = testing::engine();
+  void* bad_fd = engine.mmap(nullptr, 5 * page, PROT_READ, MAP_SHARED, 999, 0);
+  ASSERT_TRUE(is_err(bad_fd));
+  EXPECT_EQ(ptr_err(bad_fd), -EBADF);
+  void* bad_size = engine.mmap(nullptr, 4 * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ASSERT_TRUE(is_err(bad_size));
+  EXPECT_EQ(ptr_err(bad_size), -EINVAL);
+  void* no_aux = engine.mmap(nullptr, 4 * page, PROT_READ, MAP_SHARED, fd, 5 * page);
+  ASSERT_TRUE(is_err(no_aux)) << "no data ring yet";
+  EXPECT_EQ(ptr_err(no_aux), -EINVAL);
+  void* ring = engine.mmap(nullptr, 5 * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ASSERT_FALSE(is_err(ring));
+  ASSERT_NE(ring, nullptr);
+  EXPECT_EQ(engine.munmap(ring, 5 * page), 0);
 }
 
 TEST(Mmap, InheritedPerTaskEventCannotMap) {
