@@ -218,6 +218,7 @@ int Engine::open_locked(perf_event_attr* uattr, pid_t pid, int cpu, int group_fd
   const std::uint64_t period = event->attr.freq ? 1 : event->attr.sample_period;
   if (event->sample_period.load() == 0) event->sample_period.store(period);
   event->period_left.store(static_cast<std::int64_t>(event->sample_period.load()));
+  if (event->attr.freq) event->sample_freq.store(event->attr.sample_freq);
 
   Event* ev = event.get();
   if (attr.aux_sample_size != 0) ev->aux_event.store(leader, std::memory_order_release);
@@ -504,16 +505,17 @@ int Engine::ioctl(int fd, unsigned long request, unsigned long arg) {
 }
 
 // perf_event_period: the new value must be non-zero; in frequency mode it is a frequency bounded
-// by the maximum sample rate, otherwise a period below 2^63.
+// by the maximum sample rate, otherwise a period below 2^63. The kernel rewrites attr with the
+// event stopped on its CPU; here a signal handler may be reading, so the value goes to the live
+// fields (event.hpp) and attr stays what open was given.
 int Engine::set_period(Event& event, std::uint64_t value) {
   if (event.attr.sample_period == 0) return -EINVAL;  // not a sampling event
   if (value == 0) return -EINVAL;
   if (event.attr.freq) {
     if (value > limits_.max_sample_rate) return -EINVAL;
-    event.attr.sample_freq = value;
+    event.sample_freq.store(value);
   } else {
     if (value & (1ULL << 63)) return -EINVAL;
-    event.attr.sample_period = value;
     event.sample_period.store(value);
     event.period_left.store(static_cast<std::int64_t>(value));
   }

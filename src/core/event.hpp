@@ -21,7 +21,8 @@ struct Buffer;
 enum class EventState : int { kError = -2, kOff = -1, kInactive = 0, kActive = 1 };
 
 struct Event {
-  // Immutable after open.
+  // Immutable after open (a PMU's event_init may still adjust it while open runs). What changes
+  // later lives beside it: the period and frequency in effect are sample_period and sample_freq.
   perf_event_attr attr{};
   std::uint64_t id = 0;
   // What its records name it by (the kernel's primary_event_id): its own id, or for an event that
@@ -49,7 +50,12 @@ struct Event {
   std::atomic<EventState> state{EventState::kOff};
   std::atomic<std::uint64_t> count{0};
   std::atomic<std::int64_t> period_left{0};
-  std::atomic<std::uint64_t> sample_period{0};  // current period (freq mode adapts it)
+  // The period in effect (the kernel's hwc->sample_period): set by open, PERF_EVENT_IOC_PERIOD
+  // and, in frequency mode, the overflow path's adaptation.
+  std::atomic<std::uint64_t> sample_period{0};
+  // Frequency mode: the rate the adaptation aims at (attr.sample_freq at open, then what
+  // PERF_EVENT_IOC_PERIOD sets). Read by the overflow path.
+  std::atomic<std::uint64_t> sample_freq{0};
   std::atomic<std::uint64_t> lost_samples{0};
   std::atomic<int> event_limit{0};                 // PERF_EVENT_IOC_REFRESH countdown, 0 = none
   std::atomic<ring::DataRing*> rb{nullptr};        // output buffer (own or redirected)

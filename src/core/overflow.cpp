@@ -49,13 +49,14 @@ bool throttled(Event& event, const SampleData& data, ThrottleConfig& config) {
   return false;
 }
 
-// perf_adjust_period: move the period towards the one that gives attr.sample_freq, through the
-// kernel's 1/8 low-pass filter.
+// perf_adjust_period: move the period towards the one that gives the event's sample_freq, through
+// the kernel's 1/8 low-pass filter.
 void adjust_period(Event& event, std::uint64_t now, std::uint64_t count) {
   const std::uint64_t last = event.freq_stamp.exchange(now, std::memory_order_relaxed);
-  if (last == 0 || now <= last || event.attr.sample_freq == 0) return;
+  const std::uint64_t freq = event.sample_freq.load(std::memory_order_relaxed);
+  if (last == 0 || now <= last || freq == 0) return;
   const unsigned __int128 wanted =
-      static_cast<unsigned __int128>(count) * kNsecPerSec / ((now - last) * event.attr.sample_freq);
+      static_cast<unsigned __int128>(count) * kNsecPerSec / ((now - last) * freq);
   const std::uint64_t current = event.sample_period.load(std::memory_order_relaxed);
   std::int64_t delta = static_cast<std::int64_t>(static_cast<std::uint64_t>(wanted) - current);
   delta = (delta >= 0 ? delta + 7 : delta - 7) / 8;

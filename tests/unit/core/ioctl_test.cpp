@@ -90,6 +90,38 @@ TEST(Ioctl, IdAndPeriod) {
   EXPECT_EQ(testing::field_at<std::uint64_t>(records[0], 8), 4u);
 }
 
+// PERIOD changes the live period or frequency (what the overflow path reads), never the attr the
+// event was opened with: a signal handler may be reading it.
+TEST(Ioctl, PeriodChangesTheLiveValuesNotTheAttr) {
+  Fd fd(open_test(test_attr(PERF_SAMPLE_PERIOD, 10)));
+  const core::Event& event = *testing::engine().event(fd);
+  std::uint64_t period = 4;
+  ASSERT_EQ(
+      testing::event_ioctl(fd, PERF_EVENT_IOC_PERIOD, reinterpret_cast<unsigned long>(&period)), 0);
+  EXPECT_EQ(event.sample_period.load(), 4u);
+  EXPECT_EQ(event.attr.sample_period, 10u);
+
+  perf_event_attr attr = test_attr(PERF_SAMPLE_PERIOD);
+  attr.freq = 1;
+  attr.sample_freq = 1000;
+  Fd freq_fd(open_test(attr));
+  const core::Event& freq_event = *testing::engine().event(freq_fd);
+  EXPECT_EQ(freq_event.sample_freq.load(), 1000u);
+  std::uint64_t freq = 2000;
+  ASSERT_EQ(
+      testing::event_ioctl(freq_fd, PERF_EVENT_IOC_PERIOD, reinterpret_cast<unsigned long>(&freq)),
+      0);
+  EXPECT_EQ(freq_event.sample_freq.load(), 2000u);
+  EXPECT_EQ(freq_event.attr.sample_freq, 1000u);
+  EXPECT_EQ(freq_event.sample_period.load(), 1u) << "the adaptation starts from where it was";
+  freq = testing::engine().limits().max_sample_rate + 1ULL;
+  EXPECT_EQ(
+      testing::event_ioctl(freq_fd, PERF_EVENT_IOC_PERIOD, reinterpret_cast<unsigned long>(&freq)),
+      -1);
+  EXPECT_EQ(errno, EINVAL);
+  EXPECT_EQ(freq_event.sample_freq.load(), 2000u);
+}
+
 TEST(Ioctl, RefreshLimitsOverflowsThenDisables) {
   perf_event_attr attr = test_attr(PERF_SAMPLE_IP, 1);
   attr.disabled = 1;
