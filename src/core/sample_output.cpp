@@ -33,10 +33,11 @@ void write_regs(ring::OutputHandle& h, const SampleRegs* regs, std::uint64_t mas
   }
 }
 
+// get_perf_callchain's max_stack: sample_max_stack bounds the addresses, the context markers come
+// on top. Open gives a 0 the engine's EngineLimits::max_stack (abi::copy_attr, as perf_copy_attr
+// gives it kernel.perf_event_max_stack), so that is the one source of the default.
 std::uint64_t callchain_limit(const Event& event) {
-  // sample_max_stack bounds the addresses; the context markers come on top.
-  const std::uint64_t stack = event.attr.sample_max_stack != 0 ? event.attr.sample_max_stack : 127;
-  return stack + 8;
+  return std::uint64_t{event.attr.sample_max_stack} + 8;
 }
 
 // get_perf_callchain with exclude_callchain_user: the entries before the user context marker (a

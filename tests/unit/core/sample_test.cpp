@@ -169,6 +169,40 @@ TEST(Sample, ExcludeCallchainUserKeepsOnlyTheKernelPart) {
   }
 }
 
+// The callchain is cut at sample_max_stack addresses plus the context markers; an event that asks
+// for 0 gets the engine's max_stack (EngineLimits, kernel.perf_event_max_stack), the one default.
+TEST(Sample, CallchainIsCutAtTheEnginesMaxStack) {
+  core::Engine& e = testing::engine();
+  const core::EngineLimits saved = e.limits();
+  core::EngineLimits low = saved;
+  low.max_stack = 3;
+  e.set_limits(low);
+  std::uint64_t chain[20];
+  for (std::uint64_t i = 0; i < 20; ++i) chain[i] = 0x401000 + 16 * i;
+  for (const std::uint16_t asked : {0, 2}) {
+    perf_event_attr attr = test_attr(PERF_SAMPLE_CALLCHAIN);
+    attr.sample_max_stack = asked;
+    const int fd = testing::event_open(&attr, 0, -1, -1, 0);
+    ASSERT_GE(fd, 0) << strerror(errno);
+    {
+      MappedRing ring(fd, 8);
+      core::SampleData data;
+      data.callchain = chain;
+      data.callchain_nr = 20;
+      fire(fd, 1, data);
+      const auto records = ring.drain();
+      ASSERT_EQ(records.size(), 1u);
+      EXPECT_EQ(field_at<std::uint64_t>(records[0], 8), (asked != 0 ? asked : 3u) + 8u);
+    }
+    testing::event_close(fd);
+  }
+  perf_event_attr deeper = test_attr(PERF_SAMPLE_CALLCHAIN);
+  deeper.sample_max_stack = 4;
+  EXPECT_EQ(testing::event_open(&deeper, 0, -1, -1, 0), -1);
+  EXPECT_EQ(errno, EOVERFLOW);
+  e.set_limits(saved);
+}
+
 TEST(Sideband, RecordsCarryTheSampleIdTrailer) {
   perf_event_attr attr = test_attr(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_IDENTIFIER);
   attr.sample_id_all = 1;
