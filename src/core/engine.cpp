@@ -281,14 +281,10 @@ int Engine::close(int fd) {
   return 0;
 }
 
-Event* Engine::get_event(int fd, int* err) {
+Event* Engine::get_event(int fd) {
   std::lock_guard lock(mutex_);
   Event* ev = lookup(fd);
-  if (ev == nullptr) {
-    *err = -EBADF;
-    return nullptr;
-  }
-  ++ev->external_refs;
+  if (ev != nullptr) ++ev->external_refs;
   return ev;
 }
 
@@ -369,14 +365,16 @@ std::unique_ptr<Event> Engine::release_event(Event& ev) {
 // one program per event, and the program's own conditions (can_attach).
 int Engine::set_bpf(Event& event, unsigned long prog_fd) {
   if (prog_fd > static_cast<unsigned long>(INT32_MAX)) return -EBADF;
-  int err = -EBADF;
   std::shared_ptr<OverflowHandler> handler;
   if (handler_resolver_ != nullptr) {
-    handler = handler_resolver_->resolve_handler(static_cast<int>(prog_fd), &err);
-  } else if (fcntl(static_cast<int>(prog_fd), F_GETFD) >= 0) {
-    err = -EINVAL;  // a descriptor, but no program runtime: not a BPF program
+    if (const int err = handler_resolver_->resolve_handler(static_cast<int>(prog_fd), handler);
+        err != 0) {
+      return err;
+    }
+  } else {
+    // A descriptor, but no program runtime: not a BPF program.
+    return fcntl(static_cast<int>(prog_fd), F_GETFD) >= 0 ? -EINVAL : -EBADF;
   }
-  if (handler == nullptr) return err;
   if (event.handler.load(std::memory_order_relaxed) != nullptr) return -EEXIST;
   if (const int rc = handler->can_attach(event); rc != 0) return rc;
   event.handler_owner = handler;

@@ -98,8 +98,8 @@ class Engine {
   // True when fd is a userperf event.
   bool is_event(int fd);
   // A reference to the event behind fd that outlives close(fd) (what a PERF_EVENT_ARRAY slot
-  // holds): nullptr with -EBADF when fd is no event. Every get_event is paired with a put_event.
-  Event* get_event(int fd, int* err);
+  // holds): nullptr when fd is no event (EBADF). Every get_event is paired with a put_event.
+  Event* get_event(int fd);
   void put_event(Event* event);
   // Who resolves PERF_EVENT_IOC_SET_BPF's program descriptors (the bpf runtime registers itself).
   void set_handler_resolver(HandlerResolver* resolver);

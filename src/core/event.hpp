@@ -125,11 +125,12 @@ class OverflowHandler {
 };
 
 // Turns the descriptor given to PERF_EVENT_IOC_SET_BPF into a handler (the kernel's
-// bpf_prog_get): -EBADF when fd is no descriptor, -EINVAL when it is not a program.
+// bpf_prog_get): 0 with the handler in `out`, -EBADF when fd is no descriptor, -EINVAL when it is
+// not a program.
 class HandlerResolver {
  public:
   virtual ~HandlerResolver() = default;
-  virtual std::shared_ptr<OverflowHandler> resolve_handler(int fd, int* err) = 0;
+  virtual int resolve_handler(int fd, std::shared_ptr<OverflowHandler>& out) = 0;
 };
 
 }  // namespace userperf::core

@@ -152,11 +152,13 @@ std::shared_ptr<BpfOverflowHandler> BpfRegistry::program(int fd) {
   return it == programs_.end() ? nullptr : it->second;
 }
 
-std::shared_ptr<core::OverflowHandler> BpfRegistry::resolve_handler(int fd, int* err) {
-  if (auto handler = program(fd)) return handler;
+int BpfRegistry::resolve_handler(int fd, std::shared_ptr<core::OverflowHandler>& out) {
+  if (auto handler = program(fd)) {
+    out = std::move(handler);
+    return 0;
+  }
   // bpf_prog_get: no descriptor at all is EBADF; a descriptor of anything else is EINVAL.
-  *err = fcntl(fd, F_GETFD) < 0 ? -EBADF : -EINVAL;
-  return nullptr;
+  return fcntl(fd, F_GETFD) < 0 ? -EBADF : -EINVAL;
 }
 
 }  // namespace userperf::bpf

@@ -45,7 +45,7 @@ class BpfRegistry : public core::HandlerResolver {
   int close(int fd);
 
   std::shared_ptr<BpfOverflowHandler> program(int fd);
-  std::shared_ptr<core::OverflowHandler> resolve_handler(int fd, int* err) override;
+  int resolve_handler(int fd, std::shared_ptr<core::OverflowHandler>& out) override;
 
  private:
   struct MapEntry {

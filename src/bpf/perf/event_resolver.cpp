@@ -5,10 +5,9 @@
 namespace userperf::bpf {
 
 Expected<void*> EventResolver::get(int fd) {
-  int err = 0;
-  core::Event* event = engine_.get_event(fd, &err);
+  core::Event* event = engine_.get_event(fd);
   if (event == nullptr)
-    return make_error(-err, "descriptor " + std::to_string(fd) + " is no event");
+    return make_error(EBADF, "descriptor " + std::to_string(fd) + " is no event");
   if (event->attr.inherit) {
     engine_.put_event(event);
     return make_error(EOPNOTSUPP, "an inherited event cannot be a perf event array entry");
