@@ -26,7 +26,7 @@
 #include "api/engine_instance.hpp"
 #include "bench_events.hpp"
 #include "calltrace_work.h"
-#include "pmu/calltrace_pmu.hpp"
+#include "pmu/aux_sources/calltrace_pmu.hpp"
 #include "support/aux_events.hpp"
 #include "userperf/userperf.h"
 

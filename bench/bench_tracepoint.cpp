@@ -12,7 +12,7 @@
 
 #include "api/engine_instance.hpp"
 #include "bench_events.hpp"
-#include "pmu/tracepoint_pmu.hpp"
+#include "pmu/tracepoint/tracepoint_pmu.hpp"
 #include "userperf/tracepoint.h"
 #include "userperf/userperf.h"
 

@@ -1,7 +1,7 @@
 // The calltrace C API (include/userperf/calltrace.h) over the calltrace PMU's write path.
 #include "userperf/calltrace.h"
 
-#include "pmu/calltrace_pmu.hpp"
+#include "pmu/aux_sources/calltrace_pmu.hpp"
 
 extern "C" {
 

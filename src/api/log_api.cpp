@@ -13,7 +13,7 @@
 
 #include "api/engine_instance.hpp"
 #include "core/engine.hpp"
-#include "pmu/log_pmu.hpp"
+#include "pmu/aux_sources/log_pmu.hpp"
 #include "support/expected.hpp"
 
 namespace {

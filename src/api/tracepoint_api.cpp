@@ -9,7 +9,7 @@
 #include <cstring>
 #include <string>
 
-#include "pmu/tracepoint_pmu.hpp"
+#include "pmu/tracepoint/tracepoint_pmu.hpp"
 
 #define USERPERF_EXPORT __attribute__((visibility("default")))
 

@@ -1,10 +1,10 @@
 #include "pmu/builtin.hpp"
 
-#include "pmu/calltrace_pmu.hpp"
-#include "pmu/log_pmu.hpp"
-#include "pmu/software_pmu.hpp"
-#include "pmu/synthetic_pmu.hpp"
-#include "pmu/tracepoint_pmu.hpp"
+#include "pmu/aux_sources/calltrace_pmu.hpp"
+#include "pmu/aux_sources/log_pmu.hpp"
+#include "pmu/aux_sources/synthetic_pmu.hpp"
+#include "pmu/clock/software_pmu.hpp"
+#include "pmu/tracepoint/tracepoint_pmu.hpp"
 
 namespace userperf::pmu {
 

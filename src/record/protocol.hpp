@@ -109,7 +109,7 @@ struct WelcomeMessage {
 
 // One event of a thread: which configured event it is, the id its records carry, and for a clock
 // (cpu-clock, task-clock) what names it in the pokes that make its handler count (12 bits of slot,
-// 20 of generation: pmu/clock_signal_value.hpp; 0 for any other event).
+// 20 of generation: pmu/clock/clock_signal_value.hpp; 0 for any other event).
 struct EventId {
   std::uint32_t config_index = 0;
   std::uint32_t clock = 0;

@@ -56,7 +56,7 @@ constexpr KnownDifference kKnownDifferences[] = {
     {Known::kCpuWideClock, "CPU-wide cpu-clock / task-clock",
      "pid == -1: the kernel samples every task on the CPU; userperf runs inside the process it "
      "observes and samples threads on their own CPU-time timers, so a CPU-wide clock is "
-     "refused with EOPNOTSUPP (src/pmu/software_pmu.cpp) where the kernel accepts it."},
+     "refused with EOPNOTSUPP (src/pmu/clock/software_pmu.cpp) where the kernel accepts it."},
     {Known::kNotActedOn, "sigtrap / enable_on_exec",
      "userperf delivers no SIGTRAP and does not track exec yet, so an otherwise valid attr with "
      "sigtrap or enable_on_exec is refused with EOPNOTSUPP (src/core/engine.cpp) rather than "

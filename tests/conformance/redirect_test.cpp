@@ -24,8 +24,8 @@ perf_event_attr sampling_attr() {
 }
 
 // CPU-wide (pid=-1) events: cpu-clock on the kernel. userperf's clocks sample threads on their own
-// CPU-time timers and refuse pid=-1 by design (src/pmu/software_pmu.cpp), so its half uses the
-// test PMU, which takes any pid/cpu; the redirection rules do not depend on the PMU.
+// CPU-time timers and refuse pid=-1 by design (src/pmu/clock/software_pmu.cpp), so its half uses
+// the test PMU, which takes any pid/cpu; the redirection rules do not depend on the PMU.
 perf_event_attr cpu_wide_attr(Target target) {
   perf_event_attr attr = sampling_attr();
   if (target == Target::kUserperf)

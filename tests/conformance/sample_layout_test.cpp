@@ -232,7 +232,7 @@ std::vector<std::string> names(const std::vector<abi::SampleField>& fields) {
 
 // PERIOD: the kernel reports the attr's period even when the hrtimer is clamped or late. userperf
 // samples on CPU-time timers that expire on scheduler ticks (4 ms here): one signal then stands
-// for every period that elapsed and PERIOD says so (src/pmu/clock_timer.cpp) — an intended
+// for every period that elapsed and PERIOD says so (src/pmu/clock/clock_timer.cpp) — an intended
 // difference, so userperf's value is a whole multiple of the attr's period.
 void expect_period(Target target, const abi::ParsedSample& s, const perf_event_attr& attr) {
   if (target == Target::kKernel) {

@@ -19,7 +19,7 @@
 
 #include "api/engine_instance.hpp"
 #include "core/engine.hpp"
-#include "pmu/clock_timer.hpp"
+#include "pmu/clock/clock_timer.hpp"
 #include "record/agent/session.hpp"
 #include "record/agent/signal_mask.hpp"
 #include "record/agent/thread_events.hpp"

@@ -25,8 +25,8 @@
 
 #include <unistd.h>
 
-#include "pmu/clock_ticker.hpp"
-#include "pmu/clock_timer.hpp"
+#include "pmu/clock/clock_ticker.hpp"
+#include "pmu/clock/clock_timer.hpp"
 #include "record/agent/real_function.hpp"
 #include "record/agent/session.hpp"
 #include "record/agent/signal_mask.hpp"

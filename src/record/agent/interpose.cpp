@@ -12,7 +12,7 @@
 #include <cerrno>
 #include <new>
 
-#include "pmu/clock_timer.hpp"
+#include "pmu/clock/clock_timer.hpp"
 #include "pmu/internal_thread.hpp"
 #include "record/agent/real_function.hpp"
 #include "record/agent/session.hpp"

@@ -19,7 +19,7 @@
 #include "bpf/isa/image_codec.hpp"
 #include "bpf/perf/bpf_registry.hpp"
 #include "core/engine.hpp"
-#include "pmu/clock_timer.hpp"
+#include "pmu/clock/clock_timer.hpp"
 #include "record/agent/thread_events.hpp"
 #include "record/agent/tracepoints.hpp"
 #include "record/transport.hpp"

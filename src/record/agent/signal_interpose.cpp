@@ -19,7 +19,7 @@
 
 #include <cerrno>
 
-#include "pmu/clock_timer.hpp"
+#include "pmu/clock/clock_timer.hpp"
 #include "record/agent/real_function.hpp"
 #include "record/agent/signal_mask.hpp"
 

@@ -4,7 +4,7 @@
 
 #include <atomic>
 
-#include "pmu/clock_timer.hpp"
+#include "pmu/clock/clock_timer.hpp"
 #include "pmu/internal_thread.hpp"
 #include "record/agent/real_function.hpp"
 

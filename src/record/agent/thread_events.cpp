@@ -12,7 +12,7 @@
 
 #include "api/engine_instance.hpp"
 #include "core/engine.hpp"
-#include "pmu/clock_timer.hpp"
+#include "pmu/clock/clock_timer.hpp"
 #include "record/transport.hpp"
 #include "support/descriptors.hpp"
 #include "userperf/userperf.h"

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <vector>
 
-#include "pmu/tracepoint_pmu.hpp"
+#include "pmu/tracepoint/tracepoint_pmu.hpp"
 
 namespace userperf::record::agent {
 namespace {

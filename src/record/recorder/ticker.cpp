@@ -15,7 +15,7 @@
 #include <cstring>
 #include <set>
 
-#include "pmu/clock_signal_value.hpp"
+#include "pmu/clock/clock_signal_value.hpp"
 #include "support/monotonic_clock.hpp"
 
 namespace userperf::record {

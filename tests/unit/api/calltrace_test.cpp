@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "api/engine_instance.hpp"
-#include "pmu/calltrace_pmu.hpp"
+#include "pmu/aux_sources/calltrace_pmu.hpp"
 #include "support/trace_sources.hpp"
 #include "trace/calltrace_format.hpp"
 #include "unit/api/calltrace_fixture.h"

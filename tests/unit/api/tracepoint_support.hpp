@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "pmu/tracepoint_pmu.hpp"
+#include "pmu/tracepoint/tracepoint_pmu.hpp"
 #include "support/test_events.hpp"
 #include "userperf/tracepoint.h"
 #include "userperf/userperf.h"

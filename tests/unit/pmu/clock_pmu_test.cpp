@@ -16,8 +16,8 @@
 #include <thread>
 
 #include "clock_test_support.hpp"
-#include "pmu/clock_slots.hpp"
-#include "pmu/clock_timer.hpp"
+#include "pmu/clock/clock_slots.hpp"
+#include "pmu/clock/clock_timer.hpp"
 #include "support/monotonic_clock.hpp"
 
 namespace userperf {

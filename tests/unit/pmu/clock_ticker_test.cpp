@@ -14,8 +14,8 @@
 #include <thread>
 
 #include "clock_test_support.hpp"
-#include "pmu/clock_ticker.hpp"
-#include "pmu/clock_timer.hpp"
+#include "pmu/clock/clock_ticker.hpp"
+#include "pmu/clock/clock_timer.hpp"
 
 namespace userperf {
 namespace {

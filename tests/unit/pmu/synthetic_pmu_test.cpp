@@ -5,7 +5,7 @@
 #include <chrono>
 #include <thread>
 
-#include "pmu/synthetic_pmu.hpp"
+#include "pmu/aux_sources/synthetic_pmu.hpp"
 #include "support/trace_sources.hpp"
 #include "trace/synthetic_format.hpp"
 

@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "pmu/clock_signal_value.hpp"
+#include "pmu/clock/clock_signal_value.hpp"
 #include "support/monotonic_clock.hpp"
 
 namespace userperf::record {

@@ -1,4 +1,4 @@
-#include "pmu/synthetic_pmu.hpp"
+#include "pmu/aux_sources/synthetic_pmu.hpp"
 
 #include <sched.h>
 

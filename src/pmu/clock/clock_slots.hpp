@@ -11,7 +11,7 @@
 #include <cstdint>
 
 #include "core/engine.hpp"
-#include "pmu/clock_signal_value.hpp"
+#include "pmu/clock/clock_signal_value.hpp"
 
 namespace userperf::pmu {
 

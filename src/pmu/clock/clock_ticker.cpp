@@ -1,6 +1,6 @@
 // The ticker thread and its arming. Not the write path: the ticker may block, read /proc and make
 // syscalls; it shares slot state with the signal handler and the control path through atomics.
-#include "pmu/clock_ticker.hpp"
+#include "pmu/clock/clock_ticker.hpp"
 #include "support/descriptors.hpp"
 
 #include <fcntl.h>
@@ -18,8 +18,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "pmu/clock_slots.hpp"
-#include "pmu/clock_timer.hpp"
+#include "pmu/clock/clock_slots.hpp"
+#include "pmu/clock/clock_timer.hpp"
 #include "pmu/internal_thread.hpp"
 #include "support/monotonic_clock.hpp"
 #include "support/task_ids.hpp"

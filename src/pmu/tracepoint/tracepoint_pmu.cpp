@@ -1,5 +1,5 @@
 // SIGNAL-SAFE from tracepoint_fire down; everything else runs under the registry mutex.
-#include "pmu/tracepoint_pmu.hpp"
+#include "pmu/tracepoint/tracepoint_pmu.hpp"
 
 #include <pthread.h>
 #include <sched.h>

@@ -1,12 +1,12 @@
 // SIGNAL-SAFE from CalltracePmu::record down.
-#include "pmu/calltrace_pmu.hpp"
+#include "pmu/aux_sources/calltrace_pmu.hpp"
 
 #include <pthread.h>
 
 #include <atomic>
 #include <cerrno>
 
-#include "pmu/source_table.hpp"
+#include "pmu/aux_sources/source_table.hpp"
 #include "support/fork_sequence.hpp"
 #include "support/task_ids.hpp"
 #include "trace/calltrace_format.hpp"

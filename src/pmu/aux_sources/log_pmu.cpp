@@ -1,12 +1,12 @@
 // SIGNAL-SAFE: LogPmu::write, LogPmu::write_thread and LogPmu::dump_for_crash.
-#include "pmu/log_pmu.hpp"
+#include "pmu/aux_sources/log_pmu.hpp"
 
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 
-#include "pmu/source_table.hpp"
+#include "pmu/aux_sources/source_table.hpp"
 #include "ring/aux_reader.hpp"
 #include "support/task_ids.hpp"
 #include "trace/log_format.hpp"

@@ -1,5 +1,5 @@
 // The clock signal handler is the write path: SIGNAL-SAFE from clock_signal_handler down.
-#include "pmu/clock_timer.hpp"
+#include "pmu/clock/clock_timer.hpp"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -20,8 +20,8 @@
 
 #include "core/sample_data.hpp"
 #include "core/sample_output.hpp"
-#include "pmu/clock_slots.hpp"
-#include "pmu/clock_ticker.hpp"
+#include "pmu/clock/clock_slots.hpp"
+#include "pmu/clock/clock_ticker.hpp"
 #include "support/monotonic_clock.hpp"
 #include "support/task_ids.hpp"
 

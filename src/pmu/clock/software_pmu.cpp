@@ -1,10 +1,10 @@
-#include "pmu/software_pmu.hpp"
+#include "pmu/clock/software_pmu.hpp"
 
 #include <cerrno>
 #include <memory>
 
 #include "abi/attr_rules.hpp"
-#include "pmu/clock_timer.hpp"
+#include "pmu/clock/clock_timer.hpp"
 
 namespace userperf::pmu {
 
