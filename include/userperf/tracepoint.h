@@ -80,9 +80,9 @@ struct userperf_tracepoint {
 #else
 #define USERPERF_TP_WEAK __attribute__((weak))
 #endif
-/* 0, or -EINVAL (bad descriptor: see userperf_tracepoint_check), -EEXIST (the same name
- * registered with other fields: the first descriptor bound to a name fixes its fields for the
- * life of the process, even after every descriptor of it was unregistered), -ENOSPC (too many
+/* 0, or -1 with errno EINVAL (bad descriptor: see userperf_tracepoint_check), EEXIST (the same
+ * name registered with other fields: the first descriptor bound to a name fixes its fields for the
+ * life of the process, even after every descriptor of it was unregistered), ENOSPC (too many
  * tracepoints). A refusal is also printed once
  * to stderr, since the constructor that registers cannot report it. */
 int userperf_tracepoint_register(struct userperf_tracepoint* tp) USERPERF_TP_WEAK;
@@ -91,8 +91,8 @@ void userperf_tracepoint_unregister(struct userperf_tracepoint* tp) USERPERF_TP_
  * userperf_bytes); call_site is the sample's IP. SIGNAL-SAFE. */
 void userperf_tracepoint_fire(const struct userperf_tracepoint* tp, const void* const* args,
                               const void* call_site) USERPERF_TP_WEAK;
-/* Validates a descriptor without registering it: 0, or -EINVAL with a one-line reason in `why`
- * (when why_size > 0). Not weak: call it only when linked with the userperf library. */
+/* Validates a descriptor without registering it: 0, or -1 with errno EINVAL and a one-line reason
+ * in `why` (when why_size > 0). Not weak: call it only when linked with the userperf library. */
 int userperf_tracepoint_check(const struct userperf_tracepoint* tp, char* why, size_t why_size);
 
 #ifdef __cplusplus

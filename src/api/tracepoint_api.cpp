@@ -10,14 +10,15 @@
 #include <string>
 
 #include "pmu/tracepoint/tracepoint_pmu.hpp"
+#include "support/expected.hpp"
 
 #define USERPERF_EXPORT __attribute__((visibility("default")))
 
 extern "C" {
 
 USERPERF_EXPORT int userperf_tracepoint_register(struct userperf_tracepoint* tp) {
-  if (tp == nullptr) return -EINVAL;
-  return userperf::pmu::tracepoint_register(*tp);
+  return userperf::syscall_return(tp != nullptr ? userperf::pmu::tracepoint_register(*tp)
+                                                : -EINVAL);
 }
 
 USERPERF_EXPORT void userperf_tracepoint_unregister(struct userperf_tracepoint* tp) {
@@ -31,14 +32,17 @@ USERPERF_EXPORT void userperf_tracepoint_fire(const struct userperf_tracepoint* 
 
 USERPERF_EXPORT int userperf_tracepoint_check(const struct userperf_tracepoint* tp, char* why,
                                               size_t why_size) {
-  std::string reason = "no descriptor";
-  const int err = tp != nullptr ? userperf::pmu::tracepoint_check(*tp, reason) : -EINVAL;
-  if (err != 0 && why != nullptr && why_size > 0) {
+  const userperf::Expected<void> checked = tp != nullptr
+                                               ? userperf::pmu::tracepoint_check(*tp)
+                                               : userperf::make_error(EINVAL, "no descriptor");
+  if (checked) return 0;
+  if (why != nullptr && why_size > 0) {
+    const std::string& reason = checked.error().message;
     const std::size_t n = std::min(reason.size(), why_size - 1);
     std::memcpy(why, reason.data(), n);
     why[n] = '\0';
   }
-  return err;
+  return userperf::syscall_return(-checked.error().code);
 }
 
 }  // extern "C"

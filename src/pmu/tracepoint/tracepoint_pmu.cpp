@@ -157,27 +157,25 @@ void report(TracepointFormatCallback callback, std::uint64_t id, const std::stri
   if (callback != nullptr && !format.empty()) callback(id, format.data(), format.size());
 }
 
-bool is_identifier(const char* s, std::string& why, const char* what) {
+Expected<void> identifier_check(const char* s, const char* what) {
   if (s == nullptr || s[0] == '\0') {
-    why = std::string(what) + " is empty";
-    return false;
+    return make_error(EINVAL, std::string(what) + " is empty");
   }
   const std::size_t len = std::strlen(s);
   if (len > USERPERF_TP_MAX_NAME) {
-    why = std::string(what) + " \"" + std::string(s, 16) + "...\" is " + std::to_string(len) +
-          " characters long, at most " + std::to_string(USERPERF_TP_MAX_NAME);
-    return false;
+    return make_error(EINVAL, std::string(what) + " \"" + std::string(s, 16) + "...\" is " +
+                                  std::to_string(len) + " characters long, at most " +
+                                  std::to_string(USERPERF_TP_MAX_NAME));
   }
   for (std::size_t i = 0; i < len; ++i) {
     const char c = s[i];
     const bool ok = c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
                     (i > 0 && c >= '0' && c <= '9');
     if (!ok) {
-      why = std::string(what) + " \"" + s + "\" is not a C identifier";
-      return false;
+      return make_error(EINVAL, std::string(what) + " \"" + s + "\" is not a C identifier");
     }
   }
-  return true;
+  return {};
 }
 
 FieldLayout field_layout(std::uint32_t kind) {
@@ -363,50 +361,43 @@ std::string tracepoint_format(const userperf_tracepoint& tp, std::uint64_t id) {
 
 // ---- registry ---------------------------------------------------------------------------------
 
-int tracepoint_check(const userperf_tracepoint& tp, std::string& why) {
+Expected<void> tracepoint_check(const userperf_tracepoint& tp) {
   if (tp.abi_version != USERPERF_TP_ABI_VERSION) {
-    why = "descriptor ABI version " + std::to_string(tp.abi_version) + ", this library knows " +
-          std::to_string(USERPERF_TP_ABI_VERSION);
-    return -EINVAL;
+    return make_error(EINVAL, "descriptor ABI version " + std::to_string(tp.abi_version) +
+                                  ", this library knows " +
+                                  std::to_string(USERPERF_TP_ABI_VERSION));
   }
-  if (!is_identifier(tp.provider, why, "provider") || !is_identifier(tp.name, why, "name")) {
-    return -EINVAL;
-  }
+  if (Expected<void> ok = identifier_check(tp.provider, "provider"); !ok) return ok;
+  if (Expected<void> ok = identifier_check(tp.name, "name"); !ok) return ok;
   const std::string name = full_name(tp);
   if (tp.nr_fields > USERPERF_TP_MAX_FIELDS) {
-    why = name + ": " + std::to_string(tp.nr_fields) + " fields, at most " +
-          std::to_string(USERPERF_TP_MAX_FIELDS);
-    return -EINVAL;
+    return make_error(EINVAL, name + ": " + std::to_string(tp.nr_fields) + " fields, at most " +
+                                  std::to_string(USERPERF_TP_MAX_FIELDS));
   }
   if (tp.nr_fields > 0 && tp.fields == nullptr) {
-    why = name + ": no field array";
-    return -EINVAL;
+    return make_error(EINVAL, name + ": no field array");
   }
   for (std::uint32_t i = 0; i < tp.nr_fields; ++i) {
-    if (!is_identifier(tp.fields[i].name, why, "field name")) {
-      why = name + ": " + why;
-      return -EINVAL;
+    if (Expected<void> ok = identifier_check(tp.fields[i].name, "field name"); !ok) {
+      return make_error(EINVAL, name + ": " + ok.error().message);
     }
     if (tp.fields[i].kind < USERPERF_TP_U8 || tp.fields[i].kind > USERPERF_TP_BYTES) {
-      why = name + ": field " + tp.fields[i].name + " has unknown kind " +
-            std::to_string(tp.fields[i].kind);
-      return -EINVAL;
+      return make_error(EINVAL, name + ": field " + tp.fields[i].name + " has unknown kind " +
+                                    std::to_string(tp.fields[i].kind));
     }
     for (std::uint32_t j = 0; j < i; ++j) {
       if (std::strcmp(tp.fields[i].name, tp.fields[j].name) == 0) {
-        why = name + ": field " + tp.fields[i].name + " appears twice";
-        return -EINVAL;
+        return make_error(EINVAL, name + ": field " + tp.fields[i].name + " appears twice");
       }
     }
   }
-  return 0;
+  return {};
 }
 
 int tracepoint_register(userperf_tracepoint& tp) {
-  std::string why;
-  if (const int err = tracepoint_check(tp, why); err != 0) {
-    std::fprintf(stderr, "userperf: tracepoint refused: %s\n", why.c_str());
-    return err;
+  if (const Expected<void> checked = tracepoint_check(tp); !checked) {
+    std::fprintf(stderr, "userperf: tracepoint refused: %s\n", checked.error().message.c_str());
+    return -checked.error().code;
   }
   Registry& r = registry();
   std::unique_lock lock(r.mutex);

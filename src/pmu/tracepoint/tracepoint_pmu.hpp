@@ -20,6 +20,7 @@
 
 #include "core/engine.hpp"
 #include "core/pmu.hpp"
+#include "support/expected.hpp"
 
 struct userperf_tracepoint;
 
@@ -34,8 +35,8 @@ void tracepoint_define(std::uint64_t id, const std::string& name);
 // tracepoint_define or userperf_tracepoint_register). nullptr: none.
 void tracepoint_set_format_callback(TracepointFormatCallback callback);
 
-// The descriptor's validity: 0, or -EINVAL with the reason in `why`.
-int tracepoint_check(const userperf_tracepoint& tp, std::string& why);
+// The descriptor's validity: EINVAL with the reason when it is not valid.
+Expected<void> tracepoint_check(const userperf_tracepoint& tp);
 // The registry behind the C entry points of tracepoint.h (userperf_tracepoint_*).
 int tracepoint_register(userperf_tracepoint& tp);
 void tracepoint_unregister(userperf_tracepoint& tp);
