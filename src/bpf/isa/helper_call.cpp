@@ -5,7 +5,7 @@ namespace userperf::bpf {
 
 bool CallContext::may_access(std::uintptr_t p, std::uint64_t size, bool write) const {
   for (const MemoryRegion& r : regions) {
-    if (p >= r.begin && p < r.end && size <= r.end - p && (r.writable || !write)) return true;
+    if (r.allows(p, size, write)) return true;
   }
   return false;
 }

@@ -9,11 +9,6 @@ namespace userperf::bpf::vm {
 
 namespace {
 
-inline bool in_region(std::uint64_t addr, std::uint64_t size, const MemoryRegion& r) {
-  // No wrap: addr < end, then the room left is end - addr.
-  return addr >= r.begin && addr < r.end && size <= r.end - addr;
-}
-
 // Everything a run may touch besides its stack: checked in order, run regions first.
 struct Regions {
   std::span<const MemoryRegion> run;
@@ -21,10 +16,10 @@ struct Regions {
 
   bool allows(std::uint64_t addr, std::uint64_t size, bool write) const {
     for (const MemoryRegion& r : run) {
-      if (in_region(addr, size, r) && (r.writable || !write)) return true;
+      if (r.allows(addr, size, write)) return true;
     }
     for (const MemoryRegion& r : statics) {
-      if (in_region(addr, size, r) && (r.writable || !write)) return true;
+      if (r.allows(addr, size, write)) return true;
     }
     return false;
   }
