@@ -87,16 +87,7 @@ int Checker::check_helper_arg(int regno, ArgType type, CallMeta& meta, ArgType p
       return 0;
     case ArgType::kPtrToCtx:
       if (r.type != RegType::kPtrToCtx) return expect("ctx");
-      if (r.off < 0)
-        return log_.reject(EACCES, "negative offset ctx ptr R%d off=%d disallowed", regno, r.off);
-      if (r.off)
-        return log_.reject(EACCES, "dereference of modified ctx ptr R%d off=%d disallowed", regno,
-                           r.off);
-      if (!r.var_off.is_const() || r.var_off.value) {
-        return log_.reject(EACCES, "variable ctx access var_off=%s disallowed",
-                           r.var_off.str().c_str());
-      }
-      return 0;
+      return check_ctx_ptr_unmodified(regno);
     case ArgType::kConstMapPtr:
       if (r.type != RegType::kConstPtrToMap) return expect("map_ptr");
       meta.map = r.map;

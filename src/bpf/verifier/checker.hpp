@@ -104,6 +104,8 @@ class Checker {
                        const RegState* store_value, std::int32_t imm, bool is_st,
                        RegState* load_out, bool sign_extend, bool strict_alignment_once = false);
   int check_ptr_alignment(const RegState& ptr, int off, int size, bool strict_alignment_once);
+  // check_ptr_off_reg for ctx: the pointer in `regno` as the program got it, no offset added.
+  int check_ctx_ptr_unmodified(int regno);
   int check_ctx_access(int regno, int off, int size, bool write);
   int check_stack_bounds(int regno, const RegState& ptr, int off, int size, const char* what,
                          std::int64_t& min_off, std::int64_t& max_off);

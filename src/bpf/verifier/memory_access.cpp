@@ -202,7 +202,7 @@ int Checker::check_map_value_access(int regno, const RegState& ptr, int off, int
   return 0;
 }
 
-int Checker::check_ctx_access(int regno, int off, int size, bool write) {
+int Checker::check_ctx_ptr_unmodified(int regno) {
   const RegState& r = reg(regno);
   if (r.off < 0)
     return log_.reject(EACCES, "negative offset ctx ptr R%d off=%d disallowed", regno, r.off);
@@ -213,6 +213,11 @@ int Checker::check_ctx_access(int regno, int off, int size, bool write) {
     return log_.reject(EACCES, "variable ctx access var_off=%s disallowed",
                        r.var_off.str().c_str());
   }
+  return 0;
+}
+
+int Checker::check_ctx_access(int regno, int off, int size, bool write) {
+  if (int err = check_ctx_ptr_unmodified(regno)) return err;
   // pe_prog_is_valid_access
   bool ok = off >= 0 && off < kPerfCtxSize && !write && off % size == 0;
   if (ok && off >= kPerfCtxPeriodOff) {
