@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "bpf/isa/int_types.hpp"
 #include "bpf/maps/map.hpp"
 #include "bpf/maps/stack_trace_map.hpp"
 #include "bpf/perf/perf_event_ctx.hpp"
@@ -16,8 +17,6 @@
 namespace userperf::bpf {
 
 namespace {
-
-using u64 = std::uint64_t;
 
 const PerfEventRunCtx& run_ctx(const CallContext& call) {
   return *static_cast<const PerfEventRunCtx*>(call.env);

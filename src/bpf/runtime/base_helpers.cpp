@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "bpf/isa/int_types.hpp"
 #include "bpf/maps/map.hpp"
 #include "bpf/runtime/trace_printk.hpp"
 #include "support/task_ids.hpp"
@@ -22,8 +23,6 @@
 namespace userperf::bpf {
 
 namespace {
-
-using u64 = std::uint64_t;
 
 std::atomic<int> g_trace_fd{STDERR_FILENO};
 

@@ -6,15 +6,12 @@
 #include <algorithm>
 #include <limits>
 
+#include "bpf/isa/int_types.hpp"
 #include "bpf/verifier/reg_state.hpp"
 
 namespace userperf::bpf {
 namespace {
 
-using u64 = std::uint64_t;
-using s64 = std::int64_t;
-using u32 = std::uint32_t;
-using s32 = std::int32_t;
 constexpr s64 kS64Min = std::numeric_limits<s64>::min();
 constexpr s64 kS64Max = std::numeric_limits<s64>::max();
 constexpr s32 kS32Min = std::numeric_limits<s32>::min();

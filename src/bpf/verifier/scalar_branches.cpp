@@ -6,17 +6,10 @@
 #include <bit>
 #include <utility>
 
+#include "bpf/isa/int_types.hpp"
 #include "bpf/verifier/reg_state.hpp"
 
 namespace userperf::bpf {
-namespace {
-
-using u64 = std::uint64_t;
-using s64 = std::int64_t;
-using u32 = std::uint32_t;
-using s32 = std::int32_t;
-
-}  // namespace
 
 std::uint8_t reverse_jump_op(std::uint8_t op) {
   switch (op) {
