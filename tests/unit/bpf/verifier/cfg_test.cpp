@@ -71,6 +71,19 @@ TEST(VerifierCfg, LddwPairs) {
                        EINVAL, "unrecognized bpf_ld_imm64 insn"));
 }
 
+TEST(VerifierCfg, LddwMapReferences) {
+  // An index past the object's maps: only userperf is asked (the kernel is given descriptors).
+  const VerifyResult no_map =
+      verify_insns({make_insn(BPF_LD | BPF_IMM | BPF_DW, 1, BPF_PSEUDO_MAP_IDX, 0, 99),
+                    make_insn(0, 0, 0, 0, 0), mov0, exit_insn});
+  EXPECT_TRUE(rejected(no_map, EBADF, "fd_idx 99 is not pointing to valid bpf_map"));
+  // A value offset of BPF_MAX_VAR_OFF into .bss (map 5).
+  EXPECT_TRUE(rejected(
+      verify_insns({make_insn(BPF_LD | BPF_IMM | BPF_DW, 1, BPF_PSEUDO_MAP_IDX_VALUE, 0, 5),
+                    make_insn(0, 0, 0, 0, 1 << 29), mov0, exit_insn}),
+      EINVAL, "direct value offset of 536870912 is not allowed"));
+}
+
 TEST(VerifierCfg, CallToInvalidDestination) {
   EXPECT_TRUE(rejected(
       verify_insns({mov0, make_insn(BPF_JMP | BPF_CALL, 0, BPF_PSEUDO_CALL, 0, 7), exit_insn}),
