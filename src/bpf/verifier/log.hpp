@@ -77,7 +77,7 @@ class VerifierLog {
     reason_ = format_text(f, args...);
     return err;
   }
-  // `reason` as it is (a message made elsewhere: the pre-walk checks, ctx rewriting).
+  // `reason` as it is (a message made elsewhere: ctx rewriting's Error).
   int reject_verbatim(int err, std::string reason) {
     reason_ = std::move(reason);
     return err;

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
-#include <cstdio>
 
 #include "bpf/verifier/helper_protos.hpp"
+#include "bpf/verifier/log.hpp"
 #include "bpf/verifier/reg_state.hpp"
 #include "support/expected.hpp"
 
@@ -54,15 +54,6 @@ constexpr std::array<bool, 256> build_opcode_table() {
 
 constexpr std::array<bool, 256> kOpcodes = build_opcode_table();
 
-template <class... Args>
-int fail(std::string& log, int err, const char* f, Args... args) {
-  char buf[200];
-  std::snprintf(buf, sizeof buf, f, args...);
-  log += buf;
-  log += '\n';
-  return err;
-}
-
 bool is_jump_class(std::uint8_t code) {
   return insn_class(code) == BPF_JMP || insn_class(code) == BPF_JMP32;
 }
@@ -77,64 +68,65 @@ std::int64_t jump_target(const Insn& in, std::size_t i) {
   return static_cast<std::int64_t>(i) + in.off + 1;
 }
 
-int check_insns(std::span<const Insn> insns, const std::vector<MapSpec>* maps, std::string& log) {
+int check_insns(std::span<const Insn> insns, const std::vector<MapSpec>* maps, VerifierLog& log) {
   for (std::size_t i = 0; i < insns.size(); ++i) {
     const Insn& in = insns[i];
     if (insn_class(in.code) == BPF_LDX &&
         ((insn_mode(in.code) != BPF_MEM && insn_mode(in.code) != kModeMemsx) || in.imm != 0)) {
-      return fail(log, EINVAL, "BPF_LDX uses reserved fields");
+      return log.reject(EINVAL, "BPF_LDX uses reserved fields");
     }
     if (is_lddw(in)) {
       if (i + 1 == insns.size() || insns[i + 1].code != 0 || insns[i + 1].dst_reg != 0 ||
           insns[i + 1].src_reg != 0 || insns[i + 1].off != 0) {
-        return fail(log, EINVAL, "invalid bpf_ld_imm64 insn");
+        return log.reject(EINVAL, "invalid bpf_ld_imm64 insn");
       }
       const int src = in.src_reg;
       if (src != 0) {
         if (src != BPF_PSEUDO_MAP_IDX && src != BPF_PSEUDO_MAP_IDX_VALUE) {
-          return fail(log, EINVAL, "unrecognized bpf_ld_imm64 insn");
+          return log.reject(EINVAL, "unrecognized bpf_ld_imm64 insn");
         }
         if (src == BPF_PSEUDO_MAP_IDX && insns[i + 1].imm != 0) {
-          return fail(log, EINVAL, "unrecognized bpf_ld_imm64 insn");
+          return log.reject(EINVAL, "unrecognized bpf_ld_imm64 insn");
         }
         if (!maps || in.imm < 0 || static_cast<std::size_t>(in.imm) >= maps->size()) {
-          return fail(log, EBADF, "fd_idx %d is not pointing to valid bpf_map", in.imm);
+          return log.reject(EBADF, "fd_idx %d is not pointing to valid bpf_map", in.imm);
         }
         if (src == BPF_PSEUDO_MAP_IDX_VALUE) {
           const MapSpec& map = (*maps)[static_cast<std::size_t>(in.imm)];
           const std::uint32_t off = static_cast<std::uint32_t>(insns[i + 1].imm);
           if (off >= (1U << 29)) {
-            return fail(log, EINVAL, "direct value offset of %u is not allowed", off);
+            return log.reject(EINVAL, "direct value offset of %u is not allowed", off);
           }
           if (map.type != BPF_MAP_TYPE_ARRAY) {
-            return fail(log, EINVAL, "no direct value access support for this map type");
+            return log.reject(EINVAL, "no direct value access support for this map type");
           }
           if (map.max_entries != 1) {
             // array_map_direct_value_addr: only one-entry arrays.
-            return fail(log, kEnotsupp, "invalid access to map value pointer, value_size=%u off=%u",
-                        map.value_size, off);
+            return log.reject(kEnotsupp,
+                              "invalid access to map value pointer, value_size=%u off=%u",
+                              map.value_size, off);
           }
           if (off >= map.value_size) {
-            return fail(log, EINVAL, "invalid access to map value pointer, value_size=%u off=%u",
-                        map.value_size, off);
+            return log.reject(EINVAL, "invalid access to map value pointer, value_size=%u off=%u",
+                              map.value_size, off);
           }
         }
       }
       ++i;
       continue;
     }
-    if (!kOpcodes[in.code]) return fail(log, EINVAL, "unknown opcode %02x", in.code);
+    if (!kOpcodes[in.code]) return log.reject(EINVAL, "unknown opcode %02x", in.code);
   }
   return 0;
 }
 
-int find_subprogs(std::span<const Insn> insns, ProgramShape& shape, std::string& log) {
+int find_subprogs(std::span<const Insn> insns, ProgramShape& shape, VerifierLog& log) {
   std::vector<std::uint32_t> starts{0};
   for (std::size_t i = 0; i < insns.size(); ++i) {
     if (!is_pseudo_call(insns[i])) continue;
     const std::int64_t target = static_cast<std::int64_t>(i) + insns[i].imm + 1;
     if (target < 0 || target >= static_cast<std::int64_t>(insns.size())) {
-      return fail(log, EINVAL, "call to invalid destination");
+      return log.reject(EINVAL, "call to invalid destination");
     }
     starts.push_back(static_cast<std::uint32_t>(target));
   }
@@ -155,13 +147,13 @@ int find_subprogs(std::span<const Insn> insns, ProgramShape& shape, std::string&
       if (is_jump_class(in.code) && insn_op(in.code) != BPF_CALL && insn_op(in.code) != BPF_EXIT) {
         const std::int64_t target = jump_target(in, i);
         if (target < sp.start || target >= sp.end) {
-          return fail(log, EINVAL, "jump out of range from insn %u to %lld", i,
-                      static_cast<long long>(target));
+          return log.reject(EINVAL, "jump out of range from insn %u to %lld", i,
+                            static_cast<long long>(target));
         }
       }
       if (i + 1 == sp.end && in.code != (BPF_JMP | BPF_EXIT) && in.code != (BPF_JMP | BPF_JA) &&
           in.code != (BPF_JMP32 | BPF_JA)) {
-        return fail(log, EINVAL, "last insn is not an exit or jmp");
+        return log.reject(EINVAL, "last insn is not an exit or jmp");
       }
     }
   }
@@ -194,7 +186,7 @@ int successors(std::span<const Insn> insns, std::size_t i, std::int64_t out[2]) 
   return 2;
 }
 
-int check_cfg(std::span<const Insn> insns, ProgramShape& shape, std::string& log) {
+int check_cfg(std::span<const Insn> insns, ProgramShape& shape, VerifierLog& log) {
   const std::size_t n = insns.size();
   std::vector<std::uint8_t> seen(n, 0);
   std::vector<std::uint8_t> lddw_tail(n, 0);
@@ -206,11 +198,11 @@ int check_cfg(std::span<const Insn> insns, ProgramShape& shape, std::string& log
   seen[0] = 1;
   auto visit = [&](std::size_t from, std::int64_t to) -> int {
     if (to < 0 || to >= static_cast<std::int64_t>(n)) {
-      return fail(log, EINVAL, "jump out of range from insn %zu to %lld", from,
-                  static_cast<long long>(to));
+      return log.reject(EINVAL, "jump out of range from insn %zu to %lld", from,
+                        static_cast<long long>(to));
     }
     const auto t = static_cast<std::size_t>(to);
-    if (lddw_tail[t]) return fail(log, EINVAL, "jump into the middle of ldimm64 insn %zu", t);
+    if (lddw_tail[t]) return log.reject(EINVAL, "jump into the middle of ldimm64 insn %zu", t);
     if (!seen[t]) {
       seen[t] = 1;
       work.push_back(t);
@@ -242,7 +234,7 @@ int check_cfg(std::span<const Insn> insns, ProgramShape& shape, std::string& log
     }
   }
   for (std::size_t i = 0; i < n; ++i) {
-    if (!seen[i] && !lddw_tail[i]) return fail(log, EINVAL, "unreachable insn %zu", i);
+    if (!seen[i] && !lddw_tail[i]) return log.reject(EINVAL, "unreachable insn %zu", i);
   }
   return 0;
 }
@@ -347,9 +339,9 @@ int helper_arg_count(std::int32_t helper_id) {
 }
 
 int check_program_shape(std::span<const Insn> insns, const std::vector<MapSpec>* maps,
-                        ProgramShape& shape, std::string& log) {
+                        ProgramShape& shape, VerifierLog& log) {
   if (insns.empty() || insns.size() > kMaxProcessedInsns) {
-    return fail(log, E2BIG, "program has %zu insns", insns.size());
+    return log.reject(E2BIG, "program has %zu insns", insns.size());
   }
   if (int err = check_insns(insns, maps, log)) return err;
   if (int err = find_subprogs(insns, shape, log)) return err;

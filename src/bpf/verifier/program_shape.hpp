@@ -5,12 +5,13 @@
 
 #include <cstdint>
 #include <span>
-#include <string>
 #include <vector>
 
 #include "bpf/isa/program_image.hpp"
 
 namespace userperf::bpf {
+
+class VerifierLog;
 
 struct Subprog {
   std::uint32_t start = 0;
@@ -27,9 +28,9 @@ struct ProgramShape {
 // bpf_opcode_in_insntable: the opcodes the kernel knows (cBPF carry-overs included).
 bool opcode_known(std::uint8_t code);
 
-// Returns 0, or the kernel's errno with its message appended to `log`.
+// Returns 0, or the kernel's errno with its message as `log`'s rejection reason.
 int check_program_shape(std::span<const Insn> insns, const std::vector<MapSpec>* maps,
-                        ProgramShape& shape, std::string& log);
+                        ProgramShape& shape, VerifierLog& log);
 
 // The number of helper arguments the kernel checks (for liveness).
 int helper_arg_count(std::int32_t helper_id);

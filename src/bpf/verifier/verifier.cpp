@@ -4,7 +4,6 @@
 #include "bpf/verifier/verifier.hpp"
 
 #include <cerrno>
-#include <string>
 #include <utility>
 
 #include "bpf/verifier/checker.hpp"
@@ -17,11 +16,7 @@ int Checker::run_checks() {
     return log_.reject(EINVAL, "prog_type %u is not verified here (only BPF_PROG_TYPE_PERF_EVENT)",
                        options_.prog_type);
   }
-  std::string shape_log;
-  if (int err = check_program_shape(insns_, options_.maps, shape_, shape_log)) {
-    return log_.reject_verbatim(err,
-                                shape_log.empty() ? "" : shape_log.substr(0, shape_log.size() - 1));
-  }
+  if (int err = check_program_shape(insns_, options_.maps, shape_, log_)) return err;
   checkpoints_.resize(insns_.size());
   ptr_use_.assign(insns_.size(), PtrUse::kUnseen);
   subprog_depth_.assign(shape_.subprogs.size(), 0);
