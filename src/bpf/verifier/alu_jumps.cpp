@@ -125,10 +125,7 @@ int Checker::adjust_ptr(const Insn& in, const RegState& ptr, const RegState& off
   int err = 0;
   if (!sane_offset(off, ptr, err) || !sane_offset(ptr, ptr, err)) return err;
   RegState out = ptr;
-  out.s32_min = std::numeric_limits<std::int32_t>::min();
-  out.s32_max = std::numeric_limits<std::int32_t>::max();
-  out.u32_min = 0;
-  out.u32_max = 0xffffffffU;
+  mark32_unbounded(out);
   switch (op) {
     case BPF_ADD: {
       const std::int64_t fixed = static_cast<std::int64_t>(ptr.off) + off.smin;
@@ -136,16 +133,7 @@ int Checker::adjust_ptr(const Insn& in, const RegState& ptr, const RegState& off
         out.off = static_cast<std::int32_t>(fixed);
         break;
       }
-      if (__builtin_add_overflow(ptr.smin, off.smin, &out.smin) ||
-          __builtin_add_overflow(ptr.smax, off.smax, &out.smax)) {
-        out.smin = std::numeric_limits<std::int64_t>::min();
-        out.smax = std::numeric_limits<std::int64_t>::max();
-      }
-      if (__builtin_add_overflow(ptr.umin, off.umin, &out.umin) ||
-          __builtin_add_overflow(ptr.umax, off.umax, &out.umax)) {
-        out.umin = 0;
-        out.umax = ~0ULL;
-      }
+      add_ranges64(out, off);
       out.var_off = tnum_add(ptr.var_off, off.var_off);
       break;
     }
@@ -159,18 +147,7 @@ int Checker::adjust_ptr(const Insn& in, const RegState& ptr, const RegState& off
         out.off = static_cast<std::int32_t>(fixed);
         break;
       }
-      if (__builtin_sub_overflow(ptr.smin, off.smax, &out.smin) ||
-          __builtin_sub_overflow(ptr.smax, off.smin, &out.smax)) {
-        out.smin = std::numeric_limits<std::int64_t>::min();
-        out.smax = std::numeric_limits<std::int64_t>::max();
-      }
-      if (ptr.umin < off.umax) {
-        out.umin = 0;
-        out.umax = ~0ULL;
-      } else {
-        out.umin = ptr.umin - off.umax;
-        out.umax = ptr.umax - off.umin;
-      }
+      sub_ranges64(out, off);
       out.var_off = tnum_sub(ptr.var_off, off.var_off);
       break;
     }

@@ -62,13 +62,19 @@ RegState make_known_scalar(std::uint64_t value);
 RegState make_pointer(RegType type);  // offset 0, var_off 0
 
 // The bound bookkeeping (kernel: reg_bounds_sync and friends).
-void mark_unbounded(RegState& reg);  // every range full, tnum untouched
+void mark_unbounded(RegState& reg);    // every range full, tnum untouched
+void mark32_unbounded(RegState& reg);  // the 32-bit ranges full
 void mark_known(RegState& reg, std::uint64_t value);
 void reg_bounds_sync(RegState& reg);
 void zext_32_to_64(RegState& reg);                        // a 32-bit result: upper half zero
 void coerce_to_size(RegState& reg, int bytes);            // zero-extending load of `bytes`
 void coerce_to_size_sx(RegState& reg, int bytes);         // sign-extending load / movsx
 void coerce_subreg_to_size_sx(RegState& reg, int bytes);  // 32-bit movsx
+
+// The 64-bit ranges of dst + src and dst - src (kernel: scalar_min_max_add/sub), which pointer
+// arithmetic applies to a pointer's variable offset as scalar_alu does to scalars.
+void add_ranges64(RegState& dst, const RegState& src);
+void sub_ranges64(RegState& dst, const RegState& src);
 
 // Scalar ALU (kernel: adjust_scalar_min_max_vals). dst and src are scalars; op is BPF_ADD..;
 // alu32 selects the 32-bit form (result zero-extended).

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <type_traits>
 
 #include "bpf/isa/int_types.hpp"
 #include "bpf/verifier/reg_state.hpp"
@@ -18,18 +19,37 @@ constexpr s32 kS32Min = std::numeric_limits<s32>::min();
 constexpr s32 kS32Max = std::numeric_limits<s32>::max();
 constexpr u32 kU32Max = std::numeric_limits<u32>::max();
 
-void mark32_unbounded(RegState& r) {
-  r.s32_min = kS32Min;
-  r.s32_max = kS32Max;
-  r.u32_min = 0;
-  r.u32_max = kU32Max;
+// One width's ranges of a register: the 64-bit ones (smin, smax, umin, umax) or the 32-bit ones
+// (s32_min, s32_max, u32_min, u32_max). The kernel writes a rule once per width
+// (scalar32_min_max_add and scalar_min_max_add); here a rule takes Ranges and serves both.
+template <class S>
+struct Ranges {
+  using U = std::make_unsigned_t<S>;
+  S& smin;
+  S& smax;
+  U& umin;
+  U& umax;
+};
+
+Ranges<s64> ranges64(RegState& r) {
+  return {r.smin, r.smax, r.umin, r.umax};
+}
+Ranges<const s64> ranges64(const RegState& r) {
+  return {r.smin, r.smax, r.umin, r.umax};
+}
+Ranges<s32> ranges32(RegState& r) {
+  return {r.s32_min, r.s32_max, r.u32_min, r.u32_max};
+}
+Ranges<const s32> ranges32(const RegState& r) {
+  return {r.s32_min, r.s32_max, r.u32_min, r.u32_max};
 }
 
-void mark64_unbounded(RegState& r) {
-  r.smin = kS64Min;
-  r.smax = kS64Max;
+template <class S>
+void set_unbounded(Ranges<S> r) {
+  r.smin = std::numeric_limits<S>::min();
+  r.smax = std::numeric_limits<S>::max();
   r.umin = 0;
-  r.umax = ~0ULL;
+  r.umax = std::numeric_limits<typename Ranges<S>::U>::max();
 }
 
 void update_bounds_from_tnum(RegState& r) {
@@ -143,111 +163,74 @@ bool mul_overflows(T a, T b, T& out) {
   return __builtin_mul_overflow(a, b, &out);
 }
 
-// ---- 32-bit halves of each op (the kernel runs them for 64-bit ops too: the low half of a
-// 64-bit result is the 32-bit result).
-void add32(RegState& d, const RegState& s) {
-  if (add_overflows(d.s32_min, s.s32_min, d.s32_min) ||
-      add_overflows(d.s32_max, s.s32_max, d.s32_max)) {
-    d.s32_min = kS32Min;
-    d.s32_max = kS32Max;
-  }
-  if (add_overflows(d.u32_min, s.u32_min, d.u32_min) ||
-      add_overflows(d.u32_max, s.u32_max, d.u32_max)) {
-    d.u32_min = 0;
-    d.u32_max = kU32Max;
-  }
-}
-
-void add64(RegState& d, const RegState& s) {
+// ---- The range rules of ADD, SUB and MUL, each run for the 32-bit ranges and then the 64-bit
+// ones (the kernel runs the 32-bit half for 64-bit ops too: the low half of a 64-bit result is
+// the 32-bit result). A bound that may overflow makes its pair unbounded.
+template <class S>
+void add_ranges(Ranges<S> d, Ranges<const S> s) {
   if (add_overflows(d.smin, s.smin, d.smin) || add_overflows(d.smax, s.smax, d.smax)) {
-    d.smin = kS64Min;
-    d.smax = kS64Max;
+    d.smin = std::numeric_limits<S>::min();
+    d.smax = std::numeric_limits<S>::max();
   }
   if (add_overflows(d.umin, s.umin, d.umin) || add_overflows(d.umax, s.umax, d.umax)) {
     d.umin = 0;
-    d.umax = ~0ULL;
+    d.umax = std::numeric_limits<typename Ranges<S>::U>::max();
   }
 }
 
-void sub32(RegState& d, const RegState& s) {
-  s32 lo = 0;
-  s32 hi = 0;
-  if (sub_overflows(d.s32_min, s.s32_max, lo) || sub_overflows(d.s32_max, s.s32_min, hi)) {
-    d.s32_min = kS32Min;
-    d.s32_max = kS32Max;
-  } else {
-    d.s32_min = lo;
-    d.s32_max = hi;
-  }
-  if (d.u32_min < s.u32_max) {
-    d.u32_min = 0;
-    d.u32_max = kU32Max;
-  } else {
-    d.u32_min -= s.u32_max;
-    d.u32_max -= s.u32_min;
-  }
-}
-
-void sub64(RegState& d, const RegState& s) {
-  s64 lo = 0;
-  s64 hi = 0;
+template <class S>
+void sub_ranges(Ranges<S> d, Ranges<const S> s) {
+  S lo = 0;
+  S hi = 0;
   if (sub_overflows(d.smin, s.smax, lo) || sub_overflows(d.smax, s.smin, hi)) {
-    d.smin = kS64Min;
-    d.smax = kS64Max;
+    d.smin = std::numeric_limits<S>::min();
+    d.smax = std::numeric_limits<S>::max();
   } else {
     d.smin = lo;
     d.smax = hi;
   }
   if (d.umin < s.umax) {
     d.umin = 0;
-    d.umax = ~0ULL;
+    d.umax = std::numeric_limits<typename Ranges<S>::U>::max();
   } else {
     d.umin -= s.umax;
     d.umax -= s.umin;
   }
 }
 
-template <class S, class U>
-void mul_range(S& smin, S& smax, U& umin, U& umax, S ssmin, S ssmax, U sumin, U sumax) {
+template <class S>
+void mul_ranges(Ranges<S> d, Ranges<const S> s) {
+  using U = typename Ranges<S>::U;
   U ulo = 0;
   U uhi = 0;
-  if (mul_overflows(umin, sumin, ulo) || mul_overflows(umax, sumax, uhi)) {
-    umin = 0;
-    umax = std::numeric_limits<U>::max();
+  if (mul_overflows(d.umin, s.umin, ulo) || mul_overflows(d.umax, s.umax, uhi)) {
+    d.umin = 0;
+    d.umax = std::numeric_limits<U>::max();
   } else {
-    umin = ulo;
-    umax = uhi;
+    d.umin = ulo;
+    d.umax = uhi;
   }
   S p[4];
-  if (mul_overflows(smin, ssmin, p[0]) || mul_overflows(smin, ssmax, p[1]) ||
-      mul_overflows(smax, ssmin, p[2]) || mul_overflows(smax, ssmax, p[3])) {
-    smin = std::numeric_limits<S>::min();
-    smax = std::numeric_limits<S>::max();
+  if (mul_overflows(d.smin, s.smin, p[0]) || mul_overflows(d.smin, s.smax, p[1]) ||
+      mul_overflows(d.smax, s.smin, p[2]) || mul_overflows(d.smax, s.smax, p[3])) {
+    d.smin = std::numeric_limits<S>::min();
+    d.smax = std::numeric_limits<S>::max();
   } else {
-    smin = *std::min_element(p, p + 4);
-    smax = *std::max_element(p, p + 4);
+    d.smin = *std::min_element(p, p + 4);
+    d.smax = *std::max_element(p, p + 4);
   }
 }
 
 // AND/OR/XOR: the tnum has been computed; unsigned bounds come from it and the operands, signed
 // ones from the unsigned when they do not cross the sign boundary.
-void signed_from_unsigned32(RegState& d) {
-  if (static_cast<s32>(d.u32_min) <= static_cast<s32>(d.u32_max)) {
-    d.s32_min = static_cast<s32>(d.u32_min);
-    d.s32_max = static_cast<s32>(d.u32_max);
+template <class S>
+void signed_from_unsigned(Ranges<S> d) {
+  if (static_cast<S>(d.umin) <= static_cast<S>(d.umax)) {
+    d.smin = static_cast<S>(d.umin);
+    d.smax = static_cast<S>(d.umax);
   } else {
-    d.s32_min = kS32Min;
-    d.s32_max = kS32Max;
-  }
-}
-
-void signed_from_unsigned64(RegState& d) {
-  if (static_cast<s64>(d.umin) <= static_cast<s64>(d.umax)) {
-    d.smin = static_cast<s64>(d.umin);
-    d.smax = static_cast<s64>(d.umax);
-  } else {
-    d.smin = kS64Min;
-    d.smax = kS64Max;
+    d.smin = std::numeric_limits<S>::min();
+    d.smax = std::numeric_limits<S>::max();
   }
 }
 
@@ -268,7 +251,7 @@ void bitwise32(RegState& d, const RegState& s, std::uint8_t op) {
     d.u32_min = static_cast<u32>(t.value);
     d.u32_max = static_cast<u32>(t.value | t.mask);
   }
-  signed_from_unsigned32(d);
+  signed_from_unsigned(ranges32(d));
 }
 
 void bitwise64(RegState& d, const RegState& s, std::uint8_t op) {
@@ -287,7 +270,7 @@ void bitwise64(RegState& d, const RegState& s, std::uint8_t op) {
     d.umin = t.value;
     d.umax = t.value | t.mask;
   }
-  signed_from_unsigned64(d);
+  signed_from_unsigned(ranges64(d));
   update_bounds_from_tnum(d);
 }
 
@@ -323,7 +306,7 @@ void shift32(RegState& d, const RegState& s, std::uint8_t op) {
     d.u32_min = 0;
     d.u32_max = kU32Max;
   }
-  mark64_unbounded(d);
+  set_unbounded(ranges64(d));
   update_bounds_from_tnum(d);
 }
 
@@ -350,14 +333,14 @@ void shift64(RegState& d, const RegState& s, std::uint8_t op) {
     d.var_off = d.var_off.rshift(static_cast<std::uint8_t>(umin_val));
     d.umin >>= umax_val;
     d.umax >>= umin_val;
-    mark32_unbounded(d);
+    set_unbounded(ranges32(d));
   } else {
     d.smin >>= umin_val;
     d.smax >>= umin_val;
     d.var_off = d.var_off.arshift(static_cast<std::uint8_t>(umin_val), 64);
     d.umin = 0;
     d.umax = ~0ULL;
-    mark32_unbounded(d);
+    set_unbounded(ranges32(d));
   }
   update_bounds_from_tnum(d);
 }
@@ -398,8 +381,12 @@ bool RegState::not_null() const {
 }
 
 void mark_unbounded(RegState& reg) {
-  mark64_unbounded(reg);
-  mark32_unbounded(reg);
+  set_unbounded(ranges64(reg));
+  set_unbounded(ranges32(reg));
+}
+
+void mark32_unbounded(RegState& reg) {
+  set_unbounded(ranges32(reg));
 }
 
 void mark_known(RegState& reg, std::uint64_t value) {
@@ -466,7 +453,7 @@ void coerce_to_size(RegState& r, int bytes) {
   }
   r.smin = static_cast<s64>(r.umin);
   r.smax = static_cast<s64>(r.umax);
-  if (bytes < 4) mark32_unbounded(r);
+  if (bytes < 4) set_unbounded(ranges32(r));
   reg_bounds_sync(r);
 }
 
@@ -527,6 +514,14 @@ void coerce_subreg_to_size_sx(RegState& r, int bytes) {
   reg_bounds_sync(r);
 }
 
+void add_ranges64(RegState& dst, const RegState& src) {
+  add_ranges(ranges64(dst), ranges64(src));
+}
+
+void sub_ranges64(RegState& dst, const RegState& src) {
+  sub_ranges(ranges64(dst), ranges64(src));
+}
+
 void scalar_alu(RegState& d, const RegState& s, std::uint8_t op, bool alu32) {
   if (!safe_to_compute(s, op, alu32)) {
     d = make_unknown_scalar();
@@ -535,20 +530,19 @@ void scalar_alu(RegState& d, const RegState& s, std::uint8_t op, bool alu32) {
   }
   switch (op) {
     case BPF_ADD:
-      add32(d, s);
-      add64(d, s);
+      add_ranges(ranges32(d), ranges32(s));
+      add_ranges(ranges64(d), ranges64(s));
       d.var_off = tnum_add(d.var_off, s.var_off);
       break;
     case BPF_SUB:
-      sub32(d, s);
-      sub64(d, s);
+      sub_ranges(ranges32(d), ranges32(s));
+      sub_ranges(ranges64(d), ranges64(s));
       d.var_off = tnum_sub(d.var_off, s.var_off);
       break;
     case BPF_MUL:
       d.var_off = tnum_mul(d.var_off, s.var_off);
-      mul_range<s32, u32>(d.s32_min, d.s32_max, d.u32_min, d.u32_max, s.s32_min, s.s32_max,
-                          s.u32_min, s.u32_max);
-      mul_range<s64, u64>(d.smin, d.smax, d.umin, d.umax, s.smin, s.smax, s.umin, s.umax);
+      mul_ranges(ranges32(d), ranges32(s));
+      mul_ranges(ranges64(d), ranges64(s));
       break;
     case BPF_AND:
       d.var_off = tnum_and(d.var_off, s.var_off);
