@@ -81,6 +81,23 @@ std::uint32_t HashMap::find(const Bucket& b, const void* key, std::uint32_t hash
   return FreeList::kNone;
 }
 
+// htab_map_hash, __select_bucket, htab_lock_bucket and lookup_elem_raw in one: every operation on
+// a key starts here.
+struct HashMap::LockedKey {
+  LockedKey(const HashMap& map, const void* key, LockWait wait)
+      : hash(hash_bytes(key, map.spec_.key_size, map.seed_)),
+        index(hash & (map.n_buckets_ - 1)),
+        bucket(map.bucket(index)),
+        guard(bucket.lock, wait),
+        elem(guard.status() == 0 ? map.find(bucket, key, hash) : FreeList::kNone) {}
+
+  const std::uint32_t hash;
+  const std::uint32_t index;  // the bucket's
+  Bucket& bucket;
+  const BucketGuard guard;   // status() 0 when held, else -EBUSY (and elem is kNone)
+  const std::uint32_t elem;  // the element holding the key, FreeList::kNone when none
+};
+
 void HashMap::link(std::uint32_t bucket_index, std::uint32_t elem, std::uint32_t hash) {
   Bucket& b = bucket(bucket_index);
   header(elem).hash = hash;
@@ -112,12 +129,9 @@ void HashMap::write_value(std::uint32_t elem, const void* value, Source source, 
 
 long HashMap::update_in_place(const void* key, const void* value, std::uint64_t flags,
                               Source source, LockWait wait) {
-  const std::uint32_t hash = hash_bytes(key, spec_.key_size, seed_);
-  const std::uint32_t index = hash & (n_buckets_ - 1);
-  Bucket& b = bucket(index);
-  BucketGuard guard(b.lock, wait);
-  if (guard.status() != 0) return guard.status();
-  const std::uint32_t old = find(b, key, hash);
+  const LockedKey k(*this, key, wait);
+  if (k.guard.status() != 0) return k.guard.status();
+  const std::uint32_t old = k.elem;
   if (old != FreeList::kNone && flags == BPF_NOEXIST) return -EEXIST;
   if (old == FreeList::kNone && flags == BPF_EXIST) return -ENOENT;
   if (old != FreeList::kNone) {
@@ -128,7 +142,7 @@ long HashMap::update_in_place(const void* key, const void* value, std::uint64_t 
   if (elem == FreeList::kNone) return -E2BIG;  // every preallocated element is in use
   std::memcpy(key_at(elem), key, spec_.key_size);
   write_value(elem, value, source, true);
-  link(index, elem, hash);
+  link(k.index, elem, k.hash);
   return 0;
 }
 
@@ -157,21 +171,18 @@ std::uint32_t HashMap::pop_or_evict() {
 
 long HashMap::update_lru(const void* key, const void* value, std::uint64_t flags, Source source,
                          LockWait wait) {
-  const std::uint32_t hash = hash_bytes(key, spec_.key_size, seed_);
-  const std::uint32_t index = hash & (n_buckets_ - 1);
   // Take the new element before the bucket lock, as prealloc_lru_pop: eviction locks buckets.
   const std::uint32_t elem = pop_or_evict();
   if (elem == FreeList::kNone) return -ENOMEM;
   std::memcpy(key_at(elem), key, spec_.key_size);
   write_value(elem, value, source, true);
   std::atomic_ref<std::uint32_t>(header(elem).ref).store(0, std::memory_order_relaxed);
-  Bucket& b = bucket(index);
-  BucketGuard guard(b.lock, wait);
-  if (guard.status() != 0) {
+  const LockedKey k(*this, key, wait);
+  if (k.guard.status() != 0) {
     free_.push(elem);
-    return guard.status();
+    return k.guard.status();
   }
-  const std::uint32_t old = find(b, key, hash);
+  const std::uint32_t old = k.elem;
   int err = 0;
   if (old != FreeList::kNone && flags == BPF_NOEXIST) err = -EEXIST;
   if (old == FreeList::kNone && flags == BPF_EXIST) err = -ENOENT;
@@ -179,36 +190,28 @@ long HashMap::update_lru(const void* key, const void* value, std::uint64_t flags
     free_.push(elem);
     return err;
   }
-  link(index, elem, hash);
+  link(k.index, elem, k.hash);
   if (old != FreeList::kNone) {
-    unlink(index, old);
+    unlink(k.index, old);
     free_.push(old);
   }
   return 0;
 }
 
 long HashMap::delete_key(const void* key, LockWait wait) {
-  const std::uint32_t hash = hash_bytes(key, spec_.key_size, seed_);
-  const std::uint32_t index = hash & (n_buckets_ - 1);
-  Bucket& b = bucket(index);
-  BucketGuard guard(b.lock, wait);
-  if (guard.status() != 0) return guard.status();
-  const std::uint32_t elem = find(b, key, hash);
-  if (elem == FreeList::kNone) return -ENOENT;
-  unlink(index, elem);
-  free_.push(elem);
+  const LockedKey k(*this, key, wait);
+  if (k.guard.status() != 0) return k.guard.status();
+  if (k.elem == FreeList::kNone) return -ENOENT;
+  unlink(k.index, k.elem);
+  free_.push(k.elem);
   return 0;
 }
 
 void* HashMap::lookup(const void* key) {
-  const std::uint32_t hash = hash_bytes(key, spec_.key_size, seed_);
-  Bucket& b = bucket(hash & (n_buckets_ - 1));
-  BucketGuard guard(b.lock, LockWait::kProgram);
-  if (guard.status() != 0) return nullptr;
-  const std::uint32_t elem = find(b, key, hash);
-  if (elem == FreeList::kNone) return nullptr;
-  if (lru_) std::atomic_ref<std::uint32_t>(header(elem).ref).store(1, std::memory_order_relaxed);
-  return value_at(elem, program_cpu());
+  const LockedKey k(*this, key, LockWait::kProgram);
+  if (k.elem == FreeList::kNone) return nullptr;  // absent, or the bucket was busy
+  if (lru_) std::atomic_ref<std::uint32_t>(header(k.elem).ref).store(1, std::memory_order_relaxed);
+  return value_at(k.elem, program_cpu());
 }
 
 long HashMap::update(const void* key, const void* value, std::uint64_t flags) {
@@ -225,17 +228,14 @@ long HashMap::remove(const void* key) {
 
 int HashMap::lookup_elem(const void* key, void* value) {
   if (int err = check_consumer_read(spec_)) return err;
-  const std::uint32_t hash = hash_bytes(key, spec_.key_size, seed_);
-  Bucket& b = bucket(hash & (n_buckets_ - 1));
-  BucketGuard guard(b.lock, LockWait::kConsumer);
-  if (guard.status() != 0) return guard.status();
-  const std::uint32_t elem = find(b, key, hash);
-  if (elem == FreeList::kNone) return -ENOENT;
+  const LockedKey k(*this, key, LockWait::kConsumer);
+  if (k.guard.status() != 0) return k.guard.status();
+  if (k.elem == FreeList::kNone) return -ENOENT;
   // The syscall's lookup leaves the LRU reference bit alone (htab_lru_map_lookup_elem_sys).
   if (cpus_ == 1) {
-    std::memcpy(value, value_at(elem, 0), spec_.value_size);
+    std::memcpy(value, value_at(k.elem, 0), spec_.value_size);
   } else {
-    std::memcpy(value, value_at(elem, 0), std::size_t{elem_size_} * cpus_);
+    std::memcpy(value, value_at(k.elem, 0), std::size_t{elem_size_} * cpus_);
   }
   return 0;
 }
@@ -259,19 +259,15 @@ int HashMap::get_next_key(const void* key, void* next_key) {
   if (key != nullptr) {
     // The element after `key` in its chain, else the first element of a later bucket; a key
     // that is not in the map restarts from the first bucket (htab_map_get_next_key).
-    const std::uint32_t hash = hash_bytes(key, spec_.key_size, seed_);
-    const std::uint32_t index = hash & (n_buckets_ - 1);
-    Bucket& b = bucket(index);
-    BucketGuard guard(b.lock, LockWait::kConsumer);
-    if (guard.status() != 0) return guard.status();
-    const std::uint32_t elem = find(b, key, hash);
-    if (elem != FreeList::kNone) {
-      const std::uint32_t next = header(elem).next;
+    const LockedKey k(*this, key, LockWait::kConsumer);
+    if (k.guard.status() != 0) return k.guard.status();
+    if (k.elem != FreeList::kNone) {
+      const std::uint32_t next = header(k.elem).next;
       if (next != kNil) {
         std::memcpy(next_key, key_at(next - 1), spec_.key_size);
         return 0;
       }
-      first_bucket = index + 1;
+      first_bucket = k.index + 1;
     }
   }
   for (std::uint32_t index = first_bucket; index < n_buckets_; ++index) {

@@ -75,6 +75,8 @@ class HashMap final : public Map {
 
   // Under the bucket's lock: the element holding `key`, or FreeList::kNone.
   std::uint32_t find(const Bucket& b, const void* key, std::uint32_t hash) const;
+  // The bucket a key hashes to, locked while this lives, and the element holding the key.
+  struct LockedKey;
   void link(std::uint32_t bucket_index, std::uint32_t elem, std::uint32_t hash);
   void unlink(std::uint32_t bucket_index, std::uint32_t elem);
   void write_value(std::uint32_t elem, const void* value, Source source, bool fresh);
