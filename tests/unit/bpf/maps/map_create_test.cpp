@@ -101,6 +101,13 @@ TEST(MapCreate, ErrorsCarryAMessage) {
   EXPECT_NE(map.error().message.find("key_size"), std::string::npos) << map.error().message;
 }
 
+TEST(MapCreate, UnknownFlagsAreNamedInHex) {
+  auto map = Map::create(make_spec(kArray, 4, 8, 1, 0x80000000u));
+  ASSERT_FALSE(map.ok());
+  EXPECT_EQ(map.error().code, EINVAL);
+  EXPECT_EQ(map.error().message, "map 'test_map': unknown flags 0x80000000");
+}
+
 TEST(MapCreate, PerfEventArrayMaxEntriesZeroIsPossibleCpus) {
   // libbpf's fix-up (the kernel alone rejects 0); needs a resolver.
   auto map = Map::create(make_spec(kPerf, 4, 4, 0), std::make_shared<test::NoFdResolver>());
