@@ -24,12 +24,6 @@ std::string memory(int r, std::int16_t off) {
   return "[" + reg(r) + (off == 0 ? "" : signed_offset(off)) + "]";
 }
 
-std::string hex(std::uint64_t value) {
-  char text[24];
-  std::snprintf(text, sizeof(text), "0x%" PRIx64, value);
-  return text;
-}
-
 std::string raw(const Insn& insn) {
   char text[32];
   std::snprintf(text, sizeof(text), "raw 0x%016" PRIx64, insn_to_word(insn));
@@ -90,7 +84,7 @@ std::string lddw(const Insn& first, const Insn& second, const DisassembleOptions
   if (first.src_reg == 0) {
     std::uint64_t value = static_cast<std::uint32_t>(first.imm) |
                           static_cast<std::uint64_t>(static_cast<std::uint32_t>(second.imm)) << 32;
-    return text + hex(value);
+    return text + format_hex(value);
   }
   text += std::string(mnemonics::kLddwKinds[first.src_reg]) + ":";
   const bool by_index =

@@ -1,5 +1,7 @@
 #include "bpf/isa/encoding.hpp"
 
+#include <cinttypes>
+#include <cstdio>
 #include <cstring>
 
 namespace userperf::bpf {
@@ -31,6 +33,12 @@ Expected<std::vector<Insn>> insns_from_bytes(std::span<const std::uint8_t> bytes
   std::vector<Insn> insns(bytes.size() / sizeof(Insn));
   if (!insns.empty()) std::memcpy(insns.data(), bytes.data(), bytes.size());
   return insns;
+}
+
+std::string format_hex(std::uint64_t value) {
+  char text[24];
+  std::snprintf(text, sizeof(text), "0x%" PRIx64, value);
+  return text;
 }
 
 namespace {

@@ -1,9 +1,9 @@
 #include "bpf/maps/map_create_check.hpp"
 
 #include <climits>
-#include <cstdio>
 #include <string>
 
+#include "bpf/isa/encoding.hpp"
 #include "bpf/maps/map.hpp"
 
 namespace userperf::bpf {
@@ -20,12 +20,6 @@ constexpr std::uint32_t kStackCreateFlagMask =
 
 Error invalid(const MapSpec& spec, const std::string& why) {
   return make_error(EINVAL, "map '" + spec.name + "': " + why);
-}
-
-std::string hex(std::uint32_t value) {
-  char text[16];
-  std::snprintf(text, sizeof(text), "0x%x", value);
-  return text;
 }
 
 // bpf_map_flags_access_ok(): a program cannot be both read-only and write-only.
@@ -52,7 +46,7 @@ Expected<MapSpec> check_array(MapSpec spec) {
   }
   if (spec.value_size == 0) return invalid(spec, "value_size is 0");
   if (spec.map_flags & ~kArrayCreateFlagMask) {
-    return invalid(spec, "unknown flags " + hex(spec.map_flags & ~kArrayCreateFlagMask));
+    return invalid(spec, "unknown flags " + format_hex(spec.map_flags & ~kArrayCreateFlagMask));
   }
   if (!access_ok(spec.map_flags)) {
     return invalid(spec, "BPF_F_RDONLY_PROG and BPF_F_WRONLY_PROG together");
@@ -85,15 +79,14 @@ Expected<MapSpec> check_hash(MapSpec spec) {
   const bool percpu_lru = spec.map_flags & BPF_F_NO_COMMON_LRU;
   const bool prealloc = !(spec.map_flags & BPF_F_NO_PREALLOC);
   if (spec.map_flags & ~kHtabCreateFlagMask) {
-    return invalid(spec, "unknown flags " + hex(spec.map_flags & ~kHtabCreateFlagMask));
+    return invalid(spec, "unknown flags " + format_hex(spec.map_flags & ~kHtabCreateFlagMask));
   }
   if (!access_ok(spec.map_flags)) {
     return invalid(spec, "BPF_F_RDONLY_PROG and BPF_F_WRONLY_PROG together");
   }
   if (!lru && percpu_lru) return invalid(spec, "BPF_F_NO_COMMON_LRU is for LRU maps only");
   if (lru && !prealloc) {
-    return make_error(kEnotsupp,
-                      "map '" + spec.name + "': an LRU map cannot be BPF_F_NO_PREALLOC");
+    return make_error(kEnotsupp, "map '" + spec.name + "': an LRU map cannot be BPF_F_NO_PREALLOC");
   }
   if ((spec.map_flags & BPF_F_NUMA_NODE) && (percpu || percpu_lru)) {
     return invalid(spec, "BPF_F_NUMA_NODE with per-CPU values or per-CPU LRU lists");
@@ -127,7 +120,7 @@ Expected<MapSpec> check_hash(MapSpec spec) {
 
 Expected<MapSpec> check_stack_trace(MapSpec spec) {
   if (spec.map_flags & ~kStackCreateFlagMask) {
-    return invalid(spec, "unknown flags " + hex(spec.map_flags & ~kStackCreateFlagMask));
+    return invalid(spec, "unknown flags " + format_hex(spec.map_flags & ~kStackCreateFlagMask));
   }
   if (spec.max_entries == 0) return invalid(spec, "max_entries is 0");
   if (spec.key_size != sizeof(std::uint32_t)) {

@@ -1,10 +1,8 @@
 #include "bpf/vm/conformance.hpp"
 
-#include <cinttypes>
-#include <cstdio>
-
 #include "bpf/isa/assembler.hpp"
 #include "bpf/isa/conformance_file.hpp"
+#include "bpf/isa/encoding.hpp"
 
 namespace userperf::bpf {
 
@@ -14,12 +12,6 @@ std::uint64_t unwind(std::uint64_t r1, std::uint64_t, std::uint64_t, std::uint64
                      CallContext& call) {
   if (r1 == 0) call.abort = true;
   return r1;
-}
-
-std::string hex(std::uint64_t value) {
-  char text[24];
-  std::snprintf(text, sizeof(text), "0x%" PRIx64, value);
-  return text;
 }
 
 }  // namespace
@@ -91,13 +83,13 @@ ConformanceOutcome run_conformance_test(std::string_view file_text,
     error = run.error().message;
   } else if (run->status != RunStatus::kOk && run->status != RunStatus::kAborted) {
     error = std::string(to_string(run->status)) + " at instruction " + std::to_string(run->pc);
-    if (run->status == RunStatus::kFault) error += " (address " + hex(run->fault_addr) + ")";
+    if (run->status == RunStatus::kFault) error += " (address " + format_hex(run->fault_addr) + ")";
   }
   if (file->error) {
     outcome.verdict = error == *file->error ? Verdict::kPass : Verdict::kFail;
     if (outcome.verdict == Verdict::kFail) {
       outcome.detail = "expected error '" + *file->error + "', got " +
-                       (error.empty() ? "r0 = " + hex(run->r0) : "'" + error + "'");
+                       (error.empty() ? "r0 = " + format_hex(run->r0) : "'" + error + "'");
     }
     return outcome;
   }
@@ -113,7 +105,7 @@ ConformanceOutcome run_conformance_test(std::string_view file_text,
     outcome.verdict = Verdict::kPass;
   } else {
     outcome.verdict = Verdict::kFail;
-    outcome.detail = "expected " + hex(*file->result) + ", got " + hex(run->r0);
+    outcome.detail = "expected " + format_hex(*file->result) + ", got " + format_hex(run->r0);
   }
   return outcome;
 }

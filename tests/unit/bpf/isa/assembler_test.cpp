@@ -211,6 +211,17 @@ TEST(Disassembler, RoundTripsEveryOpcode) {
   }
 }
 
+// The one hex formatter of messages and listings (the disassembler, the conformance runner, the
+// map checks): "0x", lower-case digits, no padding.
+TEST(Encoding, FormatHex) {
+  EXPECT_EQ(format_hex(0), "0x0");
+  EXPECT_EQ(format_hex(0x7f), "0x7f");
+  EXPECT_EQ(format_hex(0xffffffffu), "0xffffffff");
+  EXPECT_EQ(format_hex(0x8000000000000000ull), "0x8000000000000000");
+  const std::vector<Insn> lddw = {make_insn(0x18, 1, 0, 0, 0x2a), make_insn(0, 0, 0, 0, 1)};
+  EXPECT_EQ(disassemble_insn(lddw, 0), "lddw %r1, 0x10000002a");
+}
+
 TEST(ConformanceFile, ParsesEverySection) {
   auto file = parse_conformance_file(
       "# licence\n-- asm\nmov %r0, 1\nexit\n-- mem\n00 01\nff\n-- raw\n0x00000001000000b7\n"
