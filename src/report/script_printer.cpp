@@ -11,6 +11,7 @@
 #include "perfdata/malformed.hpp"
 #include "perfdata/record_names.hpp"
 #include "support/byte_reader.hpp"
+#include "support/hex.hpp"
 #include "trace/aux_decoder.hpp"
 
 namespace userperf::report {
@@ -28,11 +29,7 @@ using perfdata::RecordView;
 
 constexpr std::size_t kHexDumpBytes = 64;
 
-std::string hex(std::uint64_t value) {
-  char text[24];
-  std::snprintf(text, sizeof text, "0x%" PRIx64, value);
-  return text;
-}
+using support::hex;
 
 // The event's name: its PMU (PMU_MAPPINGS, else the fixed kernel types) and config.
 std::string event_name(const perf_event_attr& attr, const Features& features) {

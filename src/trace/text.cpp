@@ -1,4 +1,5 @@
 #include "trace/text.hpp"
+#include "support/hex.hpp"
 
 #include <cinttypes>
 #include <cstdio>
@@ -20,9 +21,7 @@ void append_address(std::string& out, std::uint64_t address, Symbolize symbolize
       return;
     }
   }
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%" PRIx64, address);
-  out += buf;
+  out += support::hex(address);
 }
 
 void append_escaped(std::string& out, std::string_view bytes) {

@@ -7,6 +7,7 @@
 #include "bpf/isa/helper_names.hpp"
 #include "bpf/isa/mnemonics.hpp"
 #include "bpf/isa/opcode_facts.hpp"
+#include "support/hex.hpp"
 
 namespace userperf::bpf {
 
@@ -84,7 +85,7 @@ std::string lddw(const Insn& first, const Insn& second, const DisassembleOptions
   if (first.src_reg == 0) {
     std::uint64_t value = static_cast<std::uint32_t>(first.imm) |
                           static_cast<std::uint64_t>(static_cast<std::uint32_t>(second.imm)) << 32;
-    return text + format_hex(value);
+    return text + support::hex(value);
   }
   text += std::string(mnemonics::kLddwKinds[first.src_reg]) + ":";
   const bool by_index =

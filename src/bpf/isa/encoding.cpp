@@ -35,12 +35,6 @@ Expected<std::vector<Insn>> insns_from_bytes(std::span<const std::uint8_t> bytes
   return insns;
 }
 
-std::string format_hex(std::uint64_t value) {
-  char text[24];
-  std::snprintf(text, sizeof(text), "0x%" PRIx64, value);
-  return text;
-}
-
 namespace {
 
 int hex_digit(char c) {

@@ -26,8 +26,4 @@ Expected<std::vector<Insn>> insns_from_bytes(std::span<const std::uint8_t> bytes
 Expected<std::vector<std::uint8_t>> parse_hex_bytes(std::string_view text);
 std::string format_hex_bytes(std::span<const std::uint8_t> bytes);
 
-// A number as "0x" and lower-case hex digits ("0x0", "0x7f"), as messages and the assembler's
-// syntax write values.
-std::string format_hex(std::uint64_t value);
-
 }  // namespace userperf::bpf

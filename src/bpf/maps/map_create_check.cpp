@@ -5,6 +5,7 @@
 
 #include "bpf/isa/encoding.hpp"
 #include "bpf/maps/map.hpp"
+#include "support/hex.hpp"
 
 namespace userperf::bpf {
 namespace {
@@ -46,7 +47,7 @@ Expected<MapSpec> check_array(MapSpec spec) {
   }
   if (spec.value_size == 0) return invalid(spec, "value_size is 0");
   if (spec.map_flags & ~kArrayCreateFlagMask) {
-    return invalid(spec, "unknown flags " + format_hex(spec.map_flags & ~kArrayCreateFlagMask));
+    return invalid(spec, "unknown flags " + support::hex(spec.map_flags & ~kArrayCreateFlagMask));
   }
   if (!access_ok(spec.map_flags)) {
     return invalid(spec, "BPF_F_RDONLY_PROG and BPF_F_WRONLY_PROG together");
@@ -79,7 +80,7 @@ Expected<MapSpec> check_hash(MapSpec spec) {
   const bool percpu_lru = spec.map_flags & BPF_F_NO_COMMON_LRU;
   const bool prealloc = !(spec.map_flags & BPF_F_NO_PREALLOC);
   if (spec.map_flags & ~kHtabCreateFlagMask) {
-    return invalid(spec, "unknown flags " + format_hex(spec.map_flags & ~kHtabCreateFlagMask));
+    return invalid(spec, "unknown flags " + support::hex(spec.map_flags & ~kHtabCreateFlagMask));
   }
   if (!access_ok(spec.map_flags)) {
     return invalid(spec, "BPF_F_RDONLY_PROG and BPF_F_WRONLY_PROG together");
@@ -120,7 +121,7 @@ Expected<MapSpec> check_hash(MapSpec spec) {
 
 Expected<MapSpec> check_stack_trace(MapSpec spec) {
   if (spec.map_flags & ~kStackCreateFlagMask) {
-    return invalid(spec, "unknown flags " + format_hex(spec.map_flags & ~kStackCreateFlagMask));
+    return invalid(spec, "unknown flags " + support::hex(spec.map_flags & ~kStackCreateFlagMask));
   }
   if (spec.max_entries == 0) return invalid(spec, "max_entries is 0");
   if (spec.key_size != sizeof(std::uint32_t)) {

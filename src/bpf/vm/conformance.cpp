@@ -3,6 +3,7 @@
 #include "bpf/isa/assembler.hpp"
 #include "bpf/isa/conformance_file.hpp"
 #include "bpf/isa/encoding.hpp"
+#include "support/hex.hpp"
 
 namespace userperf::bpf {
 
@@ -83,13 +84,14 @@ ConformanceOutcome run_conformance_test(std::string_view file_text,
     error = run.error().message;
   } else if (run->status != RunStatus::kOk && run->status != RunStatus::kAborted) {
     error = std::string(to_string(run->status)) + " at instruction " + std::to_string(run->pc);
-    if (run->status == RunStatus::kFault) error += " (address " + format_hex(run->fault_addr) + ")";
+    if (run->status == RunStatus::kFault)
+      error += " (address " + support::hex(run->fault_addr) + ")";
   }
   if (file->error) {
     outcome.verdict = error == *file->error ? Verdict::kPass : Verdict::kFail;
     if (outcome.verdict == Verdict::kFail) {
       outcome.detail = "expected error '" + *file->error + "', got " +
-                       (error.empty() ? "r0 = " + format_hex(run->r0) : "'" + error + "'");
+                       (error.empty() ? "r0 = " + support::hex(run->r0) : "'" + error + "'");
     }
     return outcome;
   }
@@ -105,7 +107,7 @@ ConformanceOutcome run_conformance_test(std::string_view file_text,
     outcome.verdict = Verdict::kPass;
   } else {
     outcome.verdict = Verdict::kFail;
-    outcome.detail = "expected " + format_hex(*file->result) + ", got " + format_hex(run->r0);
+    outcome.detail = "expected " + support::hex(*file->result) + ", got " + support::hex(run->r0);
   }
   return outcome;
 }
