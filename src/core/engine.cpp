@@ -607,12 +607,4 @@ int Engine::poll(pollfd* fds, nfds_t nfds, int timeout_ms) {
   }
 }
 
-int Engine::wakeup_fd(int fd) {
-  std::lock_guard lock(mutex_);
-  Event* ev = lookup(fd);
-  if (ev == nullptr) return -EBADF;
-  if (ev->buffer == nullptr) return -EINVAL;
-  return ev->buffer->ring->wakeup_fd();
-}
-
 }  // namespace userperf::core

@@ -172,8 +172,13 @@ class Engine {
                  std::uint64_t offset);  // the mapping or err_ptr(-errno), as mmap
   void free_aux(Buffer& buffer);
   void release_buffer(Buffer* buffer);
+  // What ring_fd, aux_fd and wakeup_fd share: `of` the event's buffer, -EBADF for no event,
+  // -EINVAL for one without a buffer.
+  int buffer_descriptor(int fd, int (*of)(const Buffer& buffer));
   // engine_side_band.cpp
   void log_itrace_start(Event& event);
+  // perf_event_task: a FORK or EXIT record to the events of thread `of` that asked for them.
+  void output_task(std::uint32_t type, pid_t pid, pid_t ppid, pid_t tid, pid_t ptid, pid_t of);
   template <class Wants, class Body>
   void for_each_sideband(pid_t tid, Wants&& wants, Body&& body);
 

@@ -1,7 +1,8 @@
 // Engine's memory family: mmap and munmap of an event (the data ring's control and data pages, the
-// AUX area), the buffers and mappings behind them, the descriptors of their memory, the consumer's
-// AUX snapshot, and the rings made before any mapping (defer_ring, the fork child's spare ring).
-// The kernel's perf_mmap/perf_mmap_close (core.c) and rb_alloc_aux/rb_free_aux (ring_buffer.c).
+// AUX area), the buffers and mappings behind them, the descriptors of their memory and wakeups, the
+// consumer's AUX snapshot, and the rings made before any mapping (defer_ring, the fork child's
+// spare ring). The kernel's perf_mmap/perf_mmap_close (core.c) and rb_alloc_aux/rb_free_aux
+// (ring_buffer.c).
 #include "core/engine.hpp"
 
 #include <sys/mman.h>
@@ -195,20 +196,25 @@ void Engine::release_buffer(Buffer* buffer) {
 
 // ---- the memory's descriptors, the AUX snapshot ----------------------------------------------
 
-int Engine::aux_fd(int fd) {
-  std::lock_guard lock(mutex_);
-  Event* ev = lookup(fd);
-  if (ev == nullptr) return -EBADF;
-  if (ev->buffer == nullptr || ev->buffer->aux == nullptr) return -EINVAL;
-  return ev->buffer->aux->memfd();
-}
-
-int Engine::ring_fd(int fd) {
+int Engine::buffer_descriptor(int fd, int (*of)(const Buffer& buffer)) {
   std::lock_guard lock(mutex_);
   Event* ev = lookup(fd);
   if (ev == nullptr) return -EBADF;
   if (ev->buffer == nullptr) return -EINVAL;
-  return ev->buffer->ring->memfd();
+  return of(*ev->buffer);
+}
+
+int Engine::aux_fd(int fd) {
+  return buffer_descriptor(
+      fd, [](const Buffer& b) { return b.aux != nullptr ? b.aux->memfd() : -EINVAL; });
+}
+
+int Engine::ring_fd(int fd) {
+  return buffer_descriptor(fd, [](const Buffer& b) { return b.ring->memfd(); });
+}
+
+int Engine::wakeup_fd(int fd) {
+  return buffer_descriptor(fd, [](const Buffer& b) { return b.ring->wakeup_fd(); });
 }
 
 ssize_t Engine::aux_snapshot(int fd, void* buf, std::size_t len, std::uint64_t* head_out) {

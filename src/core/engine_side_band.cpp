@@ -98,28 +98,25 @@ struct TaskRecord {
 };
 }  // namespace
 
-void Engine::fork(pid_t pid, pid_t ppid, pid_t tid, pid_t ptid) {
+void Engine::output_task(std::uint32_t type, pid_t pid, pid_t ppid, pid_t tid, pid_t ptid,
+                         pid_t of) {
   for_each_sideband(
-      ptid, [](const perf_event_attr& a) { return a.task || a.comm || a.mmap || a.mmap2; },
+      of, [](const perf_event_attr& a) { return a.task || a.comm || a.mmap || a.mmap2; },
       [&](Event& ev) {
         const SampleId id = context_id(ev, pid, tid);
         const TaskRecord body{static_cast<std::uint32_t>(pid), static_cast<std::uint32_t>(ppid),
                               static_cast<std::uint32_t>(tid), static_cast<std::uint32_t>(ptid),
                               id.time};
-        output_sideband(ev, PERF_RECORD_FORK, 0, &body, sizeof body, id);
+        output_sideband(ev, type, 0, &body, sizeof body, id);
       });
 }
 
+void Engine::fork(pid_t pid, pid_t ppid, pid_t tid, pid_t ptid) {
+  output_task(PERF_RECORD_FORK, pid, ppid, tid, ptid, ptid);
+}
+
 void Engine::exit(pid_t pid, pid_t ppid, pid_t tid, pid_t ptid) {
-  for_each_sideband(
-      tid, [](const perf_event_attr& a) { return a.task || a.comm || a.mmap || a.mmap2; },
-      [&](Event& ev) {
-        const SampleId id = context_id(ev, pid, tid);
-        const TaskRecord body{static_cast<std::uint32_t>(pid), static_cast<std::uint32_t>(ppid),
-                              static_cast<std::uint32_t>(tid), static_cast<std::uint32_t>(ptid),
-                              id.time};
-        output_sideband(ev, PERF_RECORD_EXIT, 0, &body, sizeof body, id);
-      });
+  output_task(PERF_RECORD_EXIT, pid, ppid, tid, ptid, tid);
   std::lock_guard lock(mutex_);
   for (auto& [fd, ev] : events_) {
     if (ev->pid == tid) {
