@@ -1,5 +1,7 @@
 #include "core/aux_source_pmu.hpp"
 
+#include <cerrno>
+
 namespace userperf::core {
 
 AuxSourcePmu::Source* AuxSourcePmu::source_of(Event& event) const {
@@ -9,6 +11,13 @@ AuxSourcePmu::Source* AuxSourcePmu::source_of(Event& event) const {
 
 void AuxSourcePmu::attach(Event& event, std::unique_ptr<Source> source) {
   event.pmu_private = reinterpret_cast<std::uint64_t>(source.release());
+}
+
+int AuxSourcePmu::event_init(Event& event) {
+  if (event.attr.config != 0 || event.attr.config1 != 0 || event.attr.config2 != 0) {
+    return -EINVAL;
+  }
+  return 0;
 }
 
 int AuxSourcePmu::add(Event& event) {

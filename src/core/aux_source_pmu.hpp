@@ -27,6 +27,9 @@ class AuxSourcePmu : public Pmu {
   bool has_aux() const override { return true; }
   bool has_itrace() const override { return true; }
   bool has_snapshot_aux() const override { return true; }
+  // A source that takes no configuration (calltrace, log): config, config1 and config2 must be 0,
+  // else EINVAL. A configured source (synthetic) checks its own.
+  int event_init(Event& event) override;
   int add(Event& event) override;
   void del(Event& event) override;
   int setup_aux(Event& event, ring::AuxRing& aux) override;

@@ -77,13 +77,6 @@ void store_entry(CalltraceSource& s, bool exit, const void* function, const void
 
 }  // namespace
 
-int CalltracePmu::event_init(core::Event& event) {
-  if (event.attr.config != 0 || event.attr.config1 != 0 || event.attr.config2 != 0) {
-    return -EINVAL;
-  }
-  return 0;
-}
-
 int CalltracePmu::event_bind(core::Event& event) {
   // Function hooks run on the traced thread; a CPU-wide event would need every thread's.
   if (event.pid == -1) return -EOPNOTSUPP;

@@ -17,7 +17,6 @@ class CalltracePmu final : public core::AuxSourcePmu {
  public:
   using core::AuxSourcePmu::AuxSourcePmu;
   const char* name() const override { return "calltrace"; }
-  int event_init(core::Event& event) override;
   int event_bind(core::Event& event) override;
 
   struct Stats {

@@ -42,13 +42,6 @@ void write_all(int fd, const std::uint8_t* p, std::size_t n) {
 
 }  // namespace
 
-int LogPmu::event_init(core::Event& event) {
-  if (event.attr.config != 0 || event.attr.config1 != 0 || event.attr.config2 != 0) {
-    return -EINVAL;
-  }
-  return 0;
-}
-
 int LogPmu::event_bind(core::Event& event) {
   auto source = std::make_unique<LogSource>(event, engine_.grace_period());
   if (!g_logs.insert(source.get())) return -EMFILE;

@@ -18,7 +18,6 @@ class LogPmu final : public core::AuxSourcePmu {
  public:
   using core::AuxSourcePmu::AuxSourcePmu;
   const char* name() const override { return "log"; }
-  int event_init(core::Event& event) override;
   int event_bind(core::Event& event) override;
 
   // Appends one record to the log event `fd`: 0, -EBADF (no log event), -EMSGSIZE (longer than

@@ -88,6 +88,13 @@ TEST(LogPmu, Errors) {
   OwnedFd other(userperf_perf_event_open(&test, 0, -1, -1, 0));
   EXPECT_EQ(userperf_log_write(other, "x", 1), -1);
   EXPECT_EQ(errno, EBADF);
+  for (__u64 perf_event_attr::*field :
+       {&perf_event_attr::config, &perf_event_attr::config1, &perf_event_attr::config2}) {
+    perf_event_attr configured = testing::source_attr("log");
+    configured.*field = 1;  // a log takes no configuration
+    EXPECT_EQ(userperf_perf_event_open(&configured, 0, -1, -1, 0), -1);
+    EXPECT_EQ(errno, EINVAL);
+  }
   EXPECT_EQ(userperf_log_printf(fd, "n=%d", 42), 0);
   ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);  // ends the handle: aux_head
   const auto records = decode(testing::consume(m));
