@@ -56,6 +56,36 @@ Error body_error(int feature, std::uint64_t offset, const char* what) {
   return malformed_at(offset, std::string("feature ") + feature_name(feature) + ": " + what);
 }
 
+// perf's counted lists (CMDLINE, PMU_MAPPINGS, GROUP_DESC): a u32 count, then the entries.
+template <class T, class WriteEntry>
+void write_list(std::vector<FeatureBody>& out, int feature,
+                const std::optional<std::vector<T>>& list, WriteEntry&& write_entry) {
+  if (!list) return;
+  FeatureBody body{feature, {}};
+  support::ByteWriter w(body.bytes);
+  w.put(static_cast<std::uint32_t>(list->size()));
+  for (const T& entry : *list) write_entry(w, entry);
+  out.push_back(std::move(body));
+}
+
+// Each entry is read by `read_entry` and is at least `min_entry` bytes long, so that a corrupt
+// count cannot make a huge allocation.
+template <class T, class ReadEntry>
+Expected<void> read_list(support::ByteReader& in, int feature, std::size_t min_entry,
+                         const char* count_error, std::optional<std::vector<T>>& out,
+                         ReadEntry&& read_entry) {
+  std::uint32_t count = 0;
+  if (!in.read(count)) return body_error(feature, in.failed_at(), "truncated body");
+  if (!in.fits(count, min_entry)) return body_error(feature, in.offset() - 4, count_error);
+  std::vector<T> entries(count);
+  for (T& entry : entries) {
+    if (!read_entry(entry)) break;
+  }
+  if (!in.ok()) return body_error(feature, in.failed_at(), "truncated body");
+  out = std::move(entries);
+  return {};
+}
+
 }  // namespace
 
 const char* feature_name(int feature) {
@@ -165,23 +195,13 @@ std::vector<FeatureBody> encode_features(const Features& f) {
     w.put<std::uint32_t>(f.nrcpus->online);
     out.push_back(std::move(body));
   }
-  if (f.cmdline) {
-    FeatureBody body{kFeatCmdline, {}};
-    support::ByteWriter w(body.bytes);
-    w.put(static_cast<std::uint32_t>(f.cmdline->size()));
-    for (const std::string& arg : *f.cmdline) write_perf_string(w, arg);
-    out.push_back(std::move(body));
-  }
-  if (f.pmu_mappings) {
-    FeatureBody body{kFeatPmuMappings, {}};
-    support::ByteWriter w(body.bytes);
-    w.put(static_cast<std::uint32_t>(f.pmu_mappings->size()));
-    for (const PmuMapping& m : *f.pmu_mappings) {
-      w.put<std::uint32_t>(m.type);
-      write_perf_string(w, m.name);
-    }
-    out.push_back(std::move(body));
-  }
+  write_list(out, kFeatCmdline, f.cmdline,
+             [](support::ByteWriter& w, const std::string& arg) { write_perf_string(w, arg); });
+  write_list(out, kFeatPmuMappings, f.pmu_mappings,
+             [](support::ByteWriter& w, const PmuMapping& m) {
+               w.put<std::uint32_t>(m.type);
+               write_perf_string(w, m.name);
+             });
   if (f.event_desc && !f.event_desc->empty()) {
     // perf's write_event_desc: u32 nr, u32 attr size, then per event the attr, u32 nr_ids, the
     // name, u64 ids[nr_ids].
@@ -197,17 +217,11 @@ std::vector<FeatureBody> encode_features(const Features& f) {
     }
     out.push_back(std::move(body));
   }
-  if (f.groups) {
-    FeatureBody body{kFeatGroupDesc, {}};
-    support::ByteWriter w(body.bytes);
-    w.put(static_cast<std::uint32_t>(f.groups->size()));
-    for (const GroupDesc& g : *f.groups) {
-      write_perf_string(w, g.name);
-      w.put<std::uint32_t>(g.leader);
-      w.put<std::uint32_t>(g.members);
-    }
-    out.push_back(std::move(body));
-  }
+  write_list(out, kFeatGroupDesc, f.groups, [](support::ByteWriter& w, const GroupDesc& g) {
+    write_perf_string(w, g.name);
+    w.put<std::uint32_t>(g.leader);
+    w.put<std::uint32_t>(g.members);
+  });
   // The index lists features by ascending bit, and a reader pairs the k-th entry with the k-th
   // set bit.
   std::sort(out.begin(), out.end(),
@@ -238,32 +252,13 @@ Expected<void> decode_feature(int feature, std::span<const std::uint8_t> body, s
       out.nrcpus = cpus;
       return {};
     }
-    case kFeatCmdline: {
-      if (!in.read(count)) break;
-      if (!in.fits(count, sizeof(std::uint32_t))) {
-        return body_error(feature, in.offset() - 4, "string count exceeds the body");
-      }
-      std::vector<std::string> args(count);
-      for (std::string& arg : args) {
-        if (!read_perf_string(in, arg)) break;
-      }
-      if (!in.ok()) break;
-      out.cmdline = std::move(args);
-      return {};
-    }
-    case kFeatPmuMappings: {
-      if (!in.read(count)) break;
-      if (!in.fits(count, 2 * sizeof(std::uint32_t))) {
-        return body_error(feature, in.offset() - 4, "PMU count exceeds the body");
-      }
-      std::vector<PmuMapping> maps(count);
-      for (PmuMapping& m : maps) {
-        if (!in.read(m.type) || !read_perf_string(in, m.name)) break;
-      }
-      if (!in.ok()) break;
-      out.pmu_mappings = std::move(maps);
-      return {};
-    }
+    case kFeatCmdline:
+      return read_list(in, feature, sizeof(std::uint32_t), "string count exceeds the body",
+                       out.cmdline, [&](std::string& arg) { return read_perf_string(in, arg); });
+    case kFeatPmuMappings:
+      return read_list(
+          in, feature, 2 * sizeof(std::uint32_t), "PMU count exceeds the body", out.pmu_mappings,
+          [&](PmuMapping& m) { return in.read(m.type) && read_perf_string(in, m.name); });
     case kFeatEventDesc: {
       std::uint32_t attr_size = 0;
       if (!in.read(count) || !in.read(attr_size)) break;
@@ -290,19 +285,12 @@ Expected<void> decode_feature(int feature, std::span<const std::uint8_t> body, s
       out.event_desc = std::move(events);
       return {};
     }
-    case kFeatGroupDesc: {
-      if (!in.read(count)) break;
-      if (!in.fits(count, 3 * sizeof(std::uint32_t))) {
-        return body_error(feature, in.offset() - 4, "group count exceeds the body");
-      }
-      std::vector<GroupDesc> groups(count);
-      for (GroupDesc& g : groups) {
-        if (!read_perf_string(in, g.name) || !in.read(g.leader) || !in.read(g.members)) break;
-      }
-      if (!in.ok()) break;
-      out.groups = std::move(groups);
-      return {};
-    }
+    case kFeatGroupDesc:
+      return read_list(in, feature, 3 * sizeof(std::uint32_t), "group count exceeds the body",
+                       out.groups, [&](GroupDesc& g) {
+                         return read_perf_string(in, g.name) && in.read(g.leader) &&
+                                in.read(g.members);
+                       });
     case kFeatTracingData:
       out.tracing_data = std::vector<std::uint8_t>(body.begin(), body.end());
       return {};
