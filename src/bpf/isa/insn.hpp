@@ -31,6 +31,19 @@ constexpr std::uint8_t insn_size(std::uint8_t code) {
 constexpr std::uint8_t insn_mode(std::uint8_t code) {
   return code & 0xe0;
 }  // LD/ST mode
+// The bytes a load or store of this size moves: 1, 2, 4 or 8 (the kernel's bpf_size_to_bytes).
+constexpr int insn_access_bytes(std::uint8_t code) {
+  switch (insn_size(code)) {
+    case BPF_B:
+      return 1;
+    case BPF_H:
+      return 2;
+    case BPF_W:
+      return 4;
+    default:
+      return 8;
+  }
+}
 
 constexpr bool is_lddw(const Insn& insn) {
   return insn.code == (BPF_LD | BPF_IMM | BPF_DW);

@@ -10,22 +10,6 @@
 #include "bpf/verifier/ctx_rewrite.hpp"
 
 namespace userperf::bpf {
-namespace {
-
-int access_bytes(std::uint8_t code) {
-  switch (insn_size(code)) {
-    case BPF_B:
-      return 1;
-    case BPF_H:
-      return 2;
-    case BPF_W:
-      return 4;
-    default:
-      return 8;
-  }
-}
-
-}  // namespace
 
 StackSlot& Checker::slot(FuncState& f, std::size_t spi) {
   if (f.stack.size() <= spi) f.stack.resize(spi + 1);
@@ -349,8 +333,8 @@ int Checker::do_ldx(std::uint32_t idx, const Insn& in) {
   if (int err = check_read(in.src_reg)) return err;
   if (int err = check_write(in.dst_reg)) return err;
   RegState out;
-  if (int err = check_mem_access(idx, in.src_reg, in.off, access_bytes(in.code), false, nullptr, 0,
-                                 false, &out, insn_mode(in.code) == kModeMemsx)) {
+  if (int err = check_mem_access(idx, in.src_reg, in.off, insn_access_bytes(in.code), false,
+                                 nullptr, 0, false, &out, insn_mode(in.code) == kModeMemsx)) {
     return err;
   }
   reg(in.dst_reg) = out;
@@ -366,19 +350,19 @@ int Checker::do_store(std::uint32_t idx, const Insn& in) {
     if (int err = check_read(in.src_reg)) return err;
     if (int err = check_read(in.dst_reg)) return err;
     const RegState value = reg(in.src_reg);
-    return check_mem_access(idx, in.dst_reg, in.off, access_bytes(in.code), true, &value, 0, false,
-                            nullptr, false);
+    return check_mem_access(idx, in.dst_reg, in.off, insn_access_bytes(in.code), true, &value, 0,
+                            false, nullptr, false);
   }
   if (insn_mode(in.code) != BPF_MEM || in.src_reg != 0) {
     return log_.reject(EINVAL, "BPF_ST uses reserved fields");
   }
   if (int err = check_read(in.dst_reg)) return err;
-  return check_mem_access(idx, in.dst_reg, in.off, access_bytes(in.code), true, nullptr, in.imm,
-                          true, nullptr, false);
+  return check_mem_access(idx, in.dst_reg, in.off, insn_access_bytes(in.code), true, nullptr,
+                          in.imm, true, nullptr, false);
 }
 
 int Checker::do_atomic(std::uint32_t idx, const Insn& in) {
-  const int size = access_bytes(in.code);
+  const int size = insn_access_bytes(in.code);
   const int op = in.imm;
   const bool fetch_rmw = op == (BPF_ADD | BPF_FETCH) || op == (BPF_AND | BPF_FETCH) ||
                          op == (BPF_OR | BPF_FETCH) || op == (BPF_XOR | BPF_FETCH) ||

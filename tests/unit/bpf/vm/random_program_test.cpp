@@ -181,16 +181,7 @@ class Generator {
 };
 
 std::size_t access_size(const Insn& insn) {
-  switch (insn_size(insn.code)) {
-    case BPF_B:
-      return 1;
-    case BPF_H:
-      return 2;
-    case BPF_W:
-      return 4;
-    default:
-      return 8;
-  }
+  return static_cast<std::size_t>(insn_access_bytes(insn.code));
 }
 
 TEST(RandomPrograms, NeverTouchMemoryOutsideTheirRegions) {
