@@ -4,7 +4,7 @@
 //     test PMUs, nothing above core;
 //   pmu (unit_pmu, concurrency_pmu): engine_under_test_pmu.cpp, an engine of their own with the
 //     built-in PMUs and the test PMUs, nothing of api;
-//   both with engine_under_test_syscalls.cpp;
+//   both with engine_of_level.cpp (what the two share) and engine_under_test_syscalls.cpp;
 //   every other test and the benchmarks: engine_under_test_api.cpp, the C API's process-wide
 //     engine with the test PMUs added at first use, each call the userperf_* one.
 #pragma once
