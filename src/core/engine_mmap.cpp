@@ -26,6 +26,9 @@ ring::RingConfig ring_config_of(const Event& event, bool overwrite) {
   config.overwrite = overwrite;
   config.backward = event.attr.write_backward;
   config.watermark = event.attr.watermark ? event.attr.wakeup_watermark : 0;
+  // A per-thread event's ring: every event SET_OUTPUT may add samples the same thread
+  // (check_output), and its PMU writes on that thread; a write from any other makes it shared.
+  if (event.cpu == -1 && event.pid > 0) config.single_writer = event.pid;
   return config;
 }
 

@@ -8,6 +8,7 @@
 #include <cerrno>
 
 #include "support/descriptors.hpp"
+#include "support/process_barrier.hpp"
 
 namespace userperf::ring {
 
@@ -50,6 +51,11 @@ int DataRing::materialize() {
   page->data_offset = page_size();
   page->data_size = size;
   data_ = memory_.data();
+  // Single-writer only where another thread's first write can end it safely (make_shared).
+  if (config_.single_writer > 0 && support::process_barrier_available()) {
+    settled_.store(false, std::memory_order_relaxed);
+    owner_.store(config_.single_writer, std::memory_order_relaxed);
+  }
   materialized_.store(true, std::memory_order_release);
   return 0;
 }

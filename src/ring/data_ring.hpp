@@ -1,14 +1,21 @@
 // DataRing: the kernel's struct perf_buffer for the data area. Producer-private state (reservation
-// head, writer count, lost count, wakeup stamps) lives here; the control page and the data pages
+// head, nest count, lost count, wakeup stamps) lives here; the control page and the data pages
 // live in a memfd that consumers map (RingMemory).
 //
 // Writers may nest (a signal handler interrupting a write on the same thread) and may run on
-// several threads at once (events redirected into one ring, inherited events). The kernel relies on
-// all writers of a buffer running on one CPU; we cannot, so the writer count is a shared atomic and
-// data_head is published by whichever writer leaves the ring last — see output_handle.cpp.
+// several threads at once (events of several threads redirected into one ring, engine writes from
+// a control thread). Two write disciplines, see output_handle.cpp:
+// - Single-writer (the kernel's): a ring whose events all sample one thread (RingConfig::
+//   single_writer) is written by that thread alone, with the kernel's nest count and unlocked
+//   read-modify-writes (local_ops.hpp) that a signal on the same thread cannot tear.
+// - Shared: a shared atomic writer count and compare-and-swap; data_head is published by whichever
+//   writer leaves the ring last.
+// A write from any other thread into a single-writer ring first makes it shared for good
+// (make_shared): the owner's unlocked words must never meet another thread's writes.
 #pragma once
 
 #include <linux/perf_event.h>
+#include <sys/types.h>
 
 #include <atomic>
 #include <cstddef>
@@ -25,6 +32,9 @@ struct RingConfig {
   bool overwrite = false;       // mapped read-only: data_tail is ignored, old records overwritten
   bool backward = false;        // attr.write_backward: head moves down from 0
   std::uint64_t watermark = 0;  // bytes between position wakeups; 0 selects data_size / 2
+  // The thread every writer is expected to run on (its events sample that thread), or 0 for any.
+  // Honoured only where the process barrier works (support/process_barrier.hpp).
+  pid_t single_writer = 0;
 };
 
 // The self-monitoring block of the control page (offsets 8..95), written under its seqcount.
@@ -76,9 +86,18 @@ class DataRing {
   void set_paused(bool paused) { paused_.store(paused, std::memory_order_seq_cst); }
   bool paused() const { return paused_.load(std::memory_order_relaxed); }
   // Counts records dropped outside the reservation path (refused as oversized, for example).
-  void add_lost(std::uint64_t n) { lost_.fetch_add(n, std::memory_order_relaxed); }
+  // SIGNAL-SAFE.
+  void add_lost(std::uint64_t n);
   // Records dropped since the last PERF_RECORD_LOST was written.
-  std::uint64_t pending_lost() const { return lost_.load(std::memory_order_relaxed); }
+  std::uint64_t pending_lost() const {
+    return std::atomic_ref<const std::uint64_t>(lost_).load(std::memory_order_relaxed);
+  }
+  // The thread that writes it alone, or 0 once it is (or always was) shared.
+  pid_t single_writer() const { return owner_.load(std::memory_order_relaxed); }
+  // Ends single-writer mode for good: afterwards every writer takes the shared path. Waits for
+  // the owner's write in progress, if any (a process barrier, then until its nest count is 0).
+  // SIGNAL-SAFE; never from the owner thread.
+  void make_shared();
 
   // The consumer's wakeup channel: readable after each wakeup, POLLHUP once hang_up() was called
   // (or the producer process died) and no other process holds the write end.
@@ -100,9 +119,17 @@ class DataRing {
   friend class OutputHandle;
   DataRing() = default;
 
+  // The shared discipline.
   void leave();  // a writer leaves; the last one out publishes data_head (signal-safe)
   void publish_head(std::uint64_t head);
+  // The single-writer discipline: whether the calling thread may write as the owner (then its
+  // nest count is taken, and leave_local() must follow), and the kernel's perf_output_put_handle.
+  bool enter_local();
+  void leave_local();
+  // A shared-path writer of a ring that was single-writer: the transition is complete.
+  void settle_shared();
   void wake();
+  void take_pending_wakeup();
 
   RingMemory memory_;
   RingConfig config_;
@@ -111,11 +138,15 @@ class DataRing {
   std::uint8_t* data_ = nullptr;  // memory_.data(), cached for the write path
   std::uint64_t mask_ = 0;
   std::uint64_t watermark_ = 0;
-  std::atomic<std::uint64_t> head_{0};       // reservation pointer (free-running)
-  std::atomic<std::uint32_t> writers_{0};    // writers inside the ring, nested or concurrent
-  std::atomic<std::uint64_t> lost_{0};       // records dropped since the last LOST record
-  std::atomic<std::uint64_t> wakeup_{0};     // position of the last wakeup stamp
-  std::atomic<std::uint32_t> events_{0};     // samples counted towards attr.wakeup_events
+  // Words both disciplines share: atomic_ref (locked) on the shared path, local_ops on the owner's.
+  alignas(8) std::uint64_t head_ = 0;        // reservation pointer (free-running)
+  alignas(8) std::uint64_t lost_ = 0;        // records dropped since the last LOST record
+  alignas(8) std::uint64_t wakeup_ = 0;      // position of the last wakeup stamp
+  alignas(8) std::uint64_t events_ = 0;      // samples counted towards attr.wakeup_events
+  std::atomic<std::uint32_t> writers_{0};    // shared path: writers inside, nested or concurrent
+  std::uint32_t nest_ = 0;                   // single-writer path: the owner's nest count
+  std::atomic<pid_t> owner_{0};              // the single writer; 0: shared
+  std::atomic<bool> settled_{true};          // shared, and no owner write can be in progress
   std::atomic<bool> wakeup_pending_{false};  // a stamp was issued; wake at the next publish
   std::atomic<bool> paused_{false};
   std::atomic<AuxRing*> aux_{nullptr};

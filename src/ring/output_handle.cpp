@@ -1,19 +1,36 @@
 // The signal-safe write path. See output_handle.hpp for the contract and data_ring.hpp for state.
 //
-// Publication rule: a writer enters by incrementing writers_ *before* it reserves, and leaves by
+// Single-writer discipline (the kernel's perf_output_begin / perf_output_put_handle, whose buffer
+// is only written on its CPU): the owner thread counts itself in nest_ and reserves with an
+// unlocked compare-and-swap of head_; a signal handler that interrupts it on the same thread is a
+// nested writer, which reserves after it and does not publish. The outermost writer publishes
+// head_ as data_head, drops the nest count, and publishes again if a handler moved head_ in
+// between. No locked instruction is taken on the way.
+//
+// Shared discipline: a writer enters by incrementing writers_ *before* it reserves, and leaves by
 // decrementing it after its last store. The writer that takes writers_ to 0 reads head_, checks
 // that writers_ is still 0, and only then publishes that head: every record below that head was
 // reserved by a writer that entered before the read, so had it not finished, writers_ would not be
-// 0. This is the kernel's nest counter and re-check loop (perf_output_put_handle) made
-// multi-producer. data_head is advanced with a compare-and-swap that never moves it backwards,
-// because two writers leaving on different threads may publish in either order.
+// 0. This is the same nest counter and re-check loop made multi-producer. data_head is advanced
+// with a compare-and-swap that never moves it backwards, because two writers leaving on different
+// threads may publish in either order.
+//
+// From one to the other (make_shared): a non-owner stores owner_ = 0, runs a process barrier and
+// waits for nest_ to be 0. The owner stores its nest count before it loads owner_ (enter_local, and
+// leave_local when it re-publishes), so either the barrier made that store visible to the waiter
+// or the owner's load sees owner_ = 0 and it backs out. After that every writer is shared.
 #include "ring/output_handle.hpp"
-#include "support/descriptors.hpp"
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstring>
+
+#include "ring/local_ops.hpp"
+#include "support/descriptors.hpp"
+#include "support/process_barrier.hpp"
+#include "support/task_ids.hpp"
 
 namespace userperf::ring {
 
@@ -28,60 +45,144 @@ bool has_space(std::uint64_t head, std::uint64_t tail, std::uint64_t mask, std::
   return space >= size;
 }
 
+std::uint64_t load(const std::uint64_t& word) {
+  return std::atomic_ref<const std::uint64_t>(word).load(std::memory_order_relaxed);
+}
+
+std::uint32_t load_nest(const std::uint32_t& nest) {
+  return std::atomic_ref<const std::uint32_t>(nest).load(std::memory_order_relaxed);
+}
+
+// The owner's nest count: plain stores (a handler on the same thread leaves it as it found it),
+// atomic only so that make_shared's waiter on another thread may read it.
+void store_nest(std::uint32_t& nest, std::uint32_t value) {
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  std::atomic_ref<std::uint32_t>(nest).store(value, std::memory_order_release);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+}
+
 }  // namespace
+
+// ---- choosing the discipline ------------------------------------------------------------------
+
+bool DataRing::enter_local() {
+  const pid_t owner = owner_.load(std::memory_order_relaxed);
+  if (owner == 0) return false;
+  if (owner != support::current_tid()) {
+    make_shared();
+    return false;
+  }
+  store_nest(nest_, load_nest(nest_) + 1);
+  if (owner_.load(std::memory_order_relaxed) != 0) return true;
+  store_nest(nest_, load_nest(nest_) - 1);  // made shared meanwhile: its waiter waits for this
+  return false;
+}
+
+void DataRing::make_shared() {
+  pid_t owner = owner_.load(std::memory_order_acquire);
+  if (owner != 0) owner_.compare_exchange_strong(owner, 0, std::memory_order_acq_rel);
+  settle_shared();
+}
+
+void DataRing::settle_shared() {
+  if (settled_.load(std::memory_order_acquire)) return;
+  // Every caller runs the barrier and waits itself: one that saw owner_ = 0 set by another thread
+  // must not write before the owner's write in progress is over.
+  support::process_barrier();
+  while (std::atomic_ref<std::uint32_t>(nest_).load(std::memory_order_acquire) != 0) {
+    sched_yield();
+  }
+  settled_.store(true, std::memory_order_release);
+}
+
+void DataRing::add_lost(std::uint64_t n) {
+  if (enter_local()) {
+    local_add(lost_, n);
+    leave_local();
+    return;
+  }
+  settle_shared();
+  std::atomic_ref<std::uint64_t>(lost_).fetch_add(n, std::memory_order_relaxed);
+}
+
+// ---- begin ------------------------------------------------------------------------------------
 
 OutputStatus OutputHandle::begin(DataRing& ring, std::uint32_t size,
                                  std::uint32_t lost_record_size) {
   ring_ = &ring;
   cursor_ = 0;
   lost_ = 0;
+  local_ = ring.enter_local();
+  if (!local_) ring.settle_shared();
+  // What a writer that cannot write does with the lost count it claimed and its own record.
+  auto drop = [&](std::uint64_t claimed, OutputStatus status) {
+    if (local_) {
+      local_add(ring.lost_, claimed + 1);
+      ring.leave_local();
+    } else {
+      std::atomic_ref<std::uint64_t>(ring.lost_).fetch_add(claimed + 1, std::memory_order_relaxed);
+      ring.leave();  // entered writers_ below
+    }
+    return status;
+  };
   if (ring.paused_.load(std::memory_order_acquire)) {
-    if (ring.mask_ == 0) return OutputStatus::kNoDataArea;
-    ring.lost_.fetch_add(1, std::memory_order_relaxed);
+    if (ring.mask_ == 0) {
+      if (local_) ring.leave_local();
+      return OutputStatus::kNoDataArea;
+    }
+    if (local_) return drop(0, OutputStatus::kLost);
+    std::atomic_ref<std::uint64_t>(ring.lost_).fetch_add(1, std::memory_order_relaxed);
     return OutputStatus::kLost;
   }
   // Claim the pending lost count up front so exactly one writer reports it.
-  std::uint64_t claimed = ring.lost_.load(std::memory_order_relaxed) != 0
-                              ? ring.lost_.exchange(0, std::memory_order_acq_rel)
-                              : 0;
+  std::uint64_t claimed = 0;
+  if (load(ring.lost_) != 0) {
+    claimed =
+        local_ ? local_take(ring.lost_)
+               : std::atomic_ref<std::uint64_t>(ring.lost_).exchange(0, std::memory_order_acq_rel);
+  }
   const std::uint64_t total = size + (claimed != 0 ? lost_record_size : 0);
 
-  if (ring.writers_.fetch_add(1, std::memory_order_seq_cst) >= kMaxWriters) {
-    ring.lost_.fetch_add(claimed + 1, std::memory_order_relaxed);
-    ring.leave();
-    return OutputStatus::kTooManyWriters;
+  if (!local_ && ring.writers_.fetch_add(1, std::memory_order_seq_cst) >= kMaxWriters) {
+    return drop(claimed, OutputStatus::kTooManyWriters);
   }
   const bool backward = ring.config_.backward;
   const bool overwrite = ring.config_.overwrite;
   perf_event_mmap_page* page = ring.control();
-  std::uint64_t head = ring.head_.load(std::memory_order_relaxed);
+  std::atomic_ref<std::uint64_t> shared_head(ring.head_);
+  std::uint64_t head = load(ring.head_);
   std::uint64_t next;
-  do {
+  for (;;) {
     if (!overwrite) {
       // The tail is the consumer's word: any value is harmless, it only sizes the free space.
       const std::uint64_t tail =
           std::atomic_ref<__u64>(page->data_tail).load(std::memory_order_acquire);
       if (total > ring.mask_ || !has_space(head, tail, ring.mask_, total, backward)) {
-        ring.lost_.fetch_add(claimed + 1, std::memory_order_relaxed);
-        ring.leave();
-        return OutputStatus::kLost;
+        return drop(claimed, OutputStatus::kLost);
       }
     } else if (total > ring.mask_ + 1) {
-      ring.lost_.fetch_add(claimed + 1, std::memory_order_relaxed);
-      ring.leave();
-      return OutputStatus::kLost;
+      return drop(claimed, OutputStatus::kLost);
     }
     next = backward ? head - total : head + total;
-  } while (!ring.head_.compare_exchange_weak(head, next, std::memory_order_seq_cst,
-                                             std::memory_order_relaxed));
+    if (local_) {
+      if (local_cmpxchg(ring.head_, head, next)) break;
+      head = load(ring.head_);  // a handler on this thread reserved in between
+    } else if (shared_head.compare_exchange_weak(head, next, std::memory_order_seq_cst,
+                                                 std::memory_order_relaxed)) {
+      break;
+    }
+  }
 
   // Position wakeup: a stamp each time the written distance passes another watermark.
   const std::uint64_t distance = backward ? 0 - next : next;
-  std::uint64_t stamp = ring.wakeup_.load(std::memory_order_relaxed);
-  if (passed_watermark(distance, stamp, ring.watermark_) &&
-      ring.wakeup_.compare_exchange_strong(stamp, stamp + ring.watermark_,
-                                           std::memory_order_relaxed)) {
-    ring.wakeup_pending_.store(true, std::memory_order_relaxed);
+  std::uint64_t stamp = load(ring.wakeup_);
+  if (passed_watermark(distance, stamp, ring.watermark_)) {
+    const std::uint64_t moved = stamp + ring.watermark_;
+    const bool stamped =
+        local_ ? local_cmpxchg(ring.wakeup_, stamp, moved)
+               : std::atomic_ref<std::uint64_t>(ring.wakeup_)
+                     .compare_exchange_strong(stamp, moved, std::memory_order_relaxed);
+    if (stamped) ring.wakeup_pending_.store(true, std::memory_order_relaxed);
   }
 
   start_ = backward ? next : head;
@@ -91,6 +192,8 @@ OutputStatus OutputHandle::begin(DataRing& ring, std::uint32_t size,
   lost_ = claimed;
   return OutputStatus::kOk;
 }
+
+// ---- filling the record -----------------------------------------------------------------------
 
 template <class Chunk>
 void OutputHandle::for_each_chunk(std::size_t len, Chunk&& chunk) {
@@ -131,23 +234,67 @@ std::size_t OutputHandle::copy_custom(CopyFn fn, const void* src, std::size_t le
 
 void OutputHandle::count_sample(std::uint32_t wakeup_events) {
   if (wakeup_events == 0) return;
-  const std::uint32_t events = ring_->events_.fetch_add(1, std::memory_order_relaxed) + 1;
-  if (events >= wakeup_events) {
-    ring_->events_.fetch_sub(wakeup_events, std::memory_order_relaxed);
+  std::uint64_t& events = ring_->events_;
+  if (local_) {
+    local_add(events, 1);
+    if (load(events) >= wakeup_events) {
+      local_add(events, 0 - std::uint64_t{wakeup_events});
+      ring_->wakeup_pending_.store(true, std::memory_order_relaxed);
+    }
+    return;
+  }
+  std::atomic_ref<std::uint64_t> shared(events);
+  if (shared.fetch_add(1, std::memory_order_relaxed) + 1 >= wakeup_events) {
+    shared.fetch_sub(wakeup_events, std::memory_order_relaxed);
     ring_->wakeup_pending_.store(true, std::memory_order_relaxed);
   }
 }
 
+// ---- end: publication -------------------------------------------------------------------------
+
 void OutputHandle::end() {
-  ring_->leave();
+  if (local_) {
+    ring_->leave_local();
+  } else {
+    ring_->leave();
+  }
   ring_ = nullptr;
+}
+
+void DataRing::leave_local() {
+  const std::uint32_t nest = load_nest(nest_);
+  if (nest > 1) {  // a handler inside the owner's write: the outer writer publishes
+    store_nest(nest_, nest - 1);
+    return;
+  }
+  std::atomic_ref<__u64> data_head(control()->data_head);
+  for (;;) {
+    const std::uint64_t head = load(head_);
+    data_head.store(head, std::memory_order_release);  // the records' bytes before the head
+    // Publish before dropping the nest count: a handler arriving after the drop publishes a newer
+    // head itself, and ours must not overwrite it with an older one.
+    store_nest(nest_, 0);
+    if (head == load(head_)) break;
+    // A handler reserved between the load and the drop and did not publish (it was nested).
+    store_nest(nest_, 1);
+    if (owner_.load(std::memory_order_relaxed) == 0) {
+      // Made shared meanwhile: the shared writers publish from here on (and wait for this).
+      store_nest(nest_, 0);
+      break;
+    }
+  }
+  take_pending_wakeup();
 }
 
 void DataRing::leave() {
   if (writers_.fetch_sub(1, std::memory_order_seq_cst) != 1) return;  // not the last one out
-  const std::uint64_t head = head_.load(std::memory_order_seq_cst);
+  const std::uint64_t head = std::atomic_ref<std::uint64_t>(head_).load(std::memory_order_seq_cst);
   if (writers_.load(std::memory_order_seq_cst) != 0) return;  // a newer writer will publish
   publish_head(head);
+  take_pending_wakeup();
+}
+
+void DataRing::take_pending_wakeup() {
   if (wakeup_pending_.load(std::memory_order_relaxed) &&
       wakeup_pending_.exchange(false, std::memory_order_acq_rel)) {
     wake();

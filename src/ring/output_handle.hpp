@@ -2,9 +2,9 @@
 // space, copy()/skip() fill it, end() leaves the ring and, for the last writer out, publishes
 // data_head and delivers a pending wakeup.
 //
-// SIGNAL-SAFE: no locks, no allocation, no syscalls except the wakeup write(2). Safe to call from a
-// signal handler that interrupted another write on the same thread, and from several threads into
-// one ring.
+// SIGNAL-SAFE: no locks, no allocation, no syscalls except the wakeup write(2) (and, once in a
+// single-writer ring's life, make_shared's barrier). Safe to call from a signal handler that
+// interrupted another write on the same thread, and from several threads into one ring.
 #pragma once
 
 #include <cstddef>
@@ -74,6 +74,7 @@ class OutputHandle {
   std::uint64_t cursor_ = 0;  // bytes written or skipped so far
   std::uint64_t size_ = 0;    // bytes reserved
   std::uint64_t lost_ = 0;
+  bool local_ = false;  // the single-writer discipline (data_ring.hpp)
 };
 
 }  // namespace userperf::ring

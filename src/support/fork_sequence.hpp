@@ -10,8 +10,10 @@
 namespace userperf::support {
 
 enum class ForkStage {
-  kPmu,    // per-thread caches of the PMUs (a calltrace thread's source)
-  kAgent,  // the record agent: its registry lock, its session and clocks (record/agent)
+  kSupport,  // process-wide mechanisms: the process barrier's registration (process_barrier.hpp)
+  kCore,     // the write path's per-thread read sections (core/output_guard.hpp)
+  kPmu,      // per-thread caches of the PMUs (a calltrace thread's source)
+  kAgent,    // the record agent: its registry lock, its session and clocks (record/agent)
   kCount,
 };
 

@@ -16,18 +16,23 @@ namespace {
 // In the static TLS block, next to the thread control block that fork has already copied into the
 // child: forgetting them there copies no other page.
 __attribute__((tls_model("initial-exec"))) constinit thread_local pid_t t_pid = 0;
-__attribute__((tls_model("initial-exec"))) constinit thread_local pid_t t_tid = 0;
 
 }  // namespace
+
+namespace detail {
+__attribute__((tls_model("initial-exec"))) constinit thread_local pid_t t_tid = 0;
+
+pid_t fetch_tid() {
+  t_tid = gettid();
+  return t_tid;
+}
+}  // namespace detail
+
+using detail::t_tid;
 
 pid_t current_pid() {
   if (t_pid == 0) t_pid = getpid();
   return t_pid;
-}
-
-pid_t current_tid() {
-  if (t_tid == 0) t_tid = gettid();
-  return t_tid;
 }
 
 pid_t cached_tid() {

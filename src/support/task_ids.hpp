@@ -9,8 +9,18 @@
 
 namespace userperf::support {
 
+namespace detail {
+// task_ids.cpp's cache, declared here so that current_tid() inlines to one TLS load on the write
+// path (it compares the caller with a ring's single writer on every record).
+extern __attribute__((tls_model("initial-exec"))) thread_local pid_t t_tid;
+pid_t fetch_tid();
+}  // namespace detail
+
 pid_t current_pid();
-pid_t current_tid();
+inline pid_t current_tid() {
+  const pid_t tid = detail::t_tid;
+  return tid != 0 ? tid : detail::fetch_tid();
+}
 // The cached thread id, 0 when not known yet. A vfork child runs on its parent thread's memory
 // and no fork hook runs in it: there it is still the parent thread's, different from gettid().
 pid_t cached_tid();

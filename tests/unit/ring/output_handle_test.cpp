@@ -1,19 +1,37 @@
 // The write path on its own: reservation, capacity, wrap, modes, lost accounting, wakeups.
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "ring/data_ring.hpp"
 #include "ring/output_handle.hpp"
 #include "ring/reader.hpp"
+#include "support/process_barrier.hpp"
 
 namespace userperf::ring {
 namespace {
 
+// Every test runs under both write disciplines: a shared ring, and the calling thread's own.
+enum class Discipline { kShared, kSingleWriter };
+Discipline g_discipline = Discipline::kShared;
+
+class RingWrites : public ::testing::TestWithParam<Discipline> {
+ protected:
+  void SetUp() override {
+    g_discipline = GetParam();
+    if (g_discipline == Discipline::kSingleWriter && !support::process_barrier_available()) {
+      GTEST_SKIP() << "membarrier(PRIVATE_EXPEDITED) is unavailable: every ring is shared";
+    }
+  }
+};
+
 std::unique_ptr<DataRing> make_ring(std::size_t pages, RingConfig config = {}) {
+  if (g_discipline == Discipline::kSingleWriter) config.single_writer = gettid();
   std::unique_ptr<DataRing> ring;
   EXPECT_EQ(DataRing::create(pages, config, ring), 0);
   return ring;
@@ -47,7 +65,7 @@ std::uint64_t head_of(DataRing& ring) {
   return ring.control()->data_head;
 }
 
-TEST(DataRing, ControlPageAsTheKernelInitialisesIt) {
+TEST_P(RingWrites, ControlPageAsTheKernelInitialisesIt) {
   auto ring = make_ring(4);
   const perf_event_mmap_page* page = ring->control();
   EXPECT_EQ(page->version, 0u);
@@ -60,7 +78,7 @@ TEST(DataRing, ControlPageAsTheKernelInitialisesIt) {
   EXPECT_EQ(DataRing::create(3, {}, bad), -EINVAL);
 }
 
-TEST(DataRing, ForwardRingNeverFillsCompletely) {
+TEST_P(RingWrites, ForwardRingNeverFillsCompletely) {
   auto ring = make_ring(1);
   int written = 0;
   while (write_record(*ring, 32, 0xab) == OutputStatus::kOk) ++written;
@@ -72,7 +90,7 @@ TEST(DataRing, ForwardRingNeverFillsCompletely) {
   EXPECT_EQ(ring->pending_lost(), 2u);
 }
 
-TEST(DataRing, LostCountIsClaimedByTheNextWriterAfterSpaceFrees) {
+TEST_P(RingWrites, LostCountIsClaimedByTheNextWriterAfterSpaceFrees) {
   auto ring = make_ring(1);
   while (write_record(*ring, 64, 1) == OutputStatus::kOk) {
   }
@@ -94,7 +112,7 @@ TEST(DataRing, LostCountIsClaimedByTheNextWriterAfterSpaceFrees) {
   EXPECT_EQ(reader.lost(), 3u);
 }
 
-TEST(DataRing, RecordsStraddleTheEndWithoutPadding) {
+TEST_P(RingWrites, RecordsStraddleTheEndWithoutPadding) {
   auto ring = make_ring(1);
   // 4096 = 102 * 40 + 16: the 103rd record wraps with 16 bytes at the end and 24 at the start.
   for (int i = 0; i < 102; ++i) {
@@ -111,7 +129,7 @@ TEST(DataRing, RecordsStraddleTheEndWithoutPadding) {
   for (std::size_t i = 8; i < 40; ++i) EXPECT_EQ(r.bytes[i], 0x5a) << i;
 }
 
-TEST(DataRing, OverwriteModeIgnoresTheTail) {
+TEST_P(RingWrites, OverwriteModeIgnoresTheTail) {
   RingConfig config;
   config.overwrite = true;
   auto ring = make_ring(1, config);
@@ -120,7 +138,7 @@ TEST(DataRing, OverwriteModeIgnoresTheTail) {
   EXPECT_EQ(ring->pending_lost(), 0u);
 }
 
-TEST(DataRing, BackwardHeadGoesDownFromZero) {
+TEST_P(RingWrites, BackwardHeadGoesDownFromZero) {
   RingConfig config;
   config.overwrite = true;
   config.backward = true;
@@ -138,7 +156,7 @@ TEST(DataRing, BackwardHeadGoesDownFromZero) {
   EXPECT_EQ(reader.next(r), ReadStatus::kEmpty);
 }
 
-TEST(DataRing, BackwardWritableRingRespectsTheTail) {
+TEST_P(RingWrites, BackwardWritableRingRespectsTheTail) {
   RingConfig config;
   config.backward = true;
   auto ring = make_ring(1, config);
@@ -148,7 +166,7 @@ TEST(DataRing, BackwardWritableRingRespectsTheTail) {
   EXPECT_EQ(static_cast<std::int64_t>(head_of(*ring)), -4080);
 }
 
-TEST(DataRing, PausedRingCountsDrops) {
+TEST_P(RingWrites, PausedRingCountsDrops) {
   auto ring = make_ring(1);
   ring->set_paused(true);
   EXPECT_EQ(write_record(*ring, 32, 1), OutputStatus::kLost);
@@ -158,13 +176,13 @@ TEST(DataRing, PausedRingCountsDrops) {
   EXPECT_EQ(head_of(*ring), 24u + 32);  // LOST record in front of the sample
 }
 
-TEST(DataRing, ControlPageOnlyRingDropsSilently) {
+TEST_P(RingWrites, ControlPageOnlyRingDropsSilently) {
   auto ring = make_ring(0);
   EXPECT_EQ(write_record(*ring, 32, 1), OutputStatus::kNoDataArea);
   EXPECT_EQ(ring->pending_lost(), 0u);
 }
 
-TEST(DataRing, OversizedRecordIsRefused) {
+TEST_P(RingWrites, OversizedRecordIsRefused) {
   auto ring = make_ring(1);
   OutputHandle h;
   EXPECT_EQ(h.begin(*ring, 8192, 24), OutputStatus::kLost);
@@ -176,7 +194,7 @@ bool readable(int fd) {
   return ::poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
 }
 
-TEST(DataRing, DefaultWatermarkIsHalfTheBuffer) {
+TEST_P(RingWrites, DefaultWatermarkIsHalfTheBuffer) {
   auto ring = make_ring(1);
   EXPECT_EQ(ring->watermark(), 2048u);
   int records = 0;
@@ -190,7 +208,7 @@ TEST(DataRing, DefaultWatermarkIsHalfTheBuffer) {
   EXPECT_FALSE(ring->take_wakeup());  // reported once
 }
 
-TEST(DataRing, WatermarkIsStrictlyGreater) {
+TEST_P(RingWrites, WatermarkIsStrictlyGreater) {
   RingConfig config;
   config.watermark = 640;
   auto ring = make_ring(1, config);
@@ -202,7 +220,7 @@ TEST(DataRing, WatermarkIsStrictlyGreater) {
   EXPECT_EQ(bytes, 672);
 }
 
-TEST(DataRing, AStampAheadOfTheWriterIsNotACrossing) {
+TEST_P(RingWrites, AStampAheadOfTheWriterIsNotACrossing) {
   EXPECT_TRUE(passed_watermark(4097, 0, 4096));
   EXPECT_FALSE(passed_watermark(4096, 0, 4096));
   // Another writer reserved further and stamped first: this writer is behind the stamp.
@@ -212,7 +230,7 @@ TEST(DataRing, AStampAheadOfTheWriterIsNotACrossing) {
   EXPECT_TRUE(passed_watermark(100, ~std::uint64_t{0} - 4000, 4096));
 }
 
-TEST(DataRing, WakeupEventsCountsSamples) {
+TEST_P(RingWrites, WakeupEventsCountsSamples) {
   auto ring = make_ring(4);
   for (int i = 0; i < 4; ++i) {
     OutputHandle h;
@@ -230,7 +248,7 @@ TEST(DataRing, WakeupEventsCountsSamples) {
   EXPECT_TRUE(readable(ring->wakeup_fd()));
 }
 
-TEST(DataRing, HangUpReachesConsumers) {
+TEST_P(RingWrites, HangUpReachesConsumers) {
   auto ring = make_ring(1);
   ring->hang_up();
   pollfd p{ring->wakeup_fd(), POLLIN, 0};
@@ -244,7 +262,7 @@ std::size_t copy_and_count(void* dst, const void* src, std::size_t offset, std::
   return 0;
 }
 
-TEST(DataRing, CustomCopySplitsAtTheEnd) {
+TEST_P(RingWrites, CustomCopySplitsAtTheEnd) {
   auto ring = make_ring(1);
   // Move the head close to the end: 125 * 32 = 4000, consumed as it goes.
   for (int i = 0; i < 125; ++i) {
@@ -262,15 +280,9 @@ TEST(DataRing, CustomCopySplitsAtTheEnd) {
   }
 }
 
-}  // namespace
-}  // namespace userperf::ring
-
-namespace userperf::ring {
-namespace {
-
 // A writer interrupted mid-record (what a signal handler does on the same thread): the inner
 // record completes first, but data_head covers neither until the outer writer leaves.
-TEST(DataRing, OnlyTheOutermostWriterPublishes) {
+TEST_P(RingWrites, OnlyTheOutermostWriterPublishes) {
   auto ring = make_ring(1);
   OutputHandle outer;
   ASSERT_EQ(outer.begin(*ring, 32, 24), OutputStatus::kOk);
@@ -289,6 +301,31 @@ TEST(DataRing, OnlyTheOutermostWriterPublishes) {
   EXPECT_EQ(r.header.size, 32u);
   ASSERT_EQ(reader.next(r), ReadStatus::kOk);
   EXPECT_EQ(r.header.size, 48u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Disciplines, RingWrites,
+                         ::testing::Values(Discipline::kShared, Discipline::kSingleWriter),
+                         [](const ::testing::TestParamInfo<Discipline>& p) {
+                           return p.param == Discipline::kShared ? "Shared" : "SingleWriter";
+                         });
+
+// The discipline the tests above run under is the one asked for.
+TEST(RingDiscipline, APerThreadRingIsItsThreadsUntilAnotherWrites) {
+  if (!support::process_barrier_available()) GTEST_SKIP() << "no membarrier: every ring is shared";
+  RingConfig config;
+  config.single_writer = gettid();
+  std::unique_ptr<DataRing> ring;
+  ASSERT_EQ(DataRing::create(1, config, ring), 0);
+  EXPECT_EQ(ring->single_writer(), gettid());
+  ASSERT_EQ(write_record(*ring, 32, 1), OutputStatus::kOk);
+  EXPECT_EQ(ring->single_writer(), gettid());
+  std::thread([&] { EXPECT_EQ(write_record(*ring, 32, 2), OutputStatus::kOk); }).join();
+  EXPECT_EQ(ring->single_writer(), 0);
+  ASSERT_EQ(write_record(*ring, 32, 3), OutputStatus::kOk);
+  EXPECT_EQ(head_of(*ring), 96u);
+  std::unique_ptr<DataRing> shared;
+  ASSERT_EQ(DataRing::create(1, {}, shared), 0);
+  EXPECT_EQ(shared->single_writer(), 0);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "ring/data_ring.hpp"
 #include "ring/output_handle.hpp"
 #include "ring/reader.hpp"
+#include "support/process_barrier.hpp"
 
 namespace userperf::ring {
 namespace {
@@ -161,15 +162,19 @@ void nested_writer(int) {
   errno = saved;
 }
 
-TEST(RingConcurrency, SignalHandlerNestsInsideWrites) {
+// single: the ring is the writer thread's own (RingConfig::single_writer), the kernel's discipline.
+void nest_writes_under_a_timer(bool single) {
+  g_handler_seq.store(0);
+  g_handler_failed.store(0);
   std::unique_ptr<DataRing> ring;
-  ASSERT_EQ(DataRing::create(16, {}, ring), 0);
-  g_ring = ring.get();
+  RingConfig config;
+  std::atomic<pid_t> writer_tid{0};
   struct sigaction sa {};
   sa.sa_handler = nested_writer;
   sa.sa_flags = SA_RESTART;
   ASSERT_EQ(sigaction(SIGRTMIN + 5, &sa, nullptr), 0);
 
+  std::atomic<bool> ready{false};
   std::atomic<bool> done{false};
   std::atomic<std::uint64_t> failed{0};
   // At least kRecords, and on until the timer has fired (it fires on scheduler ticks of the
@@ -177,10 +182,20 @@ TEST(RingConcurrency, SignalHandlerNestsInsideWrites) {
   constexpr std::uint32_t kRecords = 200000;
   std::uint32_t records = 0;
   std::thread writer([&] {
+    const auto tid = static_cast<pid_t>(syscall(SYS_gettid));
+    if (single) config.single_writer = tid;
+    if (DataRing::create(16, config, ring) != 0) {
+      ready.store(true);
+      done.store(true);
+      return;
+    }
+    g_ring = ring.get();
+    writer_tid.store(tid);
+    ready.store(true);
     sigevent sev{};
     sev.sigev_notify = SIGEV_THREAD_ID;
     sev.sigev_signo = SIGRTMIN + 5;
-    sev._sigev_un._tid = static_cast<pid_t>(syscall(SYS_gettid));
+    sev._sigev_un._tid = tid;
     timer_t timer;
     ASSERT_EQ(timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &timer), 0);
     itimerspec spec{};
@@ -195,9 +210,15 @@ TEST(RingConcurrency, SignalHandlerNestsInsideWrites) {
     timer_delete(timer);
     done.store(true);
   });
+  while (!ready.load()) std::this_thread::yield();
+  ASSERT_NE(ring, nullptr);
   Consumer consumer{RingView{ring->control(), ring->data(), ring->data_size()}, {}, 0, 0, 0};
   while (!done.load()) consumer.drain();
   writer.join();
+  // Still the writer's own: nothing but it (and its handler) wrote.
+  if (single && support::process_barrier_available()) {
+    EXPECT_EQ(ring->single_writer(), writer_tid.load());
+  }
   const Flush flush = flush_lost(*ring, consumer, 1000);
   EXPECT_EQ(consumer.errors, 0u);
   const std::uint64_t handler_records = g_handler_seq.load();
@@ -206,6 +227,73 @@ TEST(RingConcurrency, SignalHandlerNestsInsideWrites) {
             records + handler_records);
   EXPECT_EQ(consumer.lost, failed.load() + g_handler_failed.load() + flush.failed);
   signal(SIGRTMIN + 5, SIG_DFL);
+}
+
+TEST(RingConcurrency, SignalHandlerNestsInsideWritesOfASharedRing) {
+  nest_writes_under_a_timer(false);
+}
+
+TEST(RingConcurrency, SignalHandlerNestsInsideWritesOfASingleWriterRing) {
+  if (!support::process_barrier_available()) {
+    GTEST_SKIP() << "membarrier(PRIVATE_EXPEDITED) is unavailable: every ring is shared";
+  }
+  nest_writes_under_a_timer(true);
+}
+
+// A single-writer ring that another thread writes into too: the first foreign write makes it
+// shared while the owner keeps writing (and its timer keeps nesting writes); no record is torn,
+// lost without being counted, or published early.
+TEST(RingConcurrency, AForeignWriterMakesASingleWriterRingShared) {
+  if (!support::process_barrier_available()) {
+    GTEST_SKIP() << "membarrier(PRIVATE_EXPEDITED) is unavailable: every ring is shared";
+  }
+  g_handler_seq.store(0);
+  g_handler_failed.store(0);
+  std::unique_ptr<DataRing> ring;
+  std::atomic<bool> ready{false};
+  std::atomic<bool> owner_done{false};
+  std::atomic<bool> foreign_done{false};
+  std::atomic<std::uint64_t> failed{0};
+  constexpr std::uint32_t kOwnerRecords = 300000;
+  constexpr std::uint32_t kForeignRecords = 100000;
+  std::atomic<std::uint32_t> owner_written{0};
+  std::thread owner([&] {
+    RingConfig config;
+    config.single_writer = static_cast<pid_t>(syscall(SYS_gettid));
+    if (DataRing::create(16, config, ring) != 0) {
+      ready.store(true);
+      owner_done.store(true);
+      return;
+    }
+    g_ring = ring.get();
+    ready.store(true);
+    for (std::uint32_t seq = 0; seq < kOwnerRecords; ++seq) {
+      if (!write_tagged(*ring, 1, seq)) failed.fetch_add(1);
+      owner_written.store(seq + 1, std::memory_order_relaxed);
+    }
+    owner_done.store(true);
+  });
+  while (!ready.load()) std::this_thread::yield();
+  ASSERT_NE(ring, nullptr);
+  EXPECT_NE(ring->single_writer(), 0);
+  std::thread foreign([&] {
+    while (owner_written.load(std::memory_order_relaxed) < kOwnerRecords / 4) {
+      std::this_thread::yield();
+    }
+    for (std::uint32_t seq = 0; seq < kForeignRecords; ++seq) {
+      if (!write_tagged(*ring, 2, seq)) failed.fetch_add(1);
+    }
+    foreign_done.store(true);
+  });
+  Consumer consumer{RingView{ring->control(), ring->data(), ring->data_size()}, {}, 0, 0, 0};
+  while (!owner_done.load() || !foreign_done.load()) consumer.drain();
+  owner.join();
+  foreign.join();
+  EXPECT_EQ(ring->single_writer(), 0) << "a foreign write left the ring single-writer";
+  const Flush flush = flush_lost(*ring, consumer, 1000);
+  EXPECT_EQ(consumer.errors, 0u);
+  EXPECT_EQ(consumer.samples - flush.written + failed.load(), kOwnerRecords + kForeignRecords);
+  EXPECT_EQ(consumer.lost, failed.load() + flush.failed);
 }
 
 }  // namespace
