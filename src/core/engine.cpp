@@ -213,6 +213,7 @@ int Engine::open_locked(perf_event_attr* uattr, pid_t pid, int cpu, int group_fd
   event->primary_id.store(event->id);
   event->header_size = static_cast<std::uint16_t>(abi::sample_header_size(attr.sample_type));
   event->id_header_size = static_cast<std::uint16_t>(abi::id_header_size(attr.sample_type));
+  event->plan = plan_sample(attr.sample_type);
   // Frequency mode starts from period 1 and adapts (perf_event_alloc), unless the PMU converted
   // the frequency to a fixed period in event_init.
   const std::uint64_t period = event->attr.freq ? 1 : event->attr.sample_period;

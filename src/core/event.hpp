@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/sample_plan.hpp"
 #include "ring/data_ring.hpp"
 
 namespace userperf::core {
@@ -37,6 +38,7 @@ struct Event {
   int cpu = -1;
   std::uint16_t header_size = 0;     // fixed sample body bytes except READ (sized per sample)
   std::uint16_t id_header_size = 0;  // sample_id bytes
+  SamplePlan plan;                   // the sample's layout (sample_plan.hpp)
 
   // Group membership. The vector is the engine's (engine lock); the write path walks the atomic
   // list leader -> first_sibling -> next_sibling... (entries stay valid: events are freed only

@@ -30,13 +30,19 @@ constexpr std::uint64_t kDataSrcNotAvailable = PERF_MEM_S(OP, NA) | PERF_MEM_S(L
                                                PERF_MEM_S(TLB, NA) | PERF_MEM_S(LVLNUM, NA);
 
 struct SampleData {
-  // Supplied by the PMU (zero when it has nothing).
+  // Supplied by the PMU (zero when it has nothing). The fields of a sample's head (IDENTIFIER to
+  // PERIOD) are each one u64 word here, laid out as the record has them (pid and tid, cpu and its
+  // reserved half), so that an event's SamplePlan copies them by offset (sample_plan.hpp).
   std::uint64_t ip = 0;
   std::uint64_t addr = 0;
   std::uint64_t period = 0;
   std::uint32_t pid = 0;
   std::uint32_t tid = 0;
   std::uint32_t cpu = 0;
+  std::uint32_t cpu_reserved = 0;  // the CPU field's second half: always 0
+  // The event's ids, filled by output_sample.
+  std::uint64_t id = 0;
+  std::uint64_t stream_id = 0;
   std::uint16_t cpumode = PERF_RECORD_MISC_USER;
   std::uint64_t weight = 0;
   std::uint64_t data_src = kDataSrcNotAvailable;
@@ -58,14 +64,14 @@ struct SampleData {
   std::uint64_t time = 0;
 
   // Filled by prepare_sample().
-  std::uint32_t read_members = 0;  // group members in the READ field
-  std::uint64_t raw_bytes = 0;     // 4 + raw->size, or 8 for the empty RAW field
-  std::uint64_t stack_size = 0;    // bytes of user stack in the record (0: only the size field)
-  std::uint64_t stack_dyn = 0;     // bytes actually copied
+  std::uint32_t read_members = 0;   // group members in the READ field
+  std::uint64_t raw_bytes = 0;      // 4 + raw->size, or 8 for the empty RAW field
+  std::uint64_t stack_size = 0;     // bytes of user stack in the record (0: only the size field)
+  std::uint64_t stack_dyn = 0;      // bytes actually copied
   std::uint64_t aux_available = 0;  // trace bytes the group leader holds (set before prepare)
   std::uint64_t aux_copy = 0;       // bytes of trace the sample carries
   std::uint64_t aux_size = 0;       // the AUX size field: aux_copy rounded up to 8
-  std::uint32_t size = 0;          // the whole record, header included
+  std::uint32_t size = 0;           // the whole record, header included
 };
 
 }  // namespace userperf::core

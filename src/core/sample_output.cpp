@@ -151,42 +151,35 @@ void count_lost_sample(Event& event) {
   if (ring::DataRing* rb = event.rb.load(std::memory_order_acquire)) rb->add_lost(1);
 }
 
-int output_sample(Event& event, SampleData& data) {
-  // Holds the group leader's AUX area from sizing to copy (PERF_SAMPLE_AUX only).
-  std::optional<AuxSampleScope> aux;
-  if (event.attr.sample_type & PERF_SAMPLE_AUX) {
-    aux.emplace(event);
-    data.aux_available = aux->available();
-  }
-  if (!prepare_sample(event, data)) {
-    // Refused rather than truncated into a corrupt stream.
-    count_lost_sample(event);
-    return -E2BIG;
-  }
-  const SampleId id{data.pid, data.tid, data.time, data.cpu};
-  ring::OutputHandle h;
-  const ring::OutputStatus status = output_begin(h, event, data.size, id);
-  if (status != ring::OutputStatus::kOk) return -ENOSPC;
+namespace {
 
-  const std::uint64_t type = event.attr.sample_type;
-  const perf_event_header header{PERF_RECORD_SAMPLE, data.cpumode,
-                                 static_cast<std::uint16_t>(data.size)};
+// The header and the head words (sample_plan.hpp): straight into the ring when the record's head
+// does not wrap, word by word through the handle when it does.
+void write_head(ring::OutputHandle& h, const SamplePlan& plan, const SampleData& data) {
+  const std::uint64_t header = std::uint64_t{PERF_RECORD_SAMPLE} |
+                               std::uint64_t{data.cpumode} << 32 | std::uint64_t{data.size} << 48;
+  const auto* base = reinterpret_cast<const std::uint8_t*>(&data);
+  auto word = [&](std::uint32_t i) {
+    std::uint64_t value;
+    std::memcpy(&value, base + plan.head_offsets[i], sizeof value);
+    return value;
+  };
+  if (std::uint8_t* dst = h.contiguous(plan.head_size)) {
+    std::memcpy(dst, &header, sizeof header);
+    for (std::uint32_t i = 0; i < plan.head_words; ++i) {
+      const std::uint64_t value = word(i);
+      std::memcpy(dst + 8 * (i + 1), &value, sizeof value);
+    }
+    return;
+  }
   h.put(header);
-  if (type & PERF_SAMPLE_IDENTIFIER) h.put(event.primary_id.load(std::memory_order_relaxed));
-  if (type & PERF_SAMPLE_IP) h.put(data.ip);
-  if (type & PERF_SAMPLE_TID) {
-    h.put(data.pid);
-    h.put(data.tid);
-  }
-  if (type & PERF_SAMPLE_TIME) h.put(data.time);
-  if (type & PERF_SAMPLE_ADDR) h.put(data.addr);
-  if (type & PERF_SAMPLE_ID) h.put(event.primary_id.load(std::memory_order_relaxed));
-  if (type & PERF_SAMPLE_STREAM_ID) h.put(stream_id(event));
-  if (type & PERF_SAMPLE_CPU) {
-    h.put(data.cpu);
-    h.put(std::uint32_t{0});
-  }
-  if (type & PERF_SAMPLE_PERIOD) h.put(data.period);
+  for (std::uint32_t i = 0; i < plan.head_words; ++i) h.put(word(i));
+}
+
+// Every field after PERIOD, in perf_output_sample's order, as prepare_sample sized them.
+void write_tail(ring::OutputHandle& h, Event& event, SampleData& data,
+                std::optional<AuxSampleScope>& aux) {
+  const std::uint64_t type = event.attr.sample_type;
   if (type & PERF_SAMPLE_READ) emit_read_values(h, event, data.time, data.read_members);
   if (type & PERF_SAMPLE_CALLCHAIN) {
     h.put(data.callchain_nr);
@@ -227,6 +220,35 @@ int output_sample(Event& event, SampleData& data) {
   if (type & PERF_SAMPLE_DATA_PAGE_SIZE) h.put(data.data_page_size);
   if (type & PERF_SAMPLE_CODE_PAGE_SIZE) h.put(data.code_page_size);
   if (type & PERF_SAMPLE_AUX) aux->output(h, data.aux_copy, data.aux_size);
+}
+
+}  // namespace
+
+int output_sample(Event& event, SampleData& data) {
+  const SamplePlan& plan = event.plan;
+  // Holds the group leader's AUX area from sizing to copy (PERF_SAMPLE_AUX only).
+  std::optional<AuxSampleScope> aux;
+  if (!plan.has_tail) {
+    data.size = plan.head_size;
+  } else {
+    if (event.attr.sample_type & PERF_SAMPLE_AUX) {
+      aux.emplace(event);
+      data.aux_available = aux->available();
+    }
+    if (!prepare_sample(event, data)) {
+      // Refused rather than truncated into a corrupt stream.
+      count_lost_sample(event);
+      return -E2BIG;
+    }
+  }
+  data.id = event.primary_id.load(std::memory_order_relaxed);
+  data.stream_id = stream_id(event);
+  const SampleId id{data.pid, data.tid, data.time, data.cpu};
+  ring::OutputHandle h;
+  const ring::OutputStatus status = output_begin(h, event, data.size, id);
+  if (status != ring::OutputStatus::kOk) return -ENOSPC;
+  write_head(h, plan, data);
+  if (plan.has_tail) write_tail(h, event, data, aux);
   if (!event.attr.watermark) h.count_sample(event.attr.wakeup_events);
   h.end();
   return 0;

@@ -28,7 +28,8 @@ bool prepare_sample(const Event& event, SampleData& data);
 ring::OutputStatus output_begin(ring::OutputHandle& handle, Event& event, std::uint32_t size,
                                 const SampleId& id);
 
-// perf_event_output: prepare, begin, write every sample_type field in the kernel's order, end.
+// perf_event_output: prepare (the event's SamplePlan, and prepare_sample for a tail), begin, write
+// every sample_type field in the kernel's order, end.
 // Returns 0, or -ENOSPC when the sample was dropped (counted as lost), -E2BIG when it is too big.
 int output_sample(Event& event, SampleData& data);
 

@@ -46,6 +46,14 @@ class OutputHandle {
     }
     copy_wrapped(src, len);
   }
+  // The next len bytes as one piece of ring memory, the cursor moved past them; nullptr (cursor
+  // unmoved) when they would wrap. For a writer that stores its fields in place.
+  std::uint8_t* contiguous(std::size_t len) {
+    const std::uint64_t offset = (start_ + cursor_) & mask_;
+    if (offset + len > mask_ + 1) return nullptr;
+    cursor_ += len;
+    return data_ + offset;
+  }
   template <class T>
   void put(const T& value) {
     copy(&value, sizeof value);
