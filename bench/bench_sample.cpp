@@ -112,14 +112,14 @@ void BM_Sample48_EngineOverflow(benchmark::State& state) {
   if (!ev.ok()) return state.SkipWithError("cannot open and map a test-PMU event");
   core::Engine& engine = api::engine();
   core::SampleData data = sample_data();
-  if (const char* err = check_one_sample(ev, [&] { engine.overflow(ev.event(), data); })) {
+  if (const char* err = check_one_sample(ev, [&] { engine.overflow(ev.event(), data, true); })) {
     return state.SkipWithError(err);
   }
   perf_event_mmap_page* control = ev.consumer_control();
   const std::uint64_t head_before = load_head(control);
   std::uint64_t n = 0;
   for (auto _ : state) {
-    engine.overflow(ev.event(), data);
+    engine.overflow(ev.event(), data, true);
     if (++n % kConsumeEvery == 0) consume_all(control);
   }
   if (const char* err = check_run(ev, head_before, n)) return state.SkipWithError(err);

@@ -116,9 +116,9 @@ Event* Engine::event(int fd) {
   return lookup(fd);
 }
 
-OverflowResult Engine::overflow(Event& event, SampleData& data) {
+OverflowResult Engine::overflow(Event& event, SampleData& data, bool throttle) {
   OutputGuard guard(grace_);
-  return perf_event_overflow(event, data, throttle_);
+  return perf_event_overflow(event, data, throttle_, throttle);
 }
 
 // ---- perf_event_open -------------------------------------------------------------------------

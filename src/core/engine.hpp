@@ -106,8 +106,10 @@ class Engine {
   // The event behind fd, for PMUs and tests; valid until the fd is closed.
   Event* event(int fd);
 
-  // The write path: `event` overflowed. SIGNAL-SAFE.
-  OverflowResult overflow(Event& event, SampleData& data);
+  // The write path: `event` overflowed. SIGNAL-SAFE. `throttle` is __perf_event_overflow's (see
+  // perf_event_overflow in overflow.hpp): true for a PMU's interrupt or timer, false for the first
+  // overflow of a software event's count (count_and_overflow says which).
+  OverflowResult overflow(Event& event, SampleData& data, bool throttle);
   GracePeriod& grace_period() { return grace_; }
 
   // Side-band records the engine's users call for (task and mapping changes, symbols): written to

@@ -24,8 +24,11 @@ void log_throttle(Event& event, const SampleData& data, bool unthrottle) {
 }
 
 // __perf_event_account_interrupt: more than max_samples_per_tick overflows in one tick stop the
-// event until the next tick, logged with THROTTLE / UNTHROTTLE records.
-bool throttled(Event& event, const SampleData& data, ThrottleConfig& config) {
+// event until the next tick, logged with THROTTLE / UNTHROTTLE records. Every overflow is counted;
+// only one that `can_throttle` (the kernel's `throttle`) stops the event. A throttled event
+// refuses every overflow until its tick ends (perf_swevent_overflow's MAX_INTERRUPTS check; a
+// throttled hardware event is stopped).
+bool throttled(Event& event, const SampleData& data, ThrottleConfig& config, bool can_throttle) {
   const std::uint64_t tick = data.time / config.tick_ns;
   if (event.tick_start.load(std::memory_order_relaxed) != tick) {
     event.tick_start.store(tick, std::memory_order_relaxed);
@@ -41,7 +44,7 @@ bool throttled(Event& event, const SampleData& data, ThrottleConfig& config) {
   // cost more than the whole record copy.
   const std::uint32_t n = event.tick_interrupts.load(std::memory_order_relaxed) + 1;
   event.tick_interrupts.store(n, std::memory_order_relaxed);
-  if (n > config.max_samples_per_tick.load(std::memory_order_relaxed)) {
+  if (can_throttle && n > config.max_samples_per_tick.load(std::memory_order_relaxed)) {
     if (!event.throttled.exchange(true, std::memory_order_relaxed))
       log_throttle(event, data, false);
     return true;
@@ -70,7 +73,8 @@ void adjust_period(Event& event, std::uint64_t now, std::uint64_t count) {
 
 }  // namespace
 
-OverflowResult perf_event_overflow(Event& event, SampleData& data, ThrottleConfig& throttle) {
+OverflowResult perf_event_overflow(Event& event, SampleData& data, ThrottleConfig& throttle,
+                                   bool can_throttle) {
   if (event.state.load(std::memory_order_acquire) != EventState::kActive) {
     return OverflowResult::kStopped;
   }
@@ -80,7 +84,7 @@ OverflowResult perf_event_overflow(Event& event, SampleData& data, ThrottleConfi
     data.pid = static_cast<std::uint32_t>(support::current_pid());
     data.tid = static_cast<std::uint32_t>(support::current_tid());
   }
-  if (throttled(event, data, throttle)) return OverflowResult::kThrottled;
+  if (throttled(event, data, throttle, can_throttle)) return OverflowResult::kThrottled;
   if (event.attr.freq) adjust_period(event, data.time, data.period);
 
   // The BPF program (6.10+ order): 0 skips everything below, the REFRESH count included.

@@ -17,10 +17,19 @@ struct ThrottleConfig {
 enum class OverflowResult { kWritten, kDropped, kThrottled, kStopped, kFiltered };
 
 // Called by a PMU when `event` overflowed. data.period must hold the period that elapsed.
-OverflowResult perf_event_overflow(Event& event, SampleData& data, ThrottleConfig& throttle);
+// `throttle` is the kernel's argument of __perf_event_overflow: every overflow counts towards
+// max_samples_per_tick, but only one with `throttle` set can stop the event; one without it is
+// still refused while the event is throttled. perf_event_overflow (hardware PMUs, the hrtimer of
+// cpu-clock/task-clock) passes true; perf_swevent_overflow false for the first overflow of a call.
+OverflowResult perf_event_overflow(Event& event, SampleData& data, ThrottleConfig& throttle,
+                                   bool can_throttle);
 
 // Counts `delta` into a sampling event and reports each period boundary crossed to `on_overflow`
-// (the software-event path, perf_swevent_event/perf_swevent_overflow). Returns the overflows.
+// (the software-event path, perf_swevent_event/perf_swevent_overflow), which is called as
+// on_overflow(period, throttle) and returns the OverflowResult of the engine's overflow. As in
+// perf_swevent_overflow, the first overflow of a call is not throttled and the later ones are, and
+// the call stops at the first overflow that was throttled or found the event stopped (the
+// periods it leaves are consumed, as perf_swevent_set_period's are). Returns the overflows.
 template <class OnOverflow>
 std::uint64_t count_and_overflow(Event& event, std::uint64_t delta, OnOverflow&& on_overflow) {
   event.count.fetch_add(delta, std::memory_order_relaxed);
@@ -29,11 +38,15 @@ std::uint64_t count_and_overflow(Event& event, std::uint64_t delta, OnOverflow&&
   std::int64_t left = event.period_left.fetch_sub(static_cast<std::int64_t>(delta)) -
                       static_cast<std::int64_t>(delta);
   std::uint64_t overflows = 0;
+  bool stopped = false;
   while (left <= 0) {
     event.period_left.fetch_add(static_cast<std::int64_t>(period));
     left += static_cast<std::int64_t>(period);
+    const bool throttle = overflows != 0;
     ++overflows;
-    on_overflow(period);
+    if (stopped) continue;
+    const OverflowResult result = on_overflow(period, throttle);
+    stopped = result == OverflowResult::kThrottled || result == OverflowResult::kStopped;
   }
   return overflows;
 }

@@ -29,7 +29,7 @@ namespace userperf::record {
 
 inline constexpr const char* kSocketEnv = "USERPERF_RECORD_SOCKET";
 inline constexpr const char* kConfigEnv = "USERPERF_RECORD_CONFIG";
-inline constexpr std::uint32_t kProtocolVersion = 2;
+inline constexpr std::uint32_t kProtocolVersion = 3;
 inline constexpr std::size_t kMaxMessageSize = 64 * 1024;
 inline constexpr int kMaxMessageFds = 2;  // a ring memfd and an AUX memfd
 
@@ -75,11 +75,12 @@ enum class MessageType : std::uint32_t {
   kThreadStart = 3,  // + SCM_RIGHTS: ring memfd [, AUX memfd]
   kThreadExit = 4,
   // 5 is retired: a dlopen notice (wrapping dlopen changed how glibc resolves the name).
-  kComm = 6,         // a thread renamed itself
-  kTracepoint = 7,   // a recorded tracepoint registered: its format
-  kProcessExit = 8,  // orderly exit (exit(), return from main); absent after kill -9
-  kExecNotice = 9,   // a process is about to exec (or its exec failed)
-  kBusyClock = 10,   // a thread's clock wants pokes (from the clock signal handler)
+  kComm = 6,          // a thread renamed itself
+  kTracepoint = 7,    // a recorded tracepoint registered: its format
+  kProcessExit = 8,   // orderly exit (exit(), return from main); absent after kill -9
+  kExecNotice = 9,    // a process is about to exec (or its exec failed)
+  kBusyClock = 10,    // a thread's clock wants pokes (from the clock signal handler)
+  kEventCounts = 11,  // a thread's events' totals: at its end, and at exit() for every thread
 };
 
 struct MessageHeader {
@@ -176,6 +177,29 @@ struct TracepointMessage {
   MessageHeader header{static_cast<std::uint32_t>(MessageType::kTracepoint), 0};
   std::uint32_t config_index = 0;
   std::uint32_t format_size = 0;
+};
+
+// What a thread's event counted and lost (read(2)'s value and PERF_FORMAT_LOST's), as perf record
+// reads them at its end: the recorder writes each loss as PERF_RECORD_LOST_SAMPLES (losses whose
+// LOST record never made it into the ring included) and says fired, written and lost per event.
+struct EventCount {
+  std::uint32_t config_index = 0;
+  std::uint32_t reserved = 0;
+  std::uint64_t id = 0;     // as the thread's records name the event
+  std::uint64_t count = 0;  // the event's value: for a tracepoint, its hits
+  std::uint64_t lost = 0;   // samples it could not write (ring full, record too large)
+};
+// Sent when a thread's events are closed (before ThreadExit) and, at exit(), for every thread still
+// recorded (before ProcessExit). A later message for a thread replaces an earlier one.
+struct EventCountsMessage {
+  MessageHeader header{static_cast<std::uint32_t>(MessageType::kEventCounts),
+                       sizeof(EventCountsMessage)};
+  std::int32_t pid = 0;
+  std::int32_t tid = 0;
+  std::uint64_t time = 0;  // when the counts were read
+  std::uint32_t nr_events = 0;
+  std::uint32_t reserved = 0;
+  EventCount events[kMaxThreadEvents];
 };
 
 struct ProcessExitMessage {

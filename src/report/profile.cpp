@@ -128,7 +128,12 @@ class ProfileBuilder {
           return perfdata::malformed_at(record.offset, "truncated LOST record");
         }
         std::memcpy(&lost, record.bytes.data() + at, sizeof lost);
-        out_.lost_samples += lost;
+        if (record.header.type == PERF_RECORD_LOST) {
+          ++out_.lost_records;
+          out_.lost_in_records += lost;
+        } else {
+          out_.lost_samples += lost;
+        }
         return {};
       }
       case PERF_RECORD_SAMPLE:

@@ -38,8 +38,14 @@ struct EventProfile {
 
 struct Profile {
   std::vector<EventProfile> events;  // one per attr, in attr order
-  std::uint64_t lost_samples = 0;    // PERF_RECORD_LOST and PERF_RECORD_LOST_SAMPLES counts
-  std::uint64_t dwarf_samples = 0;   // samples whose user frames were unwound from a stack copy
+  // PERF_RECORD_LOST_SAMPLES counts: perf report's "Total Lost Samples" (perf record, and userperf
+  // record, write each event's lost samples as one at the end, those of full rings included).
+  std::uint64_t lost_samples = 0;
+  // PERF_RECORD_LOST records (perf's "lost chunks") and their counts: losses a ring reported
+  // while it ran, also in the LOST_SAMPLES of a file that has them.
+  std::uint64_t lost_records = 0;
+  std::uint64_t lost_in_records = 0;
+  std::uint64_t dwarf_samples = 0;  // samples whose user frames were unwound from a stack copy
 };
 
 // One resolved sample: its event (attr index), command, period and locations, leaf first.

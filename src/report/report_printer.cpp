@@ -56,8 +56,14 @@ void print_table(const EventProfile& event, const ReportOptions& options, bool b
 }  // namespace
 
 void print_report(const Profile& profile, const ReportOptions& options, std::FILE* out) {
-  if (profile.lost_samples != 0) {
-    std::fprintf(out, "# Total Lost Samples: %" PRIu64 "\n#\n", profile.lost_samples);
+  // perf's definitions: the total is the LOST_SAMPLES records'; LOST records are its "chunks".
+  if (profile.lost_samples != 0 || profile.lost_records != 0) {
+    std::fprintf(out, "# Total Lost Samples: %" PRIu64 "\n", profile.lost_samples);
+    if (profile.lost_records != 0) {
+      std::fprintf(out, "# Lost chunks: %" PRIu64 " LOST records, %" PRIu64 " samples\n",
+                   profile.lost_records, profile.lost_in_records);
+    }
+    std::fprintf(out, "#\n");
   }
   bool any = false;
   for (const EventProfile& event : profile.events) {

@@ -3,7 +3,7 @@
 # Usage: record_test.sh SCENARIO BIN_DIR PLUGIN_SO
 #   BIN_DIR holds userperf, hotspots, workload_hotspots_nofp, workload_family, workload_dlopen_host,
 #   workload_traced, workload_logged, workload_sigcount, workload_exec_variants, workload_sigmask,
-#   workload_static, workload_closer
+#   workload_static, workload_closer, workload_tp_loop
 #   (the build's bin/; the agent is found by userperf itself in BIN_DIR/../lib).
 # Every file a scenario writes must be read by perf report and perf script (Debian linux-perf)
 # with exit 0 and nothing on stderr.
@@ -332,6 +332,62 @@ case $scenario in
     chown root "$dir/out/n.data"  # perf refuses files owned by another user
     perf_reads "$dir/out/n.data"
     check_shares "as nobody" "$(perf_shares "$dir/out/n.data")"
+    ;;
+  tracepoint-accounting)
+    # Every hit of a user tracepoint fired 1,000,000 times in a tight loop is a sample or counted
+    # lost (the kernel never throttles a software event's first overflow): a ring that holds them
+    # all loses none, a small one loses some, and samples + lost == fired in the summary, in
+    # userperf report's header and in perf report's Total Lost Samples. Then two threads and two
+    # tracepoints: the summary counts every thread, per tracepoint.
+    n=1000000
+    # "S L": the summary's samples and lost; "F W L": tracepoint $2's line.
+    summary_counts() { sed -n 's/.*(\([0-9]*\) samples, \([0-9]*\) lost) ]$/\1 \2/p' "$1"; }
+    tracepoint_counts() {
+      sed -n "s/^\[ userperf record: $2: \([0-9]*\) fired, \([0-9]*\) written, \([0-9]*\) lost ]\$/\1 \2 \3/p" "$1"
+    }
+    for pages in 32768 4; do
+      file=$dir/t$pages.data
+      "$userperf" record -e loop:tick -m $pages -o "$file" -- "$bin/workload_tp_loop" $n >/dev/null 2>"$dir/err" ||
+        fail "record -m $pages exited $?: $(cat "$dir/err")"
+      read -r samples lost <<<"$(summary_counts "$dir/err")"
+      read -r fired written tp_lost <<<"$(tracepoint_counts "$dir/err" loop:tick)"
+      echo "-m $pages: $samples samples, $lost lost; loop:tick $fired fired, $written written, $tp_lost lost"
+      [[ -n $samples && -n $fired ]] || fail "no summary of samples and of loop:tick: $(cat "$dir/err")"
+      ((fired == n)) || fail "-m $pages: loop:tick fired $fired times, the program fired it $n"
+      ((written == samples && tp_lost == lost)) || fail "-m $pages: loop:tick's line disagrees with the summary"
+      ((samples + lost == n)) || fail "-m $pages: $samples samples + $lost lost != $n fired"
+      if ((pages == 32768)); then
+        ((lost == 0)) || fail "-m $pages: $lost lost with a ring that holds every sample"
+      else
+        ((lost > 0)) || fail "-m $pages: nothing lost in a 4-page ring"
+      fi
+      "$userperf" report -i "$file" --top 1 >"$dir/ureport.txt" 2>&1 || fail "userperf report exited $?"
+      u_samples=$(sed -n "s/^# Samples: \([0-9]*\)  of event 'loop:tick'\$/\1/p" "$dir/ureport.txt")
+      u_lost=$(sed -n 's/^# Total Lost Samples: \([0-9]*\)$/\1/p' "$dir/ureport.txt")
+      ((${u_samples:-0} == samples && ${u_lost:-0} == lost)) ||
+        fail "-m $pages: userperf report says ${u_samples:-no} samples, ${u_lost:-0} lost: $(head -4 "$dir/ureport.txt")"
+      if command -v perf >/dev/null; then
+        perf report -i "$file" --stats >"$dir/stats.txt" 2>&1 || fail "perf report --stats exited $?"
+        p_samples=$(awk '$1 == "SAMPLE" { n = $3 } END { print n + 0 }' "$dir/stats.txt")
+        grep -q "THROTTLE events" "$dir/stats.txt" && fail "-m $pages: THROTTLE records in the file"
+        perf report -i "$file" --stdio --sort comm >"$dir/report.txt" 2>/dev/null || fail "perf report exited $?"
+        p_lost=$(sed -n 's/^# Total Lost Samples: \([0-9]*\)$/\1/p' "$dir/report.txt")
+        echo "-m $pages: perf report: $p_samples samples, Total Lost Samples ${p_lost:-none}"
+        ((p_samples == samples && ${p_lost:--1} == lost)) ||
+          fail "-m $pages: perf report says $p_samples samples, Total Lost Samples ${p_lost:-none}"
+      else
+        echo "SKIP perf report's view: no perf installed"
+      fi
+    done
+    "$userperf" record -e loop:tick,loop:done -m 4 -o "$dir/threads.data" -- "$bin/workload_tp_loop" 200000 2 \
+      >/dev/null 2>"$dir/err" || fail "record of 2 threads exited $?: $(cat "$dir/err")"
+    read -r samples lost <<<"$(summary_counts "$dir/err")"
+    read -r fired written tp_lost <<<"$(tracepoint_counts "$dir/err" loop:tick)"
+    read -r d_fired d_written d_lost <<<"$(tracepoint_counts "$dir/err" loop:done)"
+    echo "2 threads: $samples samples, $lost lost; loop:tick $fired/$written/$tp_lost, loop:done $d_fired/$d_written/$d_lost"
+    ((fired == 400000 && written + tp_lost == fired)) || fail "2 threads: loop:tick $fired fired, $written written, $tp_lost lost"
+    ((d_fired == 2 && d_written + d_lost == 2)) || fail "2 threads: loop:done $d_fired fired, $d_written written, $d_lost lost"
+    ((samples == written + d_written && lost == tp_lost + d_lost)) || fail "2 threads: the summary is not the sum of the tracepoints'"
     ;;
   sigmask)
     # Threads that block every signal (a pool created under a full mask, as xz's are) are sampled,

@@ -224,6 +224,32 @@ void report_unpokable(record::Recorder& recorder) {
                std::strerror(stats.unpokable_errno));
 }
 
+// Each recorded tracepoint's hits: fired (its events' counts), written (its samples in the file)
+// and lost (in full rings, or refused); with period 1 and no --bpf filter written + lost == fired.
+void report_tracepoints(const record::RecordConfig& config, const record::RecorderStats& stats) {
+  bool any = false;
+  for (std::size_t i = 0; i < config.events.size() && i < stats.events.size(); ++i) {
+    if (config.events[i].attr.type != PERF_TYPE_TRACEPOINT) continue;
+    any = true;
+    const record::EventTotals& e = stats.events[i];
+    std::fprintf(stderr, "[ userperf record: %s: %llu fired, %llu written, %llu lost ]\n",
+                 config.events[i].name.c_str(), static_cast<unsigned long long>(e.fired),
+                 static_cast<unsigned long long>(e.written),
+                 static_cast<unsigned long long>(e.lost));
+  }
+  if (any && stats.uncounted_threads != 0) {
+    std::fprintf(stderr,
+                 "userperf record: %u thread%s ended without saying what %s events counted (a "
+                 "process killed): %s hits are not in the fired counts, %s losses only as far as "
+                 "%s rings told\n",
+                 stats.uncounted_threads, stats.uncounted_threads == 1 ? "" : "s",
+                 stats.uncounted_threads == 1 ? "its" : "their",
+                 stats.uncounted_threads == 1 ? "its" : "their",
+                 stats.uncounted_threads == 1 ? "its" : "their",
+                 stats.uncounted_threads == 1 ? "its" : "their");
+  }
+}
+
 int run_record(const RecordOptions& options, const std::vector<std::string>& command) {
   if (command.empty()) return fail("no command given (userperf record [options] -- COMMAND)");
   record::RecordRequest request;
@@ -344,10 +370,13 @@ int run_record(const RecordOptions& options, const std::vector<std::string>& com
     struct stat st {};
     stat(options.output.c_str(), &st);
     const record::RecorderStats& s = recorder.stats();
-    std::fprintf(
-        stderr, "[ userperf record: Captured and wrote %.3f MB %s (%llu samples, %llu lost) ]\n",
-        static_cast<double>(st.st_size) / (1024.0 * 1024.0), options.output.c_str(),
-        static_cast<unsigned long long>(s.samples), static_cast<unsigned long long>(s.lost));
+    // Lost: the file's LOST_SAMPLES, what perf report counts as its Total Lost Samples.
+    std::fprintf(stderr,
+                 "[ userperf record: Captured and wrote %.3f MB %s (%llu samples, %llu lost) ]\n",
+                 static_cast<double>(st.st_size) / (1024.0 * 1024.0), options.output.c_str(),
+                 static_cast<unsigned long long>(s.samples),
+                 static_cast<unsigned long long>(s.lost_samples));
+    report_tracepoints(config, s);
   }
   report_unsampled(recorder);
   report_unpokable(recorder);

@@ -158,7 +158,8 @@ void sample(core::Engine& engine, core::Event& event, const StackBounds& stack,
     data.stack_user.sp = reinterpret_cast<const void*>(sp);
     data.stack_user.available = stack.high - sp;
   }
-  engine.overflow(event, data);
+  // The hrtimer path (perf_swevent_hrtimer): __perf_event_overflow(event, 1, ...).
+  engine.overflow(event, data, true);
 }
 
 // A signal's source: the thread's own CPU-time timer, fired from a scheduler tick on the thread's

@@ -499,7 +499,9 @@ void tracepoint_fire(const userperf_tracepoint& tp, const void* const* args, std
       built = true;
     }
     core::Engine& engine = static_cast<TracepointPmu*>(event->pmu)->engine();
-    core::count_and_overflow(*event, 1, [&](std::uint64_t period) {
+    // A software event (perf_tp_event -> perf_swevent_event): its first overflow is never
+    // throttled.
+    core::count_and_overflow(*event, 1, [&](std::uint64_t period, bool throttle) {
       core::SampleData data;
       data.ip = ip;
       data.period = period;
@@ -507,7 +509,7 @@ void tracepoint_fire(const userperf_tracepoint& tp, const void* const* args, std
         data.cpu = static_cast<std::uint32_t>(sched_getcpu());
       }
       data.raw = &parts.raw;
-      engine.overflow(*event, data);
+      return engine.overflow(*event, data, throttle);
     });
   }
 }

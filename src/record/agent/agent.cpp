@@ -143,6 +143,7 @@ namespace {
 void at_exit() {
   Session* session = current_session();
   if (session == nullptr || !heard(*session)) return;
+  send_all_counts(*session, true);
   ProcessExitMessage message;
   message.pid = session->pid;
   message.status = 0;  // exit()'s status is not known to an atexit handler

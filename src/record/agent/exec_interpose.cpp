@@ -30,6 +30,7 @@
 #include "record/agent/real_function.hpp"
 #include "record/agent/session.hpp"
 #include "record/agent/signal_mask.hpp"
+#include "record/agent/thread_events.hpp"
 #include "record/exec_target.hpp"
 #include "record/protocol.hpp"
 
@@ -88,6 +89,9 @@ class ExecNotice {
     message_.target = static_cast<std::uint32_t>(target);
     std::memcpy(message_.path, path, sizeof path);
     const bool must_name = target != ExecTarget::kEnterable && target != ExecTarget::kUnknown;
+    // What this image's threads counted, before it is replaced (a failed exec's image says again
+    // later).
+    userperf::record::agent::send_all_counts(*session, false);
     sent_ = userperf::record::agent::send_exec_notice(*session, message_, must_name);
   }
   ~ExecNotice() {  // only reached when the exec failed

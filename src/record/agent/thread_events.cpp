@@ -30,6 +30,10 @@ struct ThreadEvents {
   core::Event* events[kMaxThreadEvents] = {};
   std::uint32_t clocks[kMaxThreadEvents] = {};  // poke values (ThreadStart)
   std::uint64_t ids[kMaxThreadEvents] = {};     // as its records name them, once heard
+  // A fork child's events are copies of its forking thread's: what they had counted and lost at
+  // the fork is the parent's (an inherited kernel event starts from 0).
+  std::uint64_t count_base[kMaxThreadEvents] = {};
+  std::uint64_t lost_base[kMaxThreadEvents] = {};
   void* ring = MAP_FAILED;
   std::size_t ring_length = 0;
   int ring_fd = -1;  // the engine's: travels in ThreadStart
@@ -60,10 +64,26 @@ std::vector<ThreadEvents*>& recorded_threads() {
 }
 std::atomic<bool> g_setup_failure_said{false};
 
-void close_events(ThreadEvents& t) {
+// What t's events counted and lost so far (EventCounts).
+void read_counts(const ThreadEvents& t, EventCountsMessage& counts) {
+  counts.tid = t.tid;
+  counts.time = monotonic_ns();
+  counts.nr_events = static_cast<std::uint32_t>(t.nr);
+  for (int i = 0; i < t.nr; ++i) {
+    EventCount& c = counts.events[i];
+    c.config_index = static_cast<std::uint32_t>(i);
+    c.id = t.ids[i];
+    c.count = t.events[i]->count.load(std::memory_order_relaxed) - t.count_base[i];
+    c.lost = t.events[i]->lost_samples.load(std::memory_order_relaxed) - t.lost_base[i];
+  }
+}
+
+// `counts` (may be null): what the events counted and lost, read once they are stopped.
+void close_events(ThreadEvents& t, EventCountsMessage* counts = nullptr) {
   // Stopped while the ring is still mapped: a clock that stops counts what its thread could not
   // sample (LOST_SAMPLES) into it.
   for (int i = 0; i < t.nr; ++i) userperf_ioctl(t.fds[i], PERF_EVENT_IOC_DISABLE, 0);
+  if (counts != nullptr) read_counts(t, *counts);
   if (t.aux != MAP_FAILED) userperf_munmap(t.aux, t.aux_length);
   if (t.ring != MAP_FAILED) userperf_munmap(t.ring, t.ring_length);
   t.aux = t.ring = MAP_FAILED;
@@ -203,21 +223,27 @@ void register_thread(ThreadEvents* t) {
   recorded_threads().push_back(t);
 }
 
-// Unregisters t and closes its events unless going idle already did.
-void unregister_thread(ThreadEvents* t) {
+// Unregisters t and closes its events unless going idle already did (then `counts`, may be null,
+// is left with no event).
+void unregister_thread(ThreadEvents* t, EventCountsMessage* counts = nullptr) {
   std::lock_guard lock(g_mutex);
   std::erase(recorded_threads(), t);
-  if (!t->closed) close_events(*t);
+  if (!t->closed) close_events(*t, counts);
 }
 
 void finish_thread(ThreadEvents* t) {
   // Closing stops the clocks, which may count periods lost and so announce the thread: t stays
   // the thread's until then.
-  unregister_thread(t);
+  EventCountsMessage counts;
+  unregister_thread(t, &counts);
   if (t_thread == t) t_thread = nullptr;
   if (t->spare != nullptr) core::Engine::drop_spare_ring(t->spare);
   Session* session = current_session();
   if (session != nullptr && t->heard.load()) {
+    if (counts.nr_events != 0) {
+      counts.pid = session->pid;
+      send(*session, &counts, sizeof counts);
+    }
     ThreadExitMessage message;
     message.pid = session->pid;
     message.tid = t->tid;
@@ -293,6 +319,28 @@ void end_current_thread() {
   finish_thread(t);
 }
 
+void send_all_counts(Session& session, bool may_wait) {
+  if (!session.active.load() || !heard(session) || session.pid != getpid()) return;
+  std::unique_lock lock(g_mutex, std::defer_lock);
+  if (may_wait) {
+    lock.lock();
+  } else if (!lock.try_lock()) {
+    return;
+  }
+  // Raw sends, as announce_thread's: a failed send must not go idle, which takes the lock.
+  if (support::owns_descriptor(session.socket) && !support::still_ours(session.socket)) return;
+  for (const ThreadEvents* t : recorded_threads()) {
+    if (t->closed || !t->heard.load()) continue;
+    EventCountsMessage counts;
+    read_counts(*t, counts);
+    counts.pid = session.pid;
+    if (send_message(session.socket, &counts, sizeof counts) != 0) {
+      session.active.store(false);
+      return;
+    }
+  }
+}
+
 void close_all_threads() {
   std::lock_guard lock(g_mutex);
   for (ThreadEvents* t : recorded_threads()) {
@@ -359,6 +407,10 @@ bool adopt_forking_thread(const Session& session) {
   t->heard.store(false);
   t->ring_fd = -1;
   t->unannounceable = false;
+  for (int i = 0; i < t->nr; ++i) {
+    t->count_base[i] = t->events[i]->count.load(std::memory_order_relaxed);
+    t->lost_base[i] = t->events[i]->lost_samples.load(std::memory_order_relaxed);
+  }
   core::Engine::adopt_spare_ring(t->events, t->nr, session.ring_owner, t->spare);
   t->spare = nullptr;
   return true;

@@ -30,6 +30,12 @@ bool current_thread_heard();
 // Closes the calling thread's events and sends ThreadExit when the recorder heard of the thread.
 void end_current_thread();
 
+// Sends EventCounts for every recorded thread the recorder heard of: at exit() and before an exec,
+// where the events go on counting but the process or image is about to end. Unless `may_wait`
+// (an exec wrapper, maybe in a signal handler), nothing is sent while another thread holds the
+// registry. Allocates nothing.
+void send_all_counts(Session& session, bool may_wait);
+
 // Closes every thread's events (the session went idle); their ThreadExit is not sent.
 void close_all_threads();
 

@@ -117,6 +117,15 @@ bool write_task(std::uint32_t type, pid_t pid, pid_t ppid, pid_t tid, pid_t ptid
   return writer.append(r.finish());
 }
 
+bool write_lost_samples_record(pid_t pid, pid_t tid, std::uint64_t lost,
+                               const perf_event_attr& attr, const SyntheticStamp& stamp,
+                               perfdata::Writer& writer) {
+  RecordBuilder r(PERF_RECORD_LOST_SAMPLES, 0);
+  r.put(lost);
+  r.put_sample_id(attr, stamp, static_cast<std::uint32_t>(pid), static_cast<std::uint32_t>(tid));
+  return writer.append(r.finish());
+}
+
 bool write_mmap2(pid_t pid, const FileMapping& m, const perf_event_attr& attr,
                  const SyntheticStamp& stamp, perfdata::Writer& writer) {
   // A mapping without PROT_EXEC is a data mapping to perf (perf record -d's MISC_MMAP_DATA).

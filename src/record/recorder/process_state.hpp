@@ -52,6 +52,12 @@ bool write_mmap2(pid_t pid, const FileMapping& mapping, const perf_event_attr& a
 bool write_task(std::uint32_t type, pid_t pid, pid_t ppid, pid_t tid, pid_t ptid,
                 const perf_event_attr& attr, const SyntheticStamp& stamp, perfdata::Writer& writer);
 
+// PERF_RECORD_LOST_SAMPLES: {lost}, as perf record writes an event's PERF_FORMAT_LOST count at its
+// end. The stamp's id names the event.
+bool write_lost_samples_record(pid_t pid, pid_t tid, std::uint64_t lost,
+                               const perf_event_attr& attr, const SyntheticStamp& stamp,
+                               perfdata::Writer& writer);
+
 struct SynthesisResult {
   std::uint32_t comms = 0;
   std::uint32_t mmaps = 0;

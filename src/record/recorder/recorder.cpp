@@ -87,6 +87,7 @@ void Recorder::report_once(Connection& c, const std::string& what) {
 
 bool Recorder::begin() {
   if (config_.events.empty()) return false;
+  stats_.events.assign(config_.events.size(), EventTotals{});
   std::vector<perfdata::PmuMapping> pmus;
   for (std::size_t i = 0; i < config_.events.size(); ++i) {
     const EventConfig& e = config_.events[i];
@@ -227,6 +228,12 @@ bool Recorder::handle(Connection& c, const std::uint8_t* bytes, std::size_t size
       BusyClockMessage m;
       if (!read_message(bytes, size, m)) break;
       on_busy_clock(c, m);
+      return true;
+    }
+    case MessageType::kEventCounts: {
+      EventCountsMessage m;
+      if (!read_message(bytes, size, m)) break;
+      on_event_counts(c, m);
       return true;
     }
     case MessageType::kProcessExit: {
@@ -414,7 +421,8 @@ bool Recorder::on_thread_start(Connection& c, const ThreadStartMessage& m, int* 
   }
   std::vector<RingEvent> events;
   for (std::uint32_t i = 0; i < m.nr_events; ++i) {
-    events.push_back({m.events[i].id, config_.events[m.events[i].config_index].attr});
+    events.push_back(
+        {m.events[i].id, config_.events[m.events[i].config_index].attr, m.events[i].config_index});
   }
   Expected<std::unique_ptr<ThreadRing>> mapped =
       ThreadRing::map(ring_fd, m.pid, m.tid, std::move(events));
@@ -472,6 +480,56 @@ void Recorder::on_busy_clock(Connection& c, const BusyClockMessage& m) {
   ticker_.busy(it->second);
 }
 
+// Only counts of this process's thread, for every configured event in config order, under the ids
+// its ThreadStart (or its parent's) named.
+void Recorder::on_event_counts(Connection& c, const EventCountsMessage& m) {
+  bool ok = m.pid == c.pid && m.tid > 0 && m.nr_events == config_.events.size();
+  for (std::uint32_t i = 0; ok && i < m.nr_events; ++i) {
+    const auto known = ids_.find(m.events[i].id);
+    ok = m.events[i].config_index == i && known != ids_.end() && known->second == i;
+  }
+  if (!ok) {
+    report_once(c, "process " + std::to_string(c.pid) + ": EventCounts for thread " +
+                       std::to_string(m.tid) + " ignored");
+    return;
+  }
+  ThreadTotals& t = thread_totals_[{m.pid, m.tid, m.events[0].id}];
+  t.counted = true;
+  t.counts = m;
+}
+
+bool Recorder::write_lost_samples() {
+  const std::uint64_t now = monotonic_ns();
+  std::uint64_t written = 0;
+  for (const auto& [key, t] : thread_totals_) {
+    const auto [pid, tid, first_id] = key;
+    if (!t.counted) {
+      // Killed before it could say: what its LOST records said is all that is known.
+      ++stats_.uncounted_threads;
+      if (t.ring_lost == 0) continue;
+      if (!write_lost_samples_record(pid, tid, t.ring_lost, config_.events.front().attr,
+                                     {now, first_id}, writer_)) {
+        return !(failed_ = true);
+      }
+      written += t.ring_lost;
+      continue;
+    }
+    for (std::uint32_t i = 0; i < t.counts.nr_events; ++i) {
+      const EventCount& e = t.counts.events[i];
+      stats_.events[i].fired += e.count;
+      stats_.events[i].lost += e.lost;
+      if (e.lost == 0) continue;
+      if (!write_lost_samples_record(pid, tid, e.lost, config_.events[i].attr,
+                                     {t.counts.time, e.id}, writer_)) {
+        return !(failed_ = true);
+      }
+      written += e.lost;
+    }
+  }
+  stats_.lost_samples = stats_.unsampled + written;
+  return true;
+}
+
 bool Recorder::on_thread_exit(Connection& c, const ThreadExitMessage& m) {
   if (m.pid != c.pid) return true;
   ticker_.forget_thread(m.pid, m.tid);
@@ -499,6 +557,10 @@ bool Recorder::drain_ring(Connection& c, ThreadRing& ring) {
   stats_.records += counts.records;
   stats_.samples += counts.samples;
   stats_.lost += counts.lost;
+  for (std::size_t i = 0; i < stats_.events.size() && i < kMaxThreadEvents; ++i) {
+    stats_.events[i].written += counts.samples_of[i];
+  }
+  thread_totals_[{ring.pid(), ring.tid(), ring.first_id()}].ring_lost += counts.lost;
   if (counts.lost_samples != 0) {
     stats_.unsampled += counts.lost_samples;
     UnsampledThread& t = unsampled_[ring.tid()];
@@ -643,6 +705,7 @@ bool Recorder::finish() {
   if (failed_ || !drain_all()) return false;
   for (auto& c : connections_) close_connection(*c);
   connections_.clear();
+  if (!write_lost_samples()) return false;
   perfdata::Features& features = writer_.features();
   std::vector<perfdata::BuildIdEntry> build_ids;
   for (const std::string& path : files_) {

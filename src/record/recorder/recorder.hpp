@@ -17,6 +17,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "perfdata/writer.hpp"
@@ -28,13 +29,29 @@
 
 namespace userperf::record {
 
+// One configured event over every thread: what its threads' events counted (fired: for a user
+// tracepoint, its hits), the samples of it written to the file, and the samples lost. With
+// period 1 and no --bpf filter, written + lost == fired.
+struct EventTotals {
+  std::uint64_t fired = 0;
+  std::uint64_t written = 0;
+  std::uint64_t lost = 0;
+};
+
 struct RecorderStats {
   std::uint64_t samples = 0;
-  std::uint64_t lost = 0;
+  std::uint64_t lost = 0;       // the ring LOST records' counts, as drained
   std::uint64_t unsampled = 0;  // LOST_SAMPLES: periods of threads that blocked the clock signal
   std::uint64_t records = 0;    // ring records written
   std::uint32_t processes = 0;
   std::uint32_t threads = 0;
+  // After finish(): the file's LOST_SAMPLES counts (perf report's "Total Lost Samples"): the
+  // unsampled periods and every event's lost samples.
+  std::uint64_t lost_samples = 0;
+  std::vector<EventTotals> events;  // by config index; fired and lost after finish()
+  // Threads whose events' counts never came (their process was killed): their losses are the
+  // LOST records' only, and what they fired is unknown.
+  std::uint32_t uncounted_threads = 0;
 };
 
 class Recorder {
@@ -108,6 +125,10 @@ class Recorder {
   bool on_thread_start(Connection& c, const ThreadStartMessage& m, int* fds, int nfds);
   bool on_thread_exit(Connection& c, const ThreadExitMessage& m);
   void on_busy_clock(Connection& c, const BusyClockMessage& m);
+  void on_event_counts(Connection& c, const EventCountsMessage& m);
+  // The LOST_SAMPLES of every thread's losses (perf record's record__read_lost_samples), and the
+  // events' totals. False when the writer failed.
+  bool write_lost_samples();
   bool rescan_mappings(std::uint64_t now);
   bool write_new_mappings(pid_t pid, std::uint64_t time, bool all);
   void close_connection(Connection& c);
@@ -135,6 +156,14 @@ class Recorder {
   std::vector<std::uint8_t> buffer_;                         // one received message
   RecorderStats stats_;
   std::map<pid_t, UnsampledThread> unsampled_;  // by tid
+  // What each recorded thread's events counted and lost, by (pid, tid, its first event's id): a
+  // tid of an exec'd image has new ids.
+  struct ThreadTotals {
+    std::uint64_t ring_lost = 0;  // its LOST records' counts
+    bool counted = false;         // an EventCounts came: `counts` holds the latest
+    EventCountsMessage counts;
+  };
+  std::map<std::tuple<pid_t, pid_t, std::uint64_t>, ThreadTotals> thread_totals_;
   std::map<pid_t, UnrecordedProcess> unrecorded_;
   bool failed_ = false;  // the writer failed
   Ticker ticker_;

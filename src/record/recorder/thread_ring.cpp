@@ -48,7 +48,8 @@ ThreadRing::ThreadRing(void* base, std::size_t length, const ring::RingView& vie
                        pid_t tid, std::vector<RingEvent> events)
     : base_(base), length_(length), reader_(view), pid_(pid), tid_(tid) {
   for (const RingEvent& e : events) {
-    events_.push_back({e.id, e.attr.sample_type, abi::SampleFormat::from_attr(e.attr)});
+    events_.push_back(
+        {e.id, e.attr.sample_type, e.config_index, abi::SampleFormat::from_attr(e.attr)});
   }
 }
 
@@ -82,6 +83,7 @@ Expected<void> ThreadRing::check_copy() {
   const CheckedEvent* event = event_of(id);
   if (event == nullptr)
     return make_error(EBADMSG, "a record of id " + std::to_string(id) + ", no event of this ring");
+  checked_ = event;
   if (header.type != PERF_RECORD_SAMPLE) {
     abi::ParsedSampleId trailer;
     const abi::ParseStatus status = abi::parse_sample_id(copy_, event->sample_type, trailer);
@@ -110,7 +112,10 @@ Expected<void> ThreadRing::drain(perfdata::Writer& writer, DrainCounts& counts) 
     }
     if (!writer.append(copy_)) return false;
     ++counts.records;
-    if (r.header.type == PERF_RECORD_SAMPLE) ++counts.samples;
+    if (r.header.type == PERF_RECORD_SAMPLE) {
+      ++counts.samples;
+      if (checked_->config_index < kMaxThreadEvents) ++counts.samples_of[checked_->config_index];
+    }
     if (r.header.type == PERF_RECORD_LOST_SAMPLES && copy_.size() >= 16) {
       std::uint64_t lost = 0;
       std::memcpy(&lost, copy_.data() + 8, sizeof lost);

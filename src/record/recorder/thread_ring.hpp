@@ -11,6 +11,7 @@
 
 #include "abi/sample_parser.hpp"
 #include "perfdata/writer.hpp"
+#include "record/protocol.hpp"
 #include "ring/reader.hpp"
 
 namespace userperf::record {
@@ -22,6 +23,7 @@ struct DrainCounts {
   // Sum of the LOST_SAMPLES records' counts: periods the agent could not sample (the thread
   // blocked the clock signal).
   std::uint64_t lost_samples = 0;
+  std::uint64_t samples_of[kMaxThreadEvents] = {};  // SAMPLEs by their event's config index
 };
 
 // An event whose records the ring holds: its id and attr (every attr of `userperf record` has
@@ -29,6 +31,7 @@ struct DrainCounts {
 struct RingEvent {
   std::uint64_t id = 0;
   perf_event_attr attr{};
+  std::uint32_t config_index = 0;  // below kMaxThreadEvents
 };
 
 class ThreadRing {
@@ -53,15 +56,18 @@ class ThreadRing {
   pid_t pid() const { return pid_; }
   pid_t tid() const { return tid_; }
   bool broken() const { return broken_; }
+  // The id of its first event (ThreadStart's first: the ring's owner).
+  std::uint64_t first_id() const { return events_.empty() ? 0 : events_.front().id; }
 
  private:
   ThreadRing(void* base, std::size_t length, const ring::RingView& view, pid_t pid, pid_t tid,
              std::vector<RingEvent> events);
-  // Why the record in copy_ cannot be written, or empty when it can.
+  // Why the record in copy_ cannot be written, or empty when it can (then checked_ is its event).
   Expected<void> check_copy();
   struct CheckedEvent {
     std::uint64_t id;
     std::uint64_t sample_type;
+    std::uint32_t config_index;
     abi::SampleFormat format;  // computed once: every SAMPLE of the event is parsed with it
   };
   const CheckedEvent* event_of(std::uint64_t id) const;
@@ -71,8 +77,9 @@ class ThreadRing {
   ring::Reader reader_;
   pid_t pid_, tid_;
   std::vector<CheckedEvent> events_;
-  std::vector<std::uint8_t> copy_;  // the record being checked, out of the program's reach
-  abi::ParsedSample parsed_;        // reused: its field list keeps its capacity
+  const CheckedEvent* checked_ = nullptr;  // the event of the record check_copy accepted last
+  std::vector<std::uint8_t> copy_;         // the record being checked, out of the program's reach
+  abi::ParsedSample parsed_;               // reused: its field list keeps its capacity
   bool broken_ = false;
 };
 

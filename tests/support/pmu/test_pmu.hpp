@@ -16,10 +16,12 @@ class TestPmu final : public core::Pmu {
   void del(core::Event& event) override;
 
   // Counts `delta` into the event; every period boundary crossed overflows with a copy of
-  // `sample` (period filled in). Returns the number of overflows. Signal-safe.
+  // `sample` (period filled in), as a software event does (perf_swevent_event: the first overflow
+  // of a call is never throttled). Returns the number of overflows. Signal-safe.
   std::uint64_t count(core::Engine& engine, core::Event& event, std::uint64_t delta,
                       const core::SampleData& sample);
-  // One overflow with exactly this sample data. Signal-safe.
+  // One overflow with exactly this sample data, as a hardware PMU's interrupt gives it
+  // (perf_event_overflow: throttle = 1). Signal-safe.
   core::OverflowResult overflow(core::Engine& engine, core::Event& event, core::SampleData& sample);
 };
 

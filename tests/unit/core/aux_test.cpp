@@ -417,7 +417,7 @@ TEST(AuxSample, ZeroWhenTheLeaderIsNotActive) {
   sampler->state.store(core::EventState::kActive);
   core::SampleData data;
   data.period = 1;
-  testing::engine().overflow(*sampler, data);
+  testing::engine().overflow(*sampler, data, true);
   sampler->state.store(core::EventState::kInactive);
   const auto aux = g.sample_aux();
   EXPECT_TRUE(aux.empty()) << "size 0, no bytes";

@@ -2,7 +2,10 @@
 // samples refused, stack clamping, side-band records with the sample_id trailer, throttling.
 #include <gtest/gtest.h>
 
+#include <time.h>
+
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -303,6 +306,153 @@ TEST(Throttle, TooManyOverflowsPerTickThrottleThenUnthrottle) {
   }
   testing::event_close(fd);
   e.set_limits(saved);
+}
+
+// The engine with 4 samples per 100 ms tick (max_sample_rate 40, HZ 10), restored on
+// destruction; begin_tick() waits for a tick to start, so that what a test does in the next
+// milliseconds falls in one tick.
+class FourPerTick {
+ public:
+  FourPerTick() : saved_(testing::engine().limits()) {
+    core::EngineLimits low = saved_;
+    low.max_sample_rate = 40;
+    low.hz = 10;
+    testing::engine().set_limits(low);
+  }
+  ~FourPerTick() { testing::engine().set_limits(saved_); }
+  FourPerTick(const FourPerTick&) = delete;
+  FourPerTick& operator=(const FourPerTick&) = delete;
+
+  static constexpr int kLimit = 4;
+  static void begin_tick() {
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);  // the events' clock (no use_clockid)
+    const long into_tick = now.tv_nsec % kTickNs;
+    std::this_thread::sleep_for(std::chrono::nanoseconds(kTickNs - into_tick + 1'000'000));
+  }
+
+ private:
+  static constexpr long kTickNs = 100'000'000;
+  core::EngineLimits saved_;
+};
+
+struct RecordCounts {
+  int samples = 0, throttle = 0, unthrottle = 0;
+};
+
+RecordCounts count_records(MappedRing& ring) {
+  RecordCounts c;
+  for (const auto& r : ring.drain()) {
+    c.samples += record_type(r) == PERF_RECORD_SAMPLE;
+    c.throttle += record_type(r) == PERF_RECORD_THROTTLE;
+    c.unthrottle += record_type(r) == PERF_RECORD_UNTHROTTLE;
+  }
+  return c;
+}
+
+// perf_swevent_overflow passes throttle = 0 for the first overflow of each count, so a software
+// event of period 1 counted one at a time (a tracepoint hit) is never throttled, however often it
+// fires in a tick: every hit is a sample.
+TEST(Throttle, SoftwareEventCountedOneAtATimeIsNeverThrottled) {
+  FourPerTick limits;
+  perf_event_attr attr = test_attr(PERF_SAMPLE_TIME);
+  const int fd = testing::event_open(&attr, 0, -1, -1, 0);
+  ASSERT_GE(fd, 0);
+  {
+    MappedRing ring(fd, 16);  // 1000 samples of 16 bytes fit
+    ASSERT_TRUE(ring.ok());
+    FourPerTick::begin_tick();
+    constexpr int kHits = 1000;  // 250 times the limit, in far less than a tick
+    for (int i = 0; i < kHits; ++i) ASSERT_EQ(fire(fd, 1), 1u);
+    const RecordCounts c = count_records(ring);
+    EXPECT_EQ(c.samples, kHits);
+    EXPECT_EQ(c.throttle, 0);
+    EXPECT_EQ(c.unthrottle, 0);
+    EXPECT_EQ(testing::engine().event(fd)->lost_samples.load(), 0u);
+  }
+  testing::event_close(fd);
+}
+
+// One count of N periods is N overflows, the later ones with throttle = 1: the event stops at the
+// limit (a THROTTLE record), refuses even an unthrottled first overflow for the rest of the tick
+// (perf_swevent_overflow's MAX_INTERRUPTS check), and starts again in the next tick (UNTHROTTLE).
+TEST(Throttle, SoftwareEventCountOfManyPeriodsThrottlesAtTheLimit) {
+  FourPerTick limits;
+  perf_event_attr attr = test_attr(PERF_SAMPLE_TIME);
+  attr.sample_id_all = 1;
+  const int fd = testing::event_open(&attr, 0, -1, -1, 0);
+  ASSERT_GE(fd, 0);
+  {
+    MappedRing ring(fd, 8);
+    ASSERT_TRUE(ring.ok());
+    FourPerTick::begin_tick();
+    EXPECT_EQ(fire(fd, 50), 50u);  // every period is consumed, throttled or not
+    RecordCounts c = count_records(ring);
+    EXPECT_EQ(c.samples, FourPerTick::kLimit);
+    EXPECT_EQ(c.throttle, 1);
+    EXPECT_EQ(c.unthrottle, 0);
+    for (int i = 0; i < 10; ++i) fire(fd, 1);
+    c = count_records(ring);
+    EXPECT_EQ(c.samples, 0) << "a throttled event takes no overflow until the next tick";
+    EXPECT_EQ(c.throttle, 0);
+    FourPerTick::begin_tick();
+    fire(fd, 1);
+    c = count_records(ring);
+    EXPECT_EQ(c.unthrottle, 1);
+    EXPECT_EQ(c.samples, 1);
+  }
+  testing::event_close(fd);
+}
+
+// Unthrottled overflows still count towards the limit (hwc->interrupts++): past it, the second
+// overflow of a count, the first that may throttle, stops the event at once.
+TEST(Throttle, UnthrottledOverflowsCountTowardsTheLimit) {
+  FourPerTick limits;
+  perf_event_attr attr = test_attr(PERF_SAMPLE_TIME);
+  const int fd = testing::event_open(&attr, 0, -1, -1, 0);
+  ASSERT_GE(fd, 0);
+  {
+    MappedRing ring(fd, 8);
+    ASSERT_TRUE(ring.ok());
+    FourPerTick::begin_tick();
+    for (int i = 0; i < 10; ++i) fire(fd, 1);
+    EXPECT_EQ(count_records(ring).samples, 10);
+    EXPECT_EQ(fire(fd, 2), 2u);
+    const RecordCounts c = count_records(ring);
+    EXPECT_EQ(c.samples, 1) << "the first overflow of the count is written, the second throttles";
+    EXPECT_EQ(c.throttle, 1);
+  }
+  testing::event_close(fd);
+}
+
+// Overflows a PMU reports one by one (a hardware interrupt; the cpu-clock/task-clock timers, as
+// perf_swevent_hrtimer) pass throttle = 1: the limit applies to each.
+TEST(Throttle, InterruptOverflowsThrottleAtTheLimit) {
+  FourPerTick limits;
+  perf_event_attr attr = test_attr(PERF_SAMPLE_TIME);
+  const int fd = testing::event_open(&attr, 0, -1, -1, 0);
+  ASSERT_GE(fd, 0);
+  {
+    MappedRing ring(fd, 8);
+    ASSERT_TRUE(ring.ok());
+    core::Event* event = testing::engine().event(fd);
+    auto* pmu = static_cast<testing::TestPmu*>(event->pmu);
+    FourPerTick::begin_tick();
+    int written = 0, throttled = 0;
+    for (int i = 0; i < 50; ++i) {
+      core::SampleData data;
+      data.period = 1;
+      const core::OverflowResult r = pmu->overflow(testing::engine(), *event, data);
+      written += r == core::OverflowResult::kWritten;
+      throttled += r == core::OverflowResult::kThrottled;
+    }
+    EXPECT_EQ(written, FourPerTick::kLimit);
+    EXPECT_EQ(throttled, 50 - FourPerTick::kLimit);
+    const RecordCounts c = count_records(ring);
+    EXPECT_EQ(c.samples, FourPerTick::kLimit);
+    EXPECT_EQ(c.throttle, 1);
+  }
+  testing::event_close(fd);
 }
 
 TEST(Frequency, PeriodAdaptsTowardsTheRequestedRate) {

@@ -82,6 +82,7 @@ struct Image {
   std::vector<CommMessage> comms;
   std::vector<std::pair<std::uint32_t, std::string>> tracepoints;  // config index, format
   std::vector<ExecNoticeMessage> exec_notices;
+  std::vector<EventCountsMessage> counts;
   bool process_exit = false;
 };
 
@@ -314,6 +315,10 @@ class FakeRecorder {
       image.tracepoints.emplace_back(
           message.config_index, std::string(reinterpret_cast<const char*>(buf) + sizeof message,
                                             static_cast<std::size_t>(n) - sizeof message));
+    } else if (type == MessageType::kEventCounts && n == sizeof(EventCountsMessage)) {
+      EXPECT_FALSE(image.process_exit) << "EventCounts come before ProcessExit";
+      image.counts.emplace_back();
+      std::memcpy(&image.counts.back(), buf, sizeof(EventCountsMessage));
     } else if (type == MessageType::kProcessExit && n == sizeof(ProcessExitMessage)) {
       image.process_exit = true;
     } else if (type == MessageType::kExecNotice && n == sizeof(ExecNoticeMessage)) {
@@ -524,6 +529,18 @@ TEST(AgentTest, TracepointFormatIsSentAndFiringsAreSampled) {
   std::size_t firings = 0;
   for (const Sample& s : thread.samples()) firings += s.id == thread.start.events[1].id;
   EXPECT_EQ(firings, 100u);
+  // At exit, what the thread's events counted: the tracepoint's 100 hits, none lost.
+  ASSERT_EQ(image.counts.size(), 1u);
+  const EventCountsMessage& counts = image.counts[0];
+  EXPECT_EQ(counts.pid, image.hello.pid);
+  EXPECT_EQ(counts.tid, thread.start.tid);
+  ASSERT_EQ(counts.nr_events, 2u);
+  for (std::uint32_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(counts.events[i].config_index, i);
+    EXPECT_EQ(counts.events[i].id, thread.start.events[i].id);
+    EXPECT_EQ(counts.events[i].lost, 0u);
+  }
+  EXPECT_EQ(counts.events[1].count, 100u);
 }
 
 TEST(AgentTest, ForkChildSaysHelloAndSamplesIntoItsOwnRing) {
@@ -631,6 +648,10 @@ TEST(AgentTest, ExecedImageSaysHelloAgainWithTheSamePid) {
   EXPECT_EQ(notice.target, static_cast<std::uint32_t>(ExecTarget::kEnterable));
   EXPECT_EQ(std::string(notice.path), USERPERF_AGENT_WORKLOAD);
   for (const auto& image : run.images) ASSERT_EQ(image->threads.size(), 1u);
+  // Before it is replaced, the old image says what its thread's events counted.
+  ASSERT_EQ(run.images[0]->counts.size(), 1u);
+  EXPECT_EQ(run.images[0]->counts[0].tid, run.images[0]->threads[0]->start.tid);
+  EXPECT_EQ(run.images[0]->counts[0].events[0].id, run.images[0]->threads[0]->start.events[0].id);
   expect_own_samples(*run.images[1], 1);
 }
 

@@ -171,6 +171,8 @@ TEST_F(ProfileTest, SamplesResolveAgainstMappingsRecordedLaterInTheFileButEarlie
              .put(std::uint64_t{7})
              .trailer(kPid, 40)
              .done());
+  // The recorder's end-of-run total of the event's losses (the LOST record's 7 among them).
+  append(RecordBytes(PERF_RECORD_LOST_SAMPLES).put(std::uint64_t{9}).trailer(kPid, 50).done());
 
   const Expected<Profile> built = this->profile();
   ASSERT_TRUE(built) << built.error().message;
@@ -180,7 +182,10 @@ TEST_F(ProfileTest, SamplesResolveAgainstMappingsRecordedLaterInTheFileButEarlie
   EXPECT_EQ(event.name, "cpu-clock");
   EXPECT_EQ(event.samples, 2u);
   EXPECT_EQ(event.total_period, 400u);
-  EXPECT_EQ(profile.lost_samples, 7u);
+  // perf's counts: the total is the LOST_SAMPLES records', the LOST records are "lost chunks".
+  EXPECT_EQ(profile.lost_samples, 9u);
+  EXPECT_EQ(profile.lost_records, 1u);
+  EXPECT_EQ(profile.lost_in_records, 7u);
 
   const ProfileRow* leaf_row = row(event, "report_test_leaf");
   const ProfileRow* caller_row = row(event, "report_test_caller");
@@ -204,7 +209,9 @@ TEST_F(ProfileTest, SamplesResolveAgainstMappingsRecordedLaterInTheFileButEarlie
   std::fclose(out);
   const std::string report(text, size);
   std::free(text);
-  EXPECT_NE(report.find("# Total Lost Samples: 7\n"), std::string::npos) << report;
+  EXPECT_NE(report.find("# Total Lost Samples: 9\n# Lost chunks: 1 LOST records, 7 samples\n"),
+            std::string::npos)
+      << report;
   EXPECT_NE(report.find("# Samples: 2  of event 'cpu-clock'\n"), std::string::npos) << report;
   EXPECT_NE(report.find("# Event count (approx.): 400\n"), std::string::npos) << report;
   EXPECT_NE(report.find("   75.00%     0.00%  synthetic"), std::string::npos) << report;
