@@ -326,12 +326,13 @@ bool tsc_reanchor() {
   return done;
 }
 
-bool tsc_conversion(TscConversion& out) {
-  if (g_mode.load(std::memory_order_acquire) != kTsc) return false;
+TscConversionStatus tsc_read_conversion(TscConversion& out) {
+  if (g_mode.load(std::memory_order_acquire) != kTsc) return TscConversionStatus::kUnavailable;
   LineView v{};
-  if (!read_line(v) || v.due == 0) return false;
+  if (!read_line(v)) return TscConversionStatus::kBusy;
+  if (v.due == 0) return TscConversionStatus::kUnavailable;
   out = {v.zero, v.mult, static_cast<std::uint16_t>(v.shift), v.generation};
-  return true;
+  return TscConversionStatus::kOk;
 }
 
 #else

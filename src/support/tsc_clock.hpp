@@ -152,8 +152,15 @@ bool tsc_clock_in_use();
 // the lock. For tests, and for a caller that knows the line is about to be needed.
 bool tsc_reanchor();
 
-// SIGNAL-SAFE. The current conversion, read under its seqcount; false when the TSC clock is not
-// in use, has no line yet, or was being re-anchored on every one of a few attempts.
-bool tsc_conversion(TscConversion& out);
+enum class TscConversionStatus {
+  kOk,
+  kUnavailable,  // the TSC clock is not in use, or has no line yet
+  kBusy,         // being re-anchored on every one of a few attempts: try again later
+};
+// SIGNAL-SAFE. The current conversion, read under its seqcount.
+TscConversionStatus tsc_read_conversion(TscConversion& out);
+inline bool tsc_conversion(TscConversion& out) {
+  return tsc_read_conversion(out) == TscConversionStatus::kOk;
+}
 
 }  // namespace userperf::support
