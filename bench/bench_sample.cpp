@@ -9,6 +9,8 @@
 // included (one acquire load and one release store per 256 samples).
 #include <benchmark/benchmark.h>
 
+#include <time.h>
+
 #include <atomic>
 #include <cstring>
 #include <memory>
@@ -18,6 +20,7 @@
 #include "core/sample_output.hpp"
 #include "ring/output_handle.hpp"
 #include "support/pmu/test_pmu.hpp"
+#include "support/tsc_clock.hpp"
 
 namespace {
 
@@ -244,6 +247,8 @@ BENCHMARK(BM_OutputHandle48)->ArgName("puts")->Arg(1)->Arg(7);
 void BM_Part_ClockNow(benchmark::State& state) {
   BenchEvent ev(kSampleType, kDataPages);
   if (!ev.ok()) return state.SkipWithError("cannot open and map a test-PMU event");
+  // The event's clock is the default one: the TSC clock where the TSC is invariant.
+  state.SetLabel(support::tsc_clock_in_use() ? "tsc" : "clock_gettime");
   std::uint64_t last = 0;
   for (auto _ : state) {
     const std::uint64_t now = ev.event().clock_now();
@@ -254,6 +259,21 @@ void BM_Part_ClockNow(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
 }
 BENCHMARK(BM_Part_ClockNow);
+
+// What the TSC clock's fast path costs at least: one rdtsc (ClockNow adds the loads of the
+// conversion, its multiply and the per-thread clamp).
+void BM_Part_Rdtsc(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(support::read_tsc());
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
+}
+BENCHMARK(BM_Part_Rdtsc);
+
+// The clock ClockNow replaced: clock_gettime(CLOCK_MONOTONIC) through the vDSO.
+void BM_Part_ClockGettime(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(support::clock_gettime_ns(CLOCK_MONOTONIC));
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
+}
+BENCHMARK(BM_Part_ClockGettime);
 
 // One uncontended locked read-modify-write (lock xadd), the unit the write path pays several
 // times per sample (output_handle.cpp: writers_ twice, head_ and data_head by CAS).

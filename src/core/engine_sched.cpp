@@ -58,8 +58,15 @@ void Engine::update_user_page(Event& event) {
   if (event.buffer == nullptr || event.buffer->owner != &event) return;
   event.pmu->read(event);
   ring::UserPageTimes times;
-  event.read_times(event.clock_now(), times.time_enabled, times.time_running);
+  times.now = event.clock_now();
+  event.read_times(times.now, times.time_enabled, times.time_running);
   times.offset = static_cast<std::int64_t>(event.count.load());
+  // arch_perf_update_userpage: the conversion when the event's clock is the TSC clock's, and
+  // time_zero only without use_clockid (records then carry the TSC clock's TIME).
+  if (event.uses_tsc_clock()) {
+    times.clock =
+        event.attr.use_clockid ? ring::UserPageClock::kTime : ring::UserPageClock::kTimeAndZero;
+  }
   event.buffer->ring->update_user_page(times);
 }
 

@@ -2,13 +2,15 @@
 
 #include <time.h>
 
+#include "support/tsc_clock.hpp"
+
 namespace userperf::core {
 
+// The default clock and CLOCK_MONOTONIC read the TSC clock (one rdtsc and a multiply where the
+// TSC is invariant, clock_gettime elsewhere); the other clockids read clock_gettime.
 std::uint64_t Event::clock_now() const {
-  timespec ts{};
-  clock_gettime(attr.use_clockid ? static_cast<clockid_t>(attr.clockid) : CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
-         static_cast<std::uint64_t>(ts.tv_nsec);
+  if (uses_tsc_clock()) return support::tsc_now();
+  return support::clock_gettime_ns(static_cast<clockid_t>(attr.clockid));
 }
 
 void Event::read_times(std::uint64_t now, std::uint64_t& enabled, std::uint64_t& running) const {

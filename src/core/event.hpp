@@ -4,6 +4,7 @@
 
 #include <linux/perf_event.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include <atomic>
 #include <cstdint>
@@ -109,6 +110,9 @@ struct Event {
     return ring != nullptr ? ring->aux() : nullptr;
   }
   std::uint64_t clock_now() const;  // the event's clock (attr.clockid or CLOCK_MONOTONIC)
+  // The event's clock is CLOCK_MONOTONIC (the default, or use_clockid with it): clock_now() reads
+  // support::tsc_now(), and the control page may publish the TSC conversion.
+  bool uses_tsc_clock() const { return !attr.use_clockid || attr.clockid == CLOCK_MONOTONIC; }
   // time_enabled / time_running up to `now`.
   void read_times(std::uint64_t now, std::uint64_t& enabled, std::uint64_t& running) const;
 };

@@ -23,6 +23,7 @@
 #include <memory>
 
 #include "ring/ring_memory.hpp"
+#include "support/tsc_clock.hpp"
 
 namespace userperf::ring {
 
@@ -37,12 +38,26 @@ struct RingConfig {
   pid_t single_writer = 0;
 };
 
+// Which of the TSC clock's conversion (support/tsc_clock.hpp) a control page publishes: the
+// kernel's arch_perf_update_userpage on x86, where the perf clock is the TSC's.
+enum class UserPageClock : std::uint8_t {
+  kNone,         // the event's clock is not the TSC clock (a use_clockid other than MONOTONIC)
+  kTime,         // cap_user_time: time_mult, time_shift, time_offset (use_clockid MONOTONIC)
+  kTimeAndZero,  // and cap_user_time_zero: time_zero (no use_clockid)
+};
+
 // The self-monitoring block of the control page (offsets 8..95), written under its seqcount.
 struct UserPageTimes {
   std::uint32_t index = 0;
   std::int64_t offset = 0;
   std::uint64_t time_enabled = 0;
   std::uint64_t time_running = 0;
+  // The event's clock reading time_enabled and time_running were computed at: time_offset is
+  // time_zero - now (the kernel's "offset - now"), so that a consumer's
+  //   time_enabled + time_offset + quot * time_mult + ((rem * time_mult) >> time_shift)
+  // is time_enabled at the TSC value it converts.
+  std::uint64_t now = 0;
+  UserPageClock clock = UserPageClock::kNone;
 };
 
 // Position wakeups: true when a writer whose record ends `distance` bytes into the ring has gone
@@ -109,7 +124,27 @@ class DataRing {
   // The producer side goes away: consumers polling wakeup_fd() see POLLHUP.
   void hang_up();
 
+  // The engine's control path (under its lock; not signal-safe: it may wait for the write path's
+  // republish below): index, offset, times, and the TSC clock's conversion as `times.clock` says
+  // (cap_user_time, cap_user_time_zero, time_mult, time_shift, time_offset, time_zero; all 0 when
+  // the clock is kNone or the TSC clock is not in use). cap_user_time_short stays 0.
   void update_user_page(const UserPageTimes& times);
+
+  // SIGNAL-SAFE. For the write path: republishes the control page's time fields when the TSC
+  // clock was re-anchored since they were written (its generation moved), keeping time_enabled,
+  // time_running and the `now` of the last update_user_page (time_offset = new time_zero - now).
+  // Call it after writing a record into this ring (OutputHandle's end, or after it), on any
+  // ring, as often as records are written: when nothing changed it is one load and a compare.
+  // When another writer of the page holds it (the engine's update_user_page on another thread,
+  // or the republish this signal handler interrupted) it does nothing: the next record retries.
+  void refresh_user_time() {
+    if (__builtin_expect(
+            support::tsc_generation() == user_time_generation_.load(std::memory_order_relaxed),
+            1)) {
+      return;
+    }
+    refresh_user_time_slow();
+  }
 
   // The buffer's AUX area (rb->aux_*), owned by whoever mapped it; nullptr when not mapped.
   AuxRing* aux() const { return aux_.load(std::memory_order_acquire); }
@@ -121,6 +156,10 @@ class DataRing {
 
   // The shared discipline.
   void leave();  // a writer leaves; the last one out publishes data_head (signal-safe)
+  void refresh_user_time_slow();
+  // Under page_writer_, inside the page's seqcount: the clock's fields as user_clock_ says, from
+  // `conversion` (nullptr: the TSC clock has none, every field 0).
+  void store_user_time(perf_event_mmap_page* page, const support::TscConversion* conversion);
   void publish_head(std::uint64_t head);
   // The single-writer discipline: whether the calling thread may write as the owner (then its
   // nest count is taken, and leave_local() must follow), and the kernel's perf_output_put_handle.
@@ -150,6 +189,13 @@ class DataRing {
   std::atomic<bool> wakeup_pending_{false};  // a stamp was issued; wake at the next publish
   std::atomic<bool> paused_{false};
   std::atomic<AuxRing*> aux_{nullptr};
+  // The control page's seqcount has two writers, update_user_page and refresh_user_time: this
+  // lock keeps them from interleaving (the second would make the count even mid-write).
+  std::atomic<bool> page_writer_{false};
+  // What update_user_page last published, for refresh_user_time (written under page_writer_).
+  UserPageClock user_clock_ = UserPageClock::kNone;
+  std::uint64_t user_now_ = 0;
+  std::atomic<std::uint64_t> user_time_generation_{0};  // the TSC clock's, as last published
   int wake_read_ = -1;
   std::atomic<int> wake_write_{-1};
 };
