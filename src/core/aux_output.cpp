@@ -152,11 +152,12 @@ bool AuxStream::ensure_handle() {
   if (!handle_.begin(event_)) return false;
   writer_.contended.store(false, std::memory_order_relaxed);  // a new handle may be owned again
   ring::AuxRing* aux = handle_.aux();
-  area_.store(aux, std::memory_order_seq_cst);
+  area_.store(aux, std::memory_order_relaxed);
   // Engine::free_aux unpublishes the area (DataRing::set_aux) and then release_area looks for a
   // handle on it: either it finds this one, or this sees the area unpublished and lets go (else
   // the handle would outlive the area, and the owner's appends would store into freed memory).
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // Both sides pass through one read-modify-write of `handoff_`, so one of them sees the other.
+  handoff_.fetch_add(1, std::memory_order_acq_rel);
   if (event_.aux_area() != aux) {
     end_handle();
     return false;
@@ -196,7 +197,7 @@ void AuxStream::stop() {
 
 void AuxStream::release_area() {
   OutputGuard guard(grace_);
-  std::atomic_thread_fence(std::memory_order_seq_cst);  // see ensure_handle
+  handoff_.fetch_add(1, std::memory_order_acq_rel);  // see ensure_handle
   for (;;) {
     // The area of the open handle, if any: alive until this returns (its free waits for it).
     ring::AuxRing* aux = area_.load(std::memory_order_acquire);

@@ -145,6 +145,7 @@ class AuxStream {
   ring::AuxWriter writer_;
   AuxOutput handle_;                           // byte lock held, or the owner inside `busy`
   std::atomic<ring::AuxRing*> area_{nullptr};  // the open handle's area, for release_area
+  std::atomic<std::uint32_t> handoff_{0};      // orders ensure_handle against release_area
   std::atomic<bool> running_{false};
   std::atomic<bool> pending_partial_{false};
   std::atomic<std::uint64_t> dropped_{0};
