@@ -9,7 +9,7 @@ packages=(
   clang-format
   libcli11-dev
   libbpf-dev libelf-dev libdw-dev zlib1g-dev clang llvm lld
-  linux-perf libgoogle-perftools4
+  linux-perf libgoogle-perftools4 uftrace
   xz-utils sqlite3 time procps
 )
 missing=()

@@ -92,23 +92,6 @@ bool AuxOutput::write(const void* src, std::size_t len) {
   return write2(src, len, nullptr, 0);
 }
 
-bool AuxOutput::write2(const void* a, std::size_t alen, const void* b, std::size_t blen) {
-  if (aux_ == nullptr) return false;
-  const std::uint64_t len = alen + blen;
-  if (aux_->overwrite() ? len > aux_->size() : len > size_) return false;
-  aux_->set_store_end(head_ + len);
-  aux_->store(head_, a, alen);
-  if (blen != 0) aux_->store(head_ + alen, b, blen);
-  head_ += len;
-  written_ += len;
-  if (!aux_->overwrite()) size_ -= len;
-  aux_->set_write_position(head_);
-  // Overwrite mode: aux_head follows every store, not only end(), so that a consumer holding the
-  // mapping finds the newest data even if this process dies without ending the handle.
-  if (aux_->overwrite()) aux_->publish_head(head_);
-  return true;
-}
-
 void AuxOutput::end(std::uint64_t size) {
   if (aux_ == nullptr) return;
   ring::AuxRing& aux = *aux_;
@@ -167,7 +150,18 @@ class ByteLock {
 bool AuxStream::ensure_handle() {
   if (handle_.active()) return true;
   if (!handle_.begin(event_)) return false;
-  area_.store(handle_.aux(), std::memory_order_release);
+  writer_.contended.store(false, std::memory_order_relaxed);  // a new handle may be owned again
+  ring::AuxRing* aux = handle_.aux();
+  area_.store(aux, std::memory_order_relaxed);
+  // Engine::free_aux unpublishes the area (DataRing::set_aux) and then release_area looks for a
+  // handle on it: either it finds this one, or this sees the area unpublished and lets go (else
+  // the handle would outlive the area, and the owner's appends would store into freed memory).
+  // Both sides pass through one read-modify-write of `handoff_`, so one of them sees the other.
+  handoff_.fetch_add(1, std::memory_order_acq_rel);
+  if (event_.aux_area() != aux) {
+    end_handle();
+    return false;
+  }
   if (pending_partial_.exchange(false, std::memory_order_relaxed)) {
     handle_.flag(PERF_AUX_FLAG_PARTIAL);
   }
@@ -203,6 +197,7 @@ void AuxStream::stop() {
 
 void AuxStream::release_area() {
   OutputGuard guard(grace_);
+  handoff_.fetch_add(1, std::memory_order_acq_rel);  // see ensure_handle
   for (;;) {
     // The area of the open handle, if any: alive until this returns (its free waits for it).
     ring::AuxRing* aux = area_.load(std::memory_order_acquire);
@@ -231,8 +226,70 @@ void AuxStream::flush() {
   }
 }
 
+AuxStream::Append AuxStream::drop(Append why, bool may_flag_handle) {
+  // A dropped entry leaves a gap: the record of the open handle says PARTIAL, or, when this
+  // thread cannot touch the handle (byte lock not taken) or none is open, the next one does.
+  dropped_.fetch_add(1, std::memory_order_relaxed);
+  if (may_flag_handle && handle_.active()) {
+    handle_.flag(PERF_AUX_FLAG_PARTIAL);
+  } else {
+    pending_partial_.store(true, std::memory_order_relaxed);
+  }
+  return why;
+}
+
+void AuxStream::claim(ring::AuxRing* aux, std::uintptr_t self) {
+  if (!ring::aux_bias_enabled() || writer_.contended.load(std::memory_order_relaxed) ||
+      !handle_.active() || handle_.aux() != aux) {
+    return;
+  }
+  aux->set_writer(&writer_);
+  writer_.owner.store(self, std::memory_order_relaxed);
+}
+
+// Inlined into append: the owner's whole store is one function.
+__attribute__((always_inline)) inline bool AuxStream::append_owned(const void* a, std::size_t alen,
+                                                                   const void* b,
+                                                                   std::size_t blen) {
+  // The owner's handle is open on its area (only a byte lock holder ends it, and it revokes the
+  // owner first), so neither the area nor the data ring can go away: no grace period.
+  if (!running_.load(std::memory_order_acquire) ||
+      event_.state.load(std::memory_order_acquire) != EventState::kActive || !handle_.active()) {
+    return false;
+  }
+  const ring::AuxRing& aux = *handle_.aux();
+  const std::uint64_t len = alen + blen;
+  if (aux.overwrite()) {
+    if (len > aux.size() - 1) return false;
+  } else if (len > handle_.size() || aux.past_watermark(handle_.head() + len)) {
+    return false;  // the handle must end (a record, a wakeup): the locked path does it
+  }
+  handle_.write2(a, alen, b, blen);
+  return true;
+}
+
 AuxStream::Append AuxStream::append(const void* a, std::size_t alen, const void* b,
                                     std::size_t blen) {
+  const std::uintptr_t self = ring::aux_thread_token();
+  // A signal handler that interrupted this thread's own owned store or copy.
+  if (ring::AuxWriter::holder(writer_.busy.load(std::memory_order_relaxed)) == self) {
+    return drop(Append::kNested, false);
+  }
+  if (writer_.owner.load(std::memory_order_relaxed) == self) {
+    writer_.busy.store(self | ring::AuxWriter::kAppending, std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    // A revoker stores owner = 0 and then runs a heavy barrier before it reads `busy`: either it
+    // sees this thread inside, or this load sees 0 (ring::AuxRing::lock_bytes).
+    const bool owned =
+        writer_.owner.load(std::memory_order_relaxed) == self && append_owned(a, alen, b, blen);
+    writer_.busy.store(0, std::memory_order_release);
+    if (owned) return Append::kOk;
+  }
+  return append_locked(a, alen, b, blen, self);
+}
+
+AuxStream::Append AuxStream::append_locked(const void* a, std::size_t alen, const void* b,
+                                           std::size_t blen, std::uintptr_t self) {
   OutputGuard guard(grace_);
   if (!running_.load(std::memory_order_acquire) ||
       event_.state.load(std::memory_order_acquire) != EventState::kActive) {
@@ -240,17 +297,6 @@ AuxStream::Append AuxStream::append(const void* a, std::size_t alen, const void*
   }
   ring::AuxRing* aux = event_.aux_area();
   if (aux == nullptr) return Append::kStopped;
-  // A dropped entry leaves a gap: the record of the open handle says PARTIAL, or, when this
-  // thread cannot touch the handle (byte lock not taken) or none is open, the next one does.
-  auto drop = [this](Append why, bool locked) {
-    dropped_.fetch_add(1, std::memory_order_relaxed);
-    if (locked && handle_.active()) {
-      handle_.flag(PERF_AUX_FLAG_PARTIAL);
-    } else {
-      pending_partial_.store(true, std::memory_order_relaxed);
-    }
-    return why;
-  };
   ByteLock lock(aux);
   if (lock.state() == ring::AuxRing::Lock::kNested) return drop(Append::kNested, false);
   if (lock.state() == ring::AuxRing::Lock::kBusy) return drop(Append::kBusy, false);
@@ -277,6 +323,7 @@ AuxStream::Append AuxStream::append(const void* a, std::size_t alen, const void*
     end_handle();
     ensure_handle();
   }
+  claim(aux, self);
   return Append::kOk;
 }
 

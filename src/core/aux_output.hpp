@@ -13,6 +13,14 @@
 // ends TRUNCATED and the event is disabled). Entries are never split across handles. Entries that
 // could not be stored are counted, and the record covering the gap carries PERF_AUX_FLAG_PARTIAL.
 //
+// An AuxStream appended to by one thread owns its area's byte lock (ring::AuxWriter, biased
+// locking): once its handle is open and the thread has appended under the lock, the thread's
+// appends are plain stores — no byte lock, no grace period (the open handle keeps the area and the
+// data ring alive: whoever ends it from another thread takes the byte lock, which first waits for
+// the owner to leave its store). Appends that end or begin a handle (a watermark, a full area, the
+// first one) take the grace period and the byte lock, as do appends from any other thread; a
+// sample on another thread revokes the bias for the rest of the handle.
+//
 // SIGNAL-SAFE: begin/end/skip/flag/write and AuxStream::append/flush. AuxStream::start/stop run
 // under the engine lock (the PMU's add/del).
 #pragma once
@@ -69,6 +77,23 @@ class AuxOutput {
   std::uint64_t written_ = 0;
 };
 
+inline bool AuxOutput::write2(const void* a, std::size_t alen, const void* b, std::size_t blen) {
+  if (aux_ == nullptr) return false;
+  const std::uint64_t len = alen + blen;
+  if (aux_->overwrite() ? len > aux_->size() : len > size_) return false;
+  aux_->set_store_end(head_ + len);
+  aux_->store(head_, a, alen);
+  if (blen != 0) aux_->store(head_ + alen, b, blen);
+  head_ += len;
+  written_ += len;
+  if (!aux_->overwrite()) size_ -= len;
+  aux_->set_write_position(head_);
+  // Overwrite mode: aux_head follows every store, not only end(), so that a consumer holding the
+  // mapping finds the newest data even if this process dies without ending the handle.
+  if (aux_->overwrite()) aux_->publish_head(head_);
+  return true;
+}
+
 class AuxStream {
  public:
   enum class Append {
@@ -92,21 +117,35 @@ class AuxStream {
   // new area at its next append.
   void release_area();
   // Appends one entry of up to two pieces. SIGNAL-SAFE; one writer at a time per stream is not
-  // required (appends from several threads serialise on the byte lock).
+  // required (appends from several threads serialise on the byte lock; the stream is then not
+  // biased to any of them after the first contention, until its next handle).
   Append append(const void* a, std::size_t alen, const void* b = nullptr, std::size_t blen = 0);
   // Ends the handle and begins another: aux_head and a PERF_RECORD_AUX for what was written now.
   void flush();
   // Entries dropped since the stream was created.
   std::uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
+  // The byte lock's biased owner record (for tests: who owns it, whether it was contended).
+  const ring::AuxWriter& writer() const { return writer_; }
 
  private:
+  // The owner's append, inside its `busy` section: false when it needs the locked path (no open
+  // handle, a handle to end or begin, a stopped stream); nothing was stored then.
+  bool append_owned(const void* a, std::size_t alen, const void* b, std::size_t blen);
+  Append append_locked(const void* a, std::size_t alen, const void* b, std::size_t blen,
+                       std::uintptr_t self);
+  Append drop(Append why, bool may_flag_handle);
   bool ensure_handle();  // byte lock held
   void end_handle();     // byte lock held
+  // Byte lock held, after a successful append: the calling thread becomes the area's biased owner
+  // unless the bias was revoked by another thread during this handle.
+  void claim(ring::AuxRing* aux, std::uintptr_t self);
 
   Event& event_;
   GracePeriod& grace_;
-  AuxOutput handle_;                           // byte lock held
+  ring::AuxWriter writer_;
+  AuxOutput handle_;                           // byte lock held, or the owner inside `busy`
   std::atomic<ring::AuxRing*> area_{nullptr};  // the open handle's area, for release_area
+  std::atomic<std::uint32_t> handoff_{0};      // orders ensure_handle against release_area
   std::atomic<bool> running_{false};
   std::atomic<bool> pending_partial_{false};
   std::atomic<std::uint64_t> dropped_{0};

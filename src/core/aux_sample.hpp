@@ -6,6 +6,10 @@
 //   kernel's aux_in_sampling): 0 bytes;
 // - this thread interrupted its own store into the area: the sample copies the newest complete
 //   bytes that the interrupted store is not overwriting.
+// The thread that owns the area's byte lock (ring::AuxWriter: the thread that appends; the
+// kernel's sampler runs on the AUX writer's CPU too) samples without taking the lock: it marks
+// itself busy, as its own appends do. Any other thread takes the byte lock, which revokes that
+// bias and waits for the owner to leave its store.
 // SIGNAL-SAFE.
 #pragma once
 
@@ -34,6 +38,7 @@ class AuxSampleScope {
   Event* leader_ = nullptr;
   ring::AuxRing* aux_ = nullptr;
   bool locked_ = false;
+  ring::AuxWriter* owned_ = nullptr;  // the owner's busy mark to clear
   std::uint64_t available_ = 0;
 };
 

@@ -1,8 +1,9 @@
 // SIGNAL-SAFE except create() and the destructor: see aux_ring.hpp.
 #include "ring/aux_ring.hpp"
 
-#include <pthread.h>
+#include <linux/membarrier.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,15 +18,44 @@ namespace {
 // bounded memcpy, so only a holder that is stopped or descheduled for long exhausts this.
 constexpr unsigned kSpinBudget = 1u << 22;
 
-std::uintptr_t self_id() {
-  return static_cast<std::uintptr_t>(pthread_self());
+std::atomic<bool> g_bias_enabled{false};
+
+long membarrier(int cmd) {
+  return syscall(SYS_membarrier, cmd, 0u, 0);
+}
+
+// A full memory barrier on every running thread of the process (sys_membarrier): the revoker's
+// side of the asymmetric fence whose other side, in the owner's store, is a compiler barrier.
+// Preserves errno (signal handlers call it).
+void heavy_barrier() {
+  const int saved = errno;
+  if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0) {
+    // Registration is per mm and kept across fork; a process that lost it (it cannot here) is
+    // registered again. Bias is only ever granted after a registration succeeded.
+    membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED);
+    membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
+  }
+  errno = saved;
 }
 
 }  // namespace
 
+__attribute__((tls_model("initial-exec"))) constinit thread_local std::uint64_t t_aux_thread_word =
+    0;
+
+void enable_aux_bias() {
+  static const bool registered = membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
+  g_bias_enabled.store(registered, std::memory_order_release);
+}
+
+bool aux_bias_enabled() {
+  return g_bias_enabled.load(std::memory_order_relaxed);
+}
+
 int AuxRing::create(std::size_t pages, bool overwrite, std::uint64_t watermark,
                     perf_event_mmap_page* control, std::unique_ptr<AuxRing>& out) {
   if (pages == 0 || (pages & (pages - 1)) != 0) return -EINVAL;
+  enable_aux_bias();
   std::unique_ptr<AuxRing> aux(new AuxRing());
   const std::size_t length = pages * page_size();
   const int fd = create_ring_memfd("userperf-aux", length);
@@ -53,10 +83,6 @@ AuxRing::~AuxRing() {
   if (fd_ >= 0) close(fd_);
 }
 
-void AuxRing::publish_head(std::uint64_t head) {
-  std::atomic_ref<__u64>(control_->aux_head).store(head, std::memory_order_release);
-}
-
 std::uint64_t AuxRing::load_tail() const {
   return std::atomic_ref<__u64>(control_->aux_tail).load(std::memory_order_acquire);
 }
@@ -66,25 +92,57 @@ std::uint64_t AuxRing::history() const {
 }
 
 AuxRing::Lock AuxRing::lock_bytes() {
-  const std::uintptr_t self = self_id();
+  const std::uintptr_t self = aux_thread_token();
   std::uintptr_t owner = byte_owner_.load(std::memory_order_relaxed);
   if (owner == self) return Lock::kNested;
   for (unsigned spins = 0; spins < kSpinBudget; ++spins) {
     owner = 0;
     if (byte_owner_.compare_exchange_weak(owner, self, std::memory_order_acquire,
                                           std::memory_order_relaxed)) {
-      return Lock::kTaken;
+      if (revoke_writer(self)) return Lock::kTaken;
+      unlock_bytes();
+      return Lock::kBusy;
     }
     __builtin_ia32_pause();
   }
   return Lock::kBusy;
 }
 
+bool AuxRing::revoke_writer(std::uintptr_t self) {
+  AuxWriter* w = writer_.load(std::memory_order_relaxed);
+  if (w == nullptr) return true;
+  const std::uintptr_t owner = w->owner.load(std::memory_order_relaxed);
+  if (owner != 0) {
+    w->owner.store(0, std::memory_order_relaxed);
+    if (owner == self) {
+      // This thread's own bias: a signal handler that interrupts it from here on sees no owner
+      // and finds this thread holding the lock (kNested).
+      std::atomic_signal_fence(std::memory_order_seq_cst);
+    } else {
+      w->contended.store(true, std::memory_order_relaxed);
+      // After it, the owner either sees owner == 0 when it enters (and takes this lock) or its
+      // `busy` store is visible below.
+      heavy_barrier();
+    }
+  }
+  // The owner (or a revoked owner that stayed inside: an earlier revoker timed out) leaves its
+  // store. Its last plain stores happen before this thread's (release/acquire on `busy`).
+  for (unsigned spins = 0; spins < kSpinBudget; ++spins) {
+    const std::uintptr_t busy = w->busy.load(std::memory_order_acquire);
+    if (busy == 0 || AuxWriter::holder(busy) == self) {
+      writer_.store(nullptr, std::memory_order_relaxed);
+      return true;
+    }
+    __builtin_ia32_pause();
+  }
+  return false;  // still registered: the next lock holder waits for it again
+}
+
 void AuxRing::unlock_bytes() {
   byte_owner_.store(0, std::memory_order_release);
 }
 
-void AuxRing::store(std::uint64_t pos, const void* src, std::size_t len) {
+void AuxRing::store_wrapping(std::uint64_t pos, const void* src, std::size_t len) {
   const auto* bytes = static_cast<const std::uint8_t*>(src);
   while (len != 0) {
     const std::uint64_t offset = pos & mask_;

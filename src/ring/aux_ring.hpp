@@ -9,6 +9,11 @@
 //   the bytes themselves, possibly on another thread than the sampler, so the bytes a sample copies
 //   must not be written meanwhile. Held for one store or one copy, never across a handle.
 //
+// The byte lock is biased (AuxWriter): the thread that keeps appending to an area owns it and
+// stores and samples with plain stores, as the kernel's writer and perf_aux_sample_output share one
+// CPU; any other thread that takes the byte lock first revokes the bias (a heavy barrier, then it
+// waits for the owner to leave its store). See docs/aux.md, "The byte lock and its owner".
+//
 // SIGNAL-SAFE: every member but create() and the destructor.
 #pragma once
 
@@ -17,12 +22,45 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 
 #include "ring/output_handle.hpp"
 #include "ring/ring_memory.hpp"
 
 namespace userperf::ring {
+
+// This thread's identity for the byte lock and AuxWriter: the address of a thread-local word
+// (8-aligned, so the low bits of a token are free). SIGNAL-SAFE.
+extern __attribute__((
+    tls_model("initial-exec"))) constinit thread_local std::uint64_t t_aux_thread_word;
+inline std::uintptr_t aux_thread_token() {
+  return reinterpret_cast<std::uintptr_t>(&t_aux_thread_word);
+}
+
+// Registers the process for the heavy barrier that revokes an AuxWriter's bias (membarrier
+// PRIVATE_EXPEDITED). Engine context, once; AuxRing::create calls it. Without it no writer is ever
+// biased and every store takes the byte lock.
+void enable_aux_bias();
+bool aux_bias_enabled();
+
+// The biased owner of an area's byte lock: the AUX stream whose handle is open on the area, owned
+// by the thread that appends to it. The owner enters its store (or a sample's copy) with plain
+// stores: `busy` = its token | what it does, then it checks `owner` again. A thread that takes the
+// byte lock while a writer is registered on the area revokes the bias: `owner` = 0, a heavy
+// barrier (after which the owner either saw 0 or its `busy` is visible), then it waits for `busy`
+// to be 0. Owned by the stream (it outlives every registration on an area); registered on an area
+// only while the byte lock is held (AuxRing::set_writer), unregistered by the next lock holder.
+struct AuxWriter {
+  static constexpr std::uintptr_t kAppending = 1;
+  static constexpr std::uintptr_t kSampling = 2;
+  static constexpr std::uintptr_t kWhatMask = 7;
+  static std::uintptr_t holder(std::uintptr_t busy) { return busy & ~kWhatMask; }
+
+  std::atomic<std::uintptr_t> owner{0};  // the owner's token; 0: every store takes the lock
+  std::atomic<std::uintptr_t> busy{0};   // token | kAppending or kSampling while the owner is in
+  std::atomic<bool> contended{false};    // another thread revoked the bias during this handle
+};
 
 class AuxRing {
  public:
@@ -49,7 +87,9 @@ class AuxRing {
   std::uint64_t head() const { return head_.load(std::memory_order_relaxed); }
   void set_head(std::uint64_t head) { head_.store(head, std::memory_order_relaxed); }
   // Publishes aux_head in the control page (release: the trace bytes below it are written).
-  void publish_head(std::uint64_t head);
+  void publish_head(std::uint64_t head) {
+    std::atomic_ref<__u64>(control_->aux_head).store(head, std::memory_order_release);
+  }
   // The consumer's aux_tail (normal mode): any value is harmless, it only sizes the free space.
   std::uint64_t load_tail() const;
   // Normal mode: whether position `pos` lies a watermark or more past the last wakeup stamp.
@@ -74,18 +114,31 @@ class AuxRing {
 
   // ---- the byte lock ----
   enum class Lock { kTaken, kNested, kBusy };
-  // kTaken: this thread now holds it. kNested: this thread already holds it (a signal handler
-  // interrupted its own store or copy): not taken. kBusy: another thread held it past the spin
-  // budget (it is stopped or descheduled for long): not taken.
+  // kTaken: this thread now holds it, and no biased writer is registered any more (one that was
+  // was revoked and has left its store). kNested: this thread already holds it (a signal handler
+  // interrupted its own store or copy): not taken. kBusy: another thread held it, or the revoked
+  // owner stayed inside its store, past the spin budget (stopped or descheduled for long): not
+  // taken.
   Lock lock_bytes();
   void unlock_bytes();
+  // The biased writer registered on the area, nullptr when none. Byte lock holder: registers one
+  // (whose handle is open on this area; its `owner` is set by the caller after this).
+  AuxWriter* writer() const { return writer_.load(std::memory_order_acquire); }
+  void set_writer(AuxWriter* writer) { writer_.store(writer, std::memory_order_release); }
   // Set by the holder before a store: the end of the bytes being written (write_position() + len),
   // so that a copy nested in that store on the same thread stays clear of them.
   void set_store_end(std::uint64_t end) { store_end_.store(end, std::memory_order_relaxed); }
   std::uint64_t store_end() const { return store_end_.load(std::memory_order_relaxed); }
 
-  // Stores len bytes at ring position pos (wrapping). Caller holds the byte lock.
-  void store(std::uint64_t pos, const void* src, std::size_t len);
+  // Stores len bytes at ring position pos (wrapping). Caller holds the byte lock or owns it.
+  void store(std::uint64_t pos, const void* src, std::size_t len) {
+    const std::uint64_t offset = pos & mask_;
+    if (len <= size_ - offset) {
+      std::memcpy(data_ + offset, src, len);
+    } else {
+      store_wrapping(pos, src, len);
+    }
+  }
   // perf_output_copy_aux: copies the len bytes that end at position `end` (wrapping) into h.
   // len <= size(). Caller holds the byte lock or runs nested in its holder.
   void copy_out(OutputHandle& h, std::uint64_t end, std::uint64_t len) const;
@@ -105,8 +158,12 @@ class AuxRing {
   std::atomic<std::uint64_t> head_{0};  // rb->aux_head (handle holder only)
   std::uint64_t wakeup_ = 0;            // rb->aux_wakeup (handle holder only)
   std::atomic<std::uint64_t> write_pos_{0};
-  std::atomic<std::uintptr_t> byte_owner_{0};  // pthread_self() of the holder, 0 when free
+  std::atomic<std::uintptr_t> byte_owner_{0};  // aux_thread_token() of the holder, 0 when free
   std::atomic<std::uint64_t> store_end_{0};
+  std::atomic<AuxWriter*> writer_{nullptr};
+
+  bool revoke_writer(std::uintptr_t self);  // byte lock held
+  void store_wrapping(std::uint64_t pos, const void* src, std::size_t len);
 };
 
 }  // namespace userperf::ring
