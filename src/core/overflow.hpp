@@ -6,6 +6,8 @@
 
 #include "core/event.hpp"
 #include "core/sample_data.hpp"
+#include "ring/local_ops.hpp"
+#include "support/task_ids.hpp"
 
 namespace userperf::core {
 
@@ -30,17 +32,36 @@ OverflowResult perf_event_overflow(Event& event, SampleData& data, ThrottleConfi
 // perf_swevent_overflow, the first overflow of a call is not throttled and the later ones are, and
 // the call stops at the first overflow that was throttled or found the event stopped (the
 // periods it leaves are consumed, as perf_swevent_set_period's are). Returns the overflows.
+//
+// A per-thread event counted on its own thread (the kernel counts a task's event only where the
+// task runs, with local64_t) takes unlocked read-modify-writes that a signal on the thread cannot
+// tear; any other caller (a CPU-wide event, a test counting from elsewhere) takes locked ones.
 template <class OnOverflow>
 std::uint64_t count_and_overflow(Event& event, std::uint64_t delta, OnOverflow&& on_overflow) {
-  event.count.fetch_add(delta, std::memory_order_relaxed);
+  const bool local = event.pid == support::current_tid();
+  auto add = [local](auto& counter, auto n) {
+    if (local) {
+      ring::local_add(counter, n);
+    } else {
+      counter.fetch_add(n, std::memory_order_relaxed);
+    }
+  };
+  add(event.count, delta);
   const std::uint64_t period = event.sample_period.load(std::memory_order_relaxed);
   if (period == 0) return 0;
-  std::int64_t left = event.period_left.fetch_sub(static_cast<std::int64_t>(delta)) -
-                      static_cast<std::int64_t>(delta);
+  const auto signed_delta = static_cast<std::int64_t>(delta);
+  std::int64_t left;
+  if (local) {
+    // A handler on this thread that counts in between takes the crossings it finds, ours too.
+    ring::local_add(event.period_left, -signed_delta);
+    left = event.period_left.load(std::memory_order_relaxed);
+  } else {
+    left = event.period_left.fetch_sub(signed_delta, std::memory_order_relaxed) - signed_delta;
+  }
   std::uint64_t overflows = 0;
   bool stopped = false;
   while (left <= 0) {
-    event.period_left.fetch_add(static_cast<std::int64_t>(period));
+    add(event.period_left, static_cast<std::int64_t>(period));
     left += static_cast<std::int64_t>(period);
     const bool throttle = overflows != 0;
     ++overflows;

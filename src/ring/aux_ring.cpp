@@ -1,14 +1,14 @@
 // SIGNAL-SAFE except create() and the destructor: see aux_ring.hpp.
 #include "ring/aux_ring.hpp"
 
-#include <linux/membarrier.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+
+#include "support/process_barrier.hpp"
 
 namespace userperf::ring {
 
@@ -18,44 +18,18 @@ namespace {
 // bounded memcpy, so only a holder that is stopped or descheduled for long exhausts this.
 constexpr unsigned kSpinBudget = 1u << 22;
 
-std::atomic<bool> g_bias_enabled{false};
-
-long membarrier(int cmd) {
-  return syscall(SYS_membarrier, cmd, 0u, 0);
-}
-
-// A full memory barrier on every running thread of the process (sys_membarrier): the revoker's
-// side of the asymmetric fence whose other side, in the owner's store, is a compiler barrier.
-// Preserves errno (signal handlers call it).
-void heavy_barrier() {
-  const int saved = errno;
-  if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0) {
-    // Registration is per mm and kept across fork; a process that lost it (it cannot here) is
-    // registered again. Bias is only ever granted after a registration succeeded.
-    membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED);
-    membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
-  }
-  errno = saved;
-}
-
 }  // namespace
 
 __attribute__((tls_model("initial-exec"))) constinit thread_local std::uint64_t t_aux_thread_word =
     0;
 
-void enable_aux_bias() {
-  static const bool registered = membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
-  g_bias_enabled.store(registered, std::memory_order_release);
-}
-
 bool aux_bias_enabled() {
-  return g_bias_enabled.load(std::memory_order_relaxed);
+  return support::process_barrier_available();
 }
 
 int AuxRing::create(std::size_t pages, bool overwrite, std::uint64_t watermark,
                     perf_event_mmap_page* control, std::unique_ptr<AuxRing>& out) {
   if (pages == 0 || (pages & (pages - 1)) != 0) return -EINVAL;
-  enable_aux_bias();
   std::unique_ptr<AuxRing> aux(new AuxRing());
   const std::size_t length = pages * page_size();
   const int fd = create_ring_memfd("userperf-aux", length);
@@ -122,7 +96,7 @@ bool AuxRing::revoke_writer(std::uintptr_t self) {
       w->contended.store(true, std::memory_order_relaxed);
       // After it, the owner either sees owner == 0 when it enters (and takes this lock) or its
       // `busy` store is visible below.
-      heavy_barrier();
+      support::process_barrier();
     }
   }
   // The owner (or a revoked owner that stayed inside: an earlier revoker timed out) leaves its

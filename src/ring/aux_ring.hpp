@@ -38,10 +38,9 @@ inline std::uintptr_t aux_thread_token() {
   return reinterpret_cast<std::uintptr_t>(&t_aux_thread_word);
 }
 
-// Registers the process for the heavy barrier that revokes an AuxWriter's bias (membarrier
-// PRIVATE_EXPEDITED). Engine context, once; AuxRing::create calls it. Without it no writer is ever
-// biased and every store takes the byte lock.
-void enable_aux_bias();
+// Whether an AuxWriter may be biased: the heavy barrier that revokes it is the process barrier
+// (support/process_barrier.hpp). Without it no writer is ever biased and every store takes the
+// byte lock.
 bool aux_bias_enabled();
 
 // The biased owner of an area's byte lock: the AUX stream whose handle is open on the area, owned

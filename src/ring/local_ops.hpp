@@ -40,6 +40,18 @@ inline void local_add(std::uint64_t& word, std::uint64_t n) {
 
 #endif
 
+// An event counter (std::atomic, for the control path's loads and stores) advanced by the one
+// thread that counts it: the same unlocked add on its storage.
+template <class T>
+inline void local_add(std::atomic<T>& counter, T n) {
+  static_assert(sizeof(T) == sizeof(std::uint64_t) && std::atomic<T>::is_always_lock_free);
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
+  local_add(*reinterpret_cast<std::uint64_t*>(&counter), static_cast<std::uint64_t>(n));
+#else
+  counter.fetch_add(n, std::memory_order_relaxed);
+#endif
+}
+
 // Takes the whole of `word` (leaving 0), as one local_cmpxchg: a handler that took it in between
 // makes the exchange fail and the loop read the new value.
 inline std::uint64_t local_take(std::uint64_t& word) {

@@ -258,6 +258,9 @@ void OutputHandle::end() {
   } else {
     ring_->leave();
   }
+  // The TSC clock was re-anchored since the control page's conversion was written: republish it
+  // (one load and a compare otherwise).
+  ring_->refresh_user_time();
   ring_ = nullptr;
 }
 

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
 
 #include "support/fork_sequence.hpp"
@@ -42,8 +43,10 @@ bool process_barrier_available() {
 
 void process_barrier() {
   // Registered: the call cannot fail for a reason worth handling here (EINVAL/EPERM were ruled
-  // out at registration).
+  // out at registration). errno is kept for the signal handlers that call it.
+  const int saved = errno;
   [[maybe_unused]] const long rc = membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
+  errno = saved;
 }
 
 }  // namespace userperf::support
