@@ -8,6 +8,7 @@
 // through the consumer mapping. That store is inside the timed region of every variant, baseline
 // included (one acquire load and one release store per 256 samples).
 #include <benchmark/benchmark.h>
+#include <unistd.h>
 
 #include <time.h>
 
@@ -201,11 +202,14 @@ struct Sample48 {
 };
 static_assert(sizeof(Sample48) == kRecordSize);
 
-// The ring alone: OutputHandle::begin/put/end of 48 bytes on a DataRing, no event. Arg 1 writes
-// the record as one put; arg 7 writes it field by field, as output_sample does.
+// The ring alone: OutputHandle::begin/put/end of 48 bytes on a DataRing, no event. puts:1 writes
+// the record as one put; puts:7 writes it field by field. single:1 is the calling thread's own
+// ring (the single-writer discipline, as a per-thread event's); single:0 a shared ring.
 void BM_OutputHandle48(benchmark::State& state) {
   std::unique_ptr<ring::DataRing> rb;
-  if (ring::DataRing::create(kDataPages, {}, rb) != 0) {
+  ring::RingConfig config;
+  if (state.range(1) != 0) config.single_writer = gettid();
+  if (ring::DataRing::create(kDataPages, config, rb) != 0) {
     return state.SkipWithError("DataRing::create failed");
   }
   const bool by_field = state.range(0) == 7;
@@ -240,7 +244,7 @@ void BM_OutputHandle48(benchmark::State& state) {
   }
   set_counters(state, failed);
 }
-BENCHMARK(BM_OutputHandle48)->ArgName("puts")->Arg(1)->Arg(7);
+BENCHMARK(BM_OutputHandle48)->ArgNames({"puts", "single"})->ArgsProduct({{1, 7}, {0, 1}});
 
 // Parts of the engine path, to attribute its cost: the event clock (clock_gettime; the overflow
 // path reads it once per sample), one locked RMW, and prepare_sample alone.

@@ -29,6 +29,11 @@ constexpr std::uint64_t kRequestId = 1;
 constexpr std::uint64_t kMinimal = PERF_SAMPLE_TID | PERF_SAMPLE_RAW;
 constexpr std::uint64_t kRecordAttr = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
                                       PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW;
+// The issue's row (W2 3/7): IP|TID|TIME|PERIOD|RAW.
+constexpr std::uint64_t kIssueAttr =
+    PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW;
+// What `userperf record -e provider:name` asks for (record/recorder/event_config.cpp).
+constexpr std::uint64_t kRecorderAttr = kIssueAttr | PERF_SAMPLE_IDENTIFIER;
 // The RAW field of (5, "/x", -1): u32 size + 24 fixed bytes + "/x\0" + 1 pad.
 constexpr std::uint32_t kRawField = 4 + 28;
 
@@ -100,7 +105,11 @@ void BM_Enabled_Tracepoint(benchmark::State& state) {
   }
   userperf_close(fd);
 }
-BENCHMARK(BM_Enabled_Tracepoint)->Arg(kMinimal)->Arg(kRecordAttr);
+BENCHMARK(BM_Enabled_Tracepoint)
+    ->Arg(kMinimal)
+    ->Arg(kIssueAttr)
+    ->Arg(kRecorderAttr)
+    ->Arg(kRecordAttr);
 
 void BM_Enabled_MemcpyBaseline(benchmark::State& state) {
   const std::uint32_t size = record_size(static_cast<std::uint64_t>(state.range(0)));
@@ -117,7 +126,11 @@ void BM_Enabled_MemcpyBaseline(benchmark::State& state) {
   }
   state.SetBytesProcessed(static_cast<std::int64_t>(position));
 }
-BENCHMARK(BM_Enabled_MemcpyBaseline)->Arg(kMinimal)->Arg(kRecordAttr);
+BENCHMARK(BM_Enabled_MemcpyBaseline)
+    ->Arg(kMinimal)
+    ->Arg(kIssueAttr)
+    ->Arg(kRecorderAttr)
+    ->Arg(kRecordAttr);
 
 }  // namespace
 

@@ -8,11 +8,6 @@ namespace userperf::core {
 
 // The default clock and CLOCK_MONOTONIC read the TSC clock (one rdtsc and a multiply where the
 // TSC is invariant, clock_gettime elsewhere); the other clockids read clock_gettime.
-std::uint64_t Event::clock_now() const {
-  if (uses_tsc_clock()) return support::tsc_now();
-  return support::clock_gettime_ns(static_cast<clockid_t>(attr.clockid));
-}
-
 void Event::read_times(std::uint64_t now, std::uint64_t& enabled, std::uint64_t& running) const {
   const EventState s = state.load(std::memory_order_acquire);
   enabled = total_enabled.load(std::memory_order_relaxed);

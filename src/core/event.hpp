@@ -13,6 +13,7 @@
 
 #include "core/sample_plan.hpp"
 #include "ring/data_ring.hpp"
+#include "support/tsc_clock.hpp"
 
 namespace userperf::core {
 
@@ -65,7 +66,7 @@ struct Event {
   std::atomic<OverflowHandler*> handler{nullptr};  // PERF_EVENT_IOC_SET_BPF
 
   // Throttling (write path): overflows in the current tick and whether the event is stopped.
-  std::atomic<std::uint64_t> tick_start{0};
+  std::atomic<std::uint64_t> tick_start{0};  // ns at which the current tick began
   std::atomic<std::uint32_t> tick_interrupts{0};
   std::atomic<bool> throttled{false};
   // Frequency mode: when the last overflow happened and the count at that time.
@@ -109,7 +110,11 @@ struct Event {
     ring::DataRing* ring = rb.load(std::memory_order_acquire);
     return ring != nullptr ? ring->aux() : nullptr;
   }
-  std::uint64_t clock_now() const;  // the event's clock (attr.clockid or CLOCK_MONOTONIC)
+  // The event's clock (attr.clockid or CLOCK_MONOTONIC). Inline: it is on every record's path.
+  std::uint64_t clock_now() const {
+    if (uses_tsc_clock()) return support::tsc_now();
+    return support::clock_gettime_ns(static_cast<clockid_t>(attr.clockid));
+  }
   // The event's clock is CLOCK_MONOTONIC (the default, or use_clockid with it): clock_now() reads
   // support::tsc_now(), and the control page may publish the TSC conversion.
   bool uses_tsc_clock() const { return !attr.use_clockid || attr.clockid == CLOCK_MONOTONIC; }

@@ -29,9 +29,9 @@ void log_throttle(Event& event, const SampleData& data, bool unthrottle) {
 // refuses every overflow until its tick ends (perf_swevent_overflow's MAX_INTERRUPTS check; a
 // throttled hardware event is stopped).
 bool throttled(Event& event, const SampleData& data, ThrottleConfig& config, bool can_throttle) {
-  const std::uint64_t tick = data.time / config.tick_ns;
-  if (event.tick_start.load(std::memory_order_relaxed) != tick) {
-    event.tick_start.store(tick, std::memory_order_relaxed);
+  // The tick is [tick_start, tick_start + tick_ns): a division only when a new one begins.
+  if (data.time - event.tick_start.load(std::memory_order_relaxed) >= config.tick_ns) {
+    event.tick_start.store(data.time - data.time % config.tick_ns, std::memory_order_relaxed);
     event.tick_interrupts.store(1, std::memory_order_relaxed);
     if (event.throttled.exchange(false, std::memory_order_relaxed)) {
       log_throttle(event, data, true);

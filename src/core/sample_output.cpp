@@ -159,21 +159,24 @@ void write_head(ring::OutputHandle& h, const SamplePlan& plan, const SampleData&
   const std::uint64_t header = std::uint64_t{PERF_RECORD_SAMPLE} |
                                std::uint64_t{data.cpumode} << 32 | std::uint64_t{data.size} << 48;
   const auto* base = reinterpret_cast<const std::uint8_t*>(&data);
+  // Copied out first: the stores into ring memory (bytes) may alias anything for the compiler.
+  const std::uint32_t words = plan.head_words;
+  const std::array<std::uint16_t, 9> offsets = plan.head_offsets;
   auto word = [&](std::uint32_t i) {
     std::uint64_t value;
-    std::memcpy(&value, base + plan.head_offsets[i], sizeof value);
+    std::memcpy(&value, base + offsets[i], sizeof value);
     return value;
   };
   if (std::uint8_t* dst = h.contiguous(plan.head_size)) {
     std::memcpy(dst, &header, sizeof header);
-    for (std::uint32_t i = 0; i < plan.head_words; ++i) {
+    for (std::uint32_t i = 0; i < words; ++i) {
       const std::uint64_t value = word(i);
       std::memcpy(dst + 8 * (i + 1), &value, sizeof value);
     }
     return;
   }
   h.put(header);
-  for (std::uint32_t i = 0; i < plan.head_words; ++i) h.put(word(i));
+  for (std::uint32_t i = 0; i < words; ++i) h.put(word(i));
 }
 
 // Every field after PERIOD, in perf_output_sample's order, as prepare_sample sized them.

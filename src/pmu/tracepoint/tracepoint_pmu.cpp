@@ -235,27 +235,82 @@ static_assert(sizeof(CommonHeader) == kCommonSize);
 constexpr std::uint8_t kZeros[8] = {};
 constexpr char kNullString[] = "(null)";
 
-// One fragment per piece: the header, each argument (in place), alignment padding, each
-// __data_loc word, and the dynamic data (by pointer; a string's NUL is a fragment of its own, so
-// a string that changes while it is copied still ends in one).
-constexpr std::size_t kMaxFragments = 2 + 2 * USERPERF_TP_MAX_FIELDS + 2 * USERPERF_TP_MAX_FIELDS;
+// The fixed part (common header, the fields at their offsets, padding, __data_loc words) is one
+// fragment whose copy callback stores each piece from the arguments straight into the ring (no
+// staging copy; at the ring's end it is called once per side with that side's window). Then one
+// fragment per piece of dynamic data (by pointer; a string's NUL is a fragment of its own, so a
+// string that changes while it is copied still ends in one).
+constexpr std::size_t kMaxFragments = 1 + 2 * USERPERF_TP_MAX_FIELDS;
 
-// Left uninitialised: a fire whose thread has no event must not pay for clearing 2 KiB.
+struct FixedPart {
+  const userperf_tracepoint* tp;
+  const void* const* args;
+  const Layout* layout;
+  CommonHeader common;
+  std::array<std::uint32_t, USERPERF_TP_MAX_FIELDS> locs;  // set for the dynamic fields only
+};
+
+// Stores the bytes [offset, offset + len) of `n` bytes placed at `at` of the fixed part: `src`,
+// or zeros when it is nullptr.
+inline void put_clipped(std::uint8_t* dst, std::size_t offset, std::size_t len, std::size_t at,
+                        const void* src, std::size_t n) {
+  const std::size_t lo = at > offset ? at : offset;
+  const std::size_t hi = at + n < offset + len ? at + n : offset + len;
+  if (lo >= hi) return;
+  if (src == nullptr) {
+    std::memset(dst + (lo - offset), 0, hi - lo);
+    return;
+  }
+  const auto* bytes = static_cast<const std::uint8_t*>(src) + (lo - at);
+  switch (hi - lo) {  // the common sizes as single moves, not calls
+    case 1:
+      dst[lo - offset] = bytes[0];
+      break;
+    case 2:
+      std::memcpy(dst + (lo - offset), bytes, 2);
+      break;
+    case 4:
+      std::memcpy(dst + (lo - offset), bytes, 4);
+      break;
+    case 8:
+      std::memcpy(dst + (lo - offset), bytes, 8);
+      break;
+    default:
+      std::memcpy(dst + (lo - offset), bytes, hi - lo);
+  }
+}
+
+std::size_t copy_fixed_part(void* out, const void* src, std::size_t offset, std::size_t len) {
+  const FixedPart& part = *static_cast<const FixedPart*>(src);
+  const Layout& layout = *part.layout;
+  auto* dst = static_cast<std::uint8_t*>(out);
+  put_clipped(dst, offset, len, 0, &part.common, sizeof part.common);
+  std::uint32_t end = kCommonSize;
+  for (std::uint32_t i = 0; i < part.tp->nr_fields; ++i) {
+    const FieldLayout& f = layout.fields[i];
+    put_clipped(dst, offset, len, end, nullptr, f.offset - end);  // alignment padding
+    put_clipped(dst, offset, len, f.offset, f.dynamic ? &part.locs[i] : part.args[i], f.size);
+    end = f.offset + f.size;
+  }
+  put_clipped(dst, offset, len, end, nullptr, layout.fixed_size - end);
+  return 0;
+}
+
+// Left uninitialised: a fire whose thread has no event must not pay for clearing them.
 union FragmentSlot {
   FragmentSlot() {}
   core::RawFragment fragment;
 };
 
 struct RecordParts {
-  CommonHeader common;
-  std::array<std::uint32_t, USERPERF_TP_MAX_FIELDS> locs;
+  FixedPart fixed;
   std::array<FragmentSlot, kMaxFragments> frags;
   std::size_t nr = 0;
   core::RawRecord raw;
 
-  void add(const void* data, std::size_t size) {
+  void add(const void* data, std::size_t size, ring::CopyFn copy = nullptr) {
     if (size == 0) return;
-    new (&frags[nr].fragment) core::RawFragment{data, static_cast<std::uint32_t>(size)};
+    new (&frags[nr].fragment) core::RawFragment{data, static_cast<std::uint32_t>(size), copy};
     ++nr;
   }
   void finish() {
@@ -273,19 +328,15 @@ struct DynamicPiece {
 // False when the record cannot be encoded (a __data_loc beyond 16 bits).
 bool build_record(const userperf_tracepoint& tp, const void* const* args, const Layout& layout,
                   std::uint64_t id, pid_t tid, RecordParts& parts) {
-  parts.common = {static_cast<std::uint16_t>(id), 0, 0, tid};
-  parts.add(&parts.common, sizeof parts.common);
+  parts.fixed.tp = &tp;
+  parts.fixed.args = args;
+  parts.fixed.layout = &layout;
+  parts.fixed.common = {static_cast<std::uint16_t>(id), 0, 0, tid};
+  parts.add(&parts.fixed, layout.fixed_size, copy_fixed_part);
   std::array<DynamicPiece, USERPERF_TP_MAX_FIELDS> dynamic;  // set for the dynamic fields only
-  std::uint32_t offset = kCommonSize;
   std::uint32_t dynamic_offset = layout.fixed_size;
   for (std::uint32_t i = 0; i < tp.nr_fields; ++i) {
-    const FieldLayout& f = layout.fields[i];
-    parts.add(kZeros, f.offset - offset);
-    offset = f.offset + f.size;
-    if (!f.dynamic) {
-      parts.add(args[i], f.size);
-      continue;
-    }
+    if (!layout.fields[i].dynamic) continue;
     DynamicPiece& piece = dynamic[i];
     if (tp.fields[i].kind == USERPERF_TP_STRING) {
       const char* s = *static_cast<const char* const*>(args[i]);
@@ -297,15 +348,10 @@ bool build_record(const userperf_tracepoint& tp, const void* const* args, const 
     }
     const std::size_t len = piece.size + (piece.nul ? 1 : 0);
     if (len > kMaxDynamic || dynamic_offset > kMaxDynamic) return false;
-    parts.locs[i] = static_cast<std::uint32_t>(len << 16) | dynamic_offset;
+    parts.fixed.locs[i] = static_cast<std::uint32_t>(len << 16) | dynamic_offset;
     dynamic_offset += static_cast<std::uint32_t>(len);
-    parts.add(&parts.locs[i], sizeof parts.locs[i]);
-  }
-  parts.add(kZeros, layout.fixed_size - offset);
-  for (std::uint32_t i = 0; i < tp.nr_fields; ++i) {
-    if (!layout.fields[i].dynamic) continue;
-    parts.add(dynamic[i].data, dynamic[i].size);
-    if (dynamic[i].nul) parts.add(kZeros, 1);
+    parts.add(piece.data, piece.size);
+    if (piece.nul) parts.add(kZeros, 1);
   }
   parts.finish();
   return true;

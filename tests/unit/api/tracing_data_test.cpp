@@ -110,8 +110,8 @@ TEST(TracingData, NoTracepointsIsAValidEmptyBody) {
   EXPECT_TRUE(r.at_end());
 }
 
-constexpr std::uint64_t kRequestId = 1000;
-constexpr std::uint64_t kBlobId = 1001;
+constexpr std::uint64_t kRequestId = 3000;  // ids of its own: one process may run every api test
+constexpr std::uint64_t kBlobId = 3001;
 constexpr std::uint64_t kSampleType = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
                                       PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
                                       PERF_SAMPLE_RAW;
