@@ -39,7 +39,7 @@ constexpr std::uint64_t kPhase = std::uint64_t{1} << 63;
 constexpr std::uint64_t kNestMask = kPhase - 1;
 
 // The calling thread's slot, nullptr until its first entry.
-extern __attribute__((tls_model("initial-exec"))) thread_local ReaderSlot* t_reader;
+extern __attribute__((tls_model("initial-exec"))) constinit thread_local ReaderSlot* t_reader;
 // kPhase or 0, plus 1: what an outermost entry stores.
 extern std::atomic<std::uint64_t> g_entry_state;
 // SIGNAL-SAFE. The calling thread's slot, claimed now; nullptr when the process barrier is not

@@ -12,7 +12,7 @@ namespace userperf::support {
 namespace detail {
 // task_ids.cpp's cache, declared here so that current_tid() inlines to one TLS load on the write
 // path (it compares the caller with a ring's single writer on every record).
-extern __attribute__((tls_model("initial-exec"))) thread_local pid_t t_tid;
+extern __attribute__((tls_model("initial-exec"))) constinit thread_local pid_t t_tid;
 pid_t fetch_tid();
 }  // namespace detail
 
