@@ -19,13 +19,15 @@ namespace detail {
 
 __attribute__((tls_model("initial-exec"))) constinit thread_local ReaderSlot* t_reader = nullptr;
 constinit std::atomic<std::uint64_t> g_entry_state{1};
+constinit std::atomic<unsigned> g_epoch{0};
+constinit std::atomic<std::uint64_t> g_readers[2] = {};
 
 namespace {
 
 // Threads that write at once; a thread beyond them takes the shared counters.
 constexpr std::size_t kSlots = 1024;
 constinit std::array<ReaderSlot, kSlots> g_slots{};
-constinit std::mutex g_wait_mutex;  // one per-thread wait at a time: the phase is global
+constinit std::mutex g_wait_mutex;  // one synchronize() at a time: the epoch and phase are global
 
 bool thread_is_gone(pid_t tid) {
   const int saved = errno;  // a signal handler's caller keeps its errno
@@ -41,9 +43,12 @@ ReaderSlot* take(ReaderSlot& slot, pid_t expected, pid_t tid) {
   return &slot;
 }
 
-// A fork child has one thread: every other slot is free again. The forking thread keeps its own
-// (it is not in a read section: fork is not called from the write path), under its new id.
+// A fork child has one thread: every other slot is free again, and the shared counters hold none
+// of its writers. The forking thread keeps its slot (it is not in a read section: fork is not
+// called from the write path), under its new id.
 void reset_slots_in_child() {
+  g_readers[0].store(0, std::memory_order_relaxed);
+  g_readers[1].store(0, std::memory_order_relaxed);
   for (ReaderSlot& slot : g_slots) {
     if (&slot == t_reader) continue;
     slot.tid.store(0, std::memory_order_relaxed);
@@ -77,15 +82,15 @@ ReaderSlot* claim_reader_slot() {
 }  // namespace detail
 
 void GracePeriod::synchronize() {
+  std::lock_guard lock(detail::g_wait_mutex);
   // Writers on the shared counters that entered before the flip counted themselves in the old
   // slot; later ones see the unpublished pointers. Flip twice so both slots have drained once
   // since the caller unpublished.
   for (int round = 0; round < 2; ++round) {
-    const unsigned old = epoch_.fetch_add(1, std::memory_order_seq_cst) & 1;
-    while (readers_[old].load(std::memory_order_seq_cst) != 0) sched_yield();
+    const unsigned old = detail::g_epoch.fetch_add(1, std::memory_order_seq_cst) & 1;
+    while (detail::g_readers[old].load(std::memory_order_seq_cst) != 0) sched_yield();
   }
   if (!support::process_barrier_available()) return;
-  std::lock_guard lock(detail::g_wait_mutex);
   // Every writer thread either made its entry visible before the barrier or loads the pointers
   // the caller unpublished after it.
   support::process_barrier();

@@ -15,8 +15,9 @@
 // - Shared counters: where the process barrier is unavailable, or all slots are taken, a locked
 //   increment of one of two counters that alternate so that new writers cannot starve
 //   synchronize().
-// synchronize() waits for both kinds, so every instance of GracePeriod shares the per-thread
-// slots: it may wait for a writer of another instance, never miss one of its own.
+// Both are process-wide, shared by every instance of GracePeriod: synchronize() may wait for a
+// writer of another instance, never misses one of its own, and a fork child (one thread, not in a
+// section) starts both afresh instead of waiting for its parent's other threads.
 #pragma once
 
 #include <sys/types.h>
@@ -45,6 +46,9 @@ extern std::atomic<std::uint64_t> g_entry_state;
 // SIGNAL-SAFE. The calling thread's slot, claimed now; nullptr when the process barrier is not
 // available or every slot is taken by a live thread.
 ReaderSlot* claim_reader_slot();
+// The shared counters: writers without a slot count themselves in g_readers[g_epoch & 1].
+extern std::atomic<unsigned> g_epoch;
+extern std::atomic<std::uint64_t> g_readers[2];
 
 }  // namespace detail
 
@@ -64,8 +68,8 @@ class GracePeriod {
       std::atomic_signal_fence(std::memory_order_seq_cst);  // the process barrier does the rest
       return kPerThread;
     }
-    const unsigned epoch = epoch_.load(std::memory_order_seq_cst) & 1;
-    readers_[epoch].fetch_add(1, std::memory_order_seq_cst);
+    const unsigned epoch = detail::g_epoch.load(std::memory_order_seq_cst) & 1;
+    detail::g_readers[epoch].fetch_add(1, std::memory_order_seq_cst);
     return epoch;
   }
   void leave(unsigned token) {
@@ -75,16 +79,14 @@ class GracePeriod {
       state.store(state.load(std::memory_order_relaxed) - 1, std::memory_order_release);
       return;
     }
-    readers_[token].fetch_sub(1, std::memory_order_seq_cst);
+    detail::g_readers[token].fetch_sub(1, std::memory_order_seq_cst);
   }
 
-  // Not from a signal handler, nor from inside an OutputGuard; callers serialise (engine lock).
+  // Not from a signal handler, nor from inside an OutputGuard. Serialised process-wide.
   void synchronize();
 
  private:
   static constexpr unsigned kPerThread = 2;
-  std::atomic<unsigned> epoch_{0};
-  std::atomic<std::uint64_t> readers_[2] = {};
 };
 
 class OutputGuard {

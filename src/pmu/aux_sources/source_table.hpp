@@ -8,7 +8,6 @@
 #include <array>
 #include <atomic>
 #include <cstddef>
-#include <mutex>
 
 #include "core/output_guard.hpp"
 
@@ -38,10 +37,7 @@ class SourceTable {
     }
   }
   // Returns once every reader that entered before it has left. Not from a signal handler.
-  void synchronize() {
-    std::lock_guard lock(sync_mutex_);
-    grace_.synchronize();
-  }
+  void synchronize() { grace_.synchronize(); }
   core::GracePeriod& grace() { return grace_; }
   // The first published item `match` accepts, else nullptr. SIGNAL-SAFE.
   template <class Match>
@@ -65,7 +61,6 @@ class SourceTable {
   std::array<std::atomic<T*>, N> slots_{};
   std::atomic<std::size_t> used_{0};  // slots at or above it were never used
   core::GracePeriod grace_;
-  std::mutex sync_mutex_;  // synchronize() callers serialise
 };
 
 }  // namespace userperf::pmu

@@ -59,10 +59,8 @@ struct EventTable {
 constinit std::array<EventTable, kMaxIds> g_tables;
 // Fire paths read tables inside it; destroy() and unregister wait for them before letting go.
 constinit core::GracePeriod g_grace;
-constinit std::mutex g_sync_mutex;  // synchronize() callers serialise
 
 void synchronize() {
-  std::lock_guard lock(g_sync_mutex);
   g_grace.synchronize();
 }
 
