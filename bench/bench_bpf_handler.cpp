@@ -22,7 +22,7 @@ class NativeFilter : public core::OverflowHandler {
  public:
   bool on_overflow(core::Event&, const core::SampleData& data) override {
     const std::uint64_t ip =
-        data.regs_intr != nullptr ? data.regs_intr->values[PERF_REG_X86_IP] : 0;
+        data.extra().regs_intr != nullptr ? data.extra().regs_intr->values[PERF_REG_X86_IP] : 0;
     if (data.period == 0) return false;
     if (ip < 0x400000 || ip >= 0x800000) return false;
     if ((data.addr >> 12) == 0x5) return false;
@@ -53,10 +53,12 @@ void run(benchmark::State& state, Handler handler) {
   }
   core::SampleRegs regs;
   regs.values[PERF_REG_X86_IP] = 0x401234;
+  core::SampleExtras extras;
+  extras.regs_intr = &regs;
   core::SampleData data;
   data.ip = 0x401234;
   data.addr = 0x7f0010;
-  data.regs_intr = &regs;
+  data.extras = &extras;
   std::uint64_t written = 0;
   for (auto _ : state) {
     fire(event.fd(), 1, data);

@@ -81,8 +81,8 @@ class FilledRing : public BenchEvent {
     rewind();
     for (;; ++i, ++records_) {
       next(i);
-      core::SampleData sized = data;
-      if (!core::prepare_sample(event(), sized)) break;
+      core::PreparedSample sized;
+      if (!core::prepare_sample(event(), data, sized)) break;
       if (load_head(control) - start_ + sized.size > size - 1) break;
       core::output_sample(event(), data);
     }

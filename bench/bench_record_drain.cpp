@@ -43,13 +43,14 @@ class SampleRing {
     data_.pid = 1234;
     data_.tid = 1235;
     data_.period = 1000000;
-    data_.callchain = chain_;
-    data_.callchain_nr = 17;
+    data_.extras = &extras_;
+    extras_.callchain = chain_;
+    extras_.callchain_nr = 17;
     if (dwarf) {
       regs_.abi = PERF_SAMPLE_REGS_ABI_64;
       regs_.values[PERF_REG_X86_SP] = reinterpret_cast<std::uint64_t>(stack_.data());
-      data_.regs_user = &regs_;
-      data_.stack_user = {stack_.data(), kStackBytes};
+      extras_.regs_user = &regs_;
+      extras_.stack_user = {stack_.data(), kStackBytes};
     }
     ring_.fill(data_, [](std::uint64_t) {});
   }
@@ -71,6 +72,7 @@ class SampleRing {
   std::uint64_t chain_[18] = {};
   core::SampleRegs regs_;
   core::SampleData data_;
+  core::SampleExtras extras_;
 };
 
 void set_counters(benchmark::State& state, const bench::FilledRing& ring) {

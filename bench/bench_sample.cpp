@@ -294,12 +294,13 @@ BENCHMARK(BM_Part_LockedAdd);
 void BM_Part_PrepareSample(benchmark::State& state) {
   BenchEvent ev(kSampleType, kDataPages);
   if (!ev.ok()) return state.SkipWithError("cannot open and map a test-PMU event");
-  core::SampleData data = sample_data();
+  const core::SampleData data = sample_data();
+  core::PreparedSample prepared;
   for (auto _ : state) {
-    core::prepare_sample(ev.event(), data);
-    benchmark::DoNotOptimize(data);
+    core::prepare_sample(ev.event(), data, prepared);
+    benchmark::DoNotOptimize(prepared);
   }
-  if (data.size != kRecordSize) return state.SkipWithError("prepare_sample: size is not 48");
+  if (prepared.size != kRecordSize) return state.SkipWithError("prepare_sample: size is not 48");
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
 }
 BENCHMARK(BM_Part_PrepareSample);

@@ -18,8 +18,12 @@ namespace {
 
 constexpr std::uint32_t kLostBodySize = 2 * sizeof(std::uint64_t);  // id, lost
 
+bool has_regs(const SampleRegs* regs) {
+  return regs != nullptr && regs->abi != PERF_SAMPLE_REGS_ABI_NONE;
+}
+
 std::uint64_t regs_bytes(const SampleRegs* regs, std::uint64_t mask) {
-  if (regs == nullptr || regs->abi == PERF_SAMPLE_REGS_ABI_NONE) return sizeof(std::uint64_t);
+  if (!has_regs(regs)) return sizeof(std::uint64_t);
   return sizeof(std::uint64_t) * (1 + static_cast<std::uint64_t>(std::popcount(mask)));
 }
 
@@ -42,69 +46,77 @@ std::uint64_t callchain_limit(const Event& event) {
 
 // get_perf_callchain with exclude_callchain_user: the entries before the user context marker (a
 // dwarf-mode sample's user stack is unwound from REGS_USER + STACK_USER instead).
-std::uint64_t kernel_part(const SampleData& data) {
-  for (std::uint64_t i = 0; i < data.callchain_nr; ++i) {
-    if (data.callchain[i] == PERF_CONTEXT_USER) return i;
+std::uint64_t kernel_part(const SampleExtras& extra, std::uint64_t nr) {
+  for (std::uint64_t i = 0; i < nr; ++i) {
+    if (extra.callchain[i] == PERF_CONTEXT_USER) return i;
   }
-  return data.callchain_nr;
+  return nr;
 }
 
 std::uint64_t stream_id(const Event& event) {
   return event.id;
 }
 
+// The bytes the RAW field takes (4 + payload + padding, or 8 when the PMU has none); 0 when the
+// payload cannot fit in any record.
+std::uint64_t raw_field_bytes(const SampleData& data) {
+  return data.raw != nullptr ? data.raw->prepare() : 2 * sizeof(std::uint32_t);
+}
+
 }  // namespace
 
-bool prepare_sample(const Event& event, SampleData& data) {
+bool prepare_sample(const Event& event, const SampleData& data, PreparedSample& prepared) {
   const std::uint64_t type = event.attr.sample_type;
+  const SampleExtras& extra = data.extra();
   std::uint64_t size = sizeof(perf_event_header) + event.header_size + event.id_header_size;
   if (type & PERF_SAMPLE_READ) {
-    data.read_members = (event.attr.read_format & PERF_FORMAT_GROUP)
-                            ? event.leader.load(std::memory_order_acquire)->nr_members.load()
-                            : 1;
-    size += abi::read_format_size(event.attr.read_format, data.read_members);
+    prepared.read_members = (event.attr.read_format & PERF_FORMAT_GROUP)
+                                ? event.leader.load(std::memory_order_acquire)->nr_members.load()
+                                : 1;
+    size += abi::read_format_size(event.attr.read_format, prepared.read_members);
   }
-  if (data.callchain_nr > callchain_limit(event)) data.callchain_nr = callchain_limit(event);
-  if (event.attr.exclude_callchain_user) data.callchain_nr = kernel_part(data);
-  if (type & PERF_SAMPLE_CALLCHAIN) size += sizeof(std::uint64_t) * (1 + data.callchain_nr);
+  if (type & PERF_SAMPLE_CALLCHAIN) {
+    std::uint64_t nr = std::min(extra.callchain_nr, callchain_limit(event));
+    if (event.attr.exclude_callchain_user) nr = kernel_part(extra, nr);
+    prepared.callchain_nr = nr;
+    size += sizeof(std::uint64_t) * (1 + nr);
+  }
   if (type & PERF_SAMPLE_RAW) {
-    data.raw_bytes = data.raw != nullptr ? data.raw->prepare() : 2 * sizeof(std::uint32_t);
-    if (data.raw_bytes == 0) return false;
-    size += data.raw_bytes;
+    prepared.raw_bytes = raw_field_bytes(data);
+    if (prepared.raw_bytes == 0) return false;
+    size += prepared.raw_bytes;
   }
   if (type & PERF_SAMPLE_BRANCH_STACK) size += sizeof(std::uint64_t);  // no PMU supplies one
-  if (type & PERF_SAMPLE_REGS_USER) size += regs_bytes(data.regs_user, event.attr.sample_regs_user);
-  if (type & PERF_SAMPLE_REGS_INTR) size += regs_bytes(data.regs_intr, event.attr.sample_regs_intr);
+  if (type & PERF_SAMPLE_REGS_USER)
+    size += regs_bytes(extra.regs_user, event.attr.sample_regs_user);
+  if (type & PERF_SAMPLE_REGS_INTR)
+    size += regs_bytes(extra.regs_intr, event.attr.sample_regs_intr);
   if (type & PERF_SAMPLE_AUX) size += sizeof(std::uint64_t);  // the size field; data below
   if (size > abi::kMaxAlignedRecord) return false;
   if (type & PERF_SAMPLE_STACK_USER) {
     // perf_sample_ustack_size: no user regs, no dump; otherwise what still fits under 64 KiB.
     std::uint64_t stack = 0;
-    if (data.regs_user != nullptr && data.regs_user->abi != PERF_SAMPLE_REGS_ABI_NONE) {
+    if (has_regs(extra.regs_user)) {
       const std::uint64_t room = abi::kMaxAlignedRecord - size;
       const std::uint64_t fit = room >= 3 * sizeof(std::uint64_t)
                                     ? (room - 2 * sizeof(std::uint64_t)) & ~std::uint64_t{7}
                                     : 0;
       stack = std::min<std::uint64_t>(event.attr.sample_stack_user, fit);
     }
-    data.stack_size = stack;
-    data.stack_dyn = std::min(stack, data.stack_user.sp != nullptr ? data.stack_user.available : 0);
+    prepared.stack_size = stack;
+    prepared.stack_dyn =
+        std::min(stack, extra.stack_user.sp != nullptr ? extra.stack_user.available : 0);
     size += stack != 0 ? 2 * sizeof(std::uint64_t) + stack : sizeof(std::uint64_t);
-  }
-  if (type & PERF_SAMPLE_CODE_PAGE_SIZE) {
-    if (data.code_page_size == 0 && data.ip != 0) data.code_page_size = ring::page_size();
-  }
-  if (type & PERF_SAMPLE_DATA_PAGE_SIZE) {
-    if (data.data_page_size == 0 && data.addr != 0) data.data_page_size = ring::page_size();
   }
   if (type & PERF_SAMPLE_AUX) {
     // What still fits under the 16-bit record size, rounded down to 8 (perf_prepare_sample).
     const std::uint64_t room = size < 0xffff ? (0xffff - size) & ~std::uint64_t{7} : 0;
-    data.aux_copy = std::min<std::uint64_t>({event.attr.aux_sample_size, room, data.aux_available});
-    data.aux_size = abi::align8(data.aux_copy);
-    size += data.aux_size;
+    prepared.aux_copy =
+        std::min<std::uint64_t>({event.attr.aux_sample_size, room, prepared.aux_available});
+    prepared.aux_size = abi::align8(prepared.aux_copy);
+    size += prepared.aux_size;
   }
-  data.size = static_cast<std::uint32_t>(size);
+  prepared.size = static_cast<std::uint32_t>(size);
   return true;
 }
 
@@ -155,9 +167,10 @@ namespace {
 
 // The header and the head words (sample_plan.hpp): straight into the ring when the record's head
 // does not wrap, word by word through the handle when it does.
-void write_head(ring::OutputHandle& h, const SamplePlan& plan, const SampleData& data) {
+void write_head(ring::OutputHandle& h, const SamplePlan& plan, const SampleData& data,
+                std::uint32_t size) {
   const std::uint64_t header = std::uint64_t{PERF_RECORD_SAMPLE} |
-                               std::uint64_t{data.cpumode} << 32 | std::uint64_t{data.size} << 48;
+                               std::uint64_t{data.cpumode} << 32 | std::uint64_t{size} << 48;
   const auto* base = reinterpret_cast<const std::uint8_t*>(&data);
   // Copied out first: the stores into ring memory (bytes) may alias anything for the compiler.
   const std::uint32_t words = plan.head_words;
@@ -179,50 +192,56 @@ void write_head(ring::OutputHandle& h, const SamplePlan& plan, const SampleData&
   for (std::uint32_t i = 0; i < words; ++i) h.put(word(i));
 }
 
-// Every field after PERIOD, in perf_output_sample's order, as prepare_sample sized them.
-void write_tail(ring::OutputHandle& h, Event& event, SampleData& data,
-                std::optional<AuxSampleScope>& aux) {
-  const std::uint64_t type = event.attr.sample_type;
-  if (type & PERF_SAMPLE_READ) emit_read_values(h, event, data.time, data.read_members);
-  if (type & PERF_SAMPLE_CALLCHAIN) {
-    h.put(data.callchain_nr);
-    h.copy(data.callchain, sizeof(std::uint64_t) * data.callchain_nr);
+void write_raw(ring::OutputHandle& h, const RawRecord* raw) {
+  if (raw == nullptr) {
+    h.put(std::uint64_t{4});  // size 4, then four zero bytes
+    return;
   }
-  if (type & PERF_SAMPLE_RAW) {
-    if (data.raw != nullptr) {
-      h.put(data.raw->size);
-      for (const RawFragment* f = &data.raw->frag; f != nullptr; f = f->next) {
-        if (f->copy != nullptr) {
-          h.copy_custom(f->copy, f->data, f->size);
-        } else {
-          h.copy(f->data, f->size);
-        }
-      }
-      h.zero(data.raw->pad);  // the kernel leaves stale ring bytes here; we do not leak them
+  h.put(raw->size);
+  for (const RawFragment* f = &raw->frag; f != nullptr; f = f->next) {
+    if (f->copy != nullptr) {
+      h.copy_custom(f->copy, f->data, f->size);
     } else {
-      h.put(std::uint32_t{4});
-      h.put(std::uint32_t{0});
+      h.copy(f->data, f->size);
     }
   }
+  h.zero(raw->pad);  // the kernel leaves stale ring bytes here; we do not leak them
+}
+
+// Every field after PERIOD, in perf_output_sample's order, as prepare_sample sized them.
+void write_tail(ring::OutputHandle& h, Event& event, const SampleData& data,
+                const PreparedSample& prepared, std::optional<AuxSampleScope>& aux) {
+  const std::uint64_t type = event.attr.sample_type;
+  const SampleExtras& extra = data.extra();
+  if (type & PERF_SAMPLE_READ) emit_read_values(h, event, data.time, prepared.read_members);
+  if (type & PERF_SAMPLE_CALLCHAIN) {
+    h.put(prepared.callchain_nr);
+    h.copy(extra.callchain, sizeof(std::uint64_t) * prepared.callchain_nr);
+  }
+  if (type & PERF_SAMPLE_RAW) write_raw(h, data.raw);
   if (type & PERF_SAMPLE_BRANCH_STACK) h.put(std::uint64_t{0});
-  if (type & PERF_SAMPLE_REGS_USER) write_regs(h, data.regs_user, event.attr.sample_regs_user);
+  if (type & PERF_SAMPLE_REGS_USER) write_regs(h, extra.regs_user, event.attr.sample_regs_user);
   if (type & PERF_SAMPLE_STACK_USER) {
-    h.put(data.stack_size);
-    if (data.stack_size != 0) {
-      h.copy_custom(copy_stack_bytes, data.stack_user.sp, data.stack_dyn);
-      h.zero(data.stack_size - data.stack_dyn);
-      h.put(data.stack_dyn);
+    h.put(prepared.stack_size);
+    if (prepared.stack_size != 0) {
+      h.copy_custom(copy_stack_bytes, extra.stack_user.sp, prepared.stack_dyn);
+      h.zero(prepared.stack_size - prepared.stack_dyn);
+      h.put(prepared.stack_dyn);
     }
   }
-  if (type & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT)) h.put(data.weight);
-  if (type & PERF_SAMPLE_DATA_SRC) h.put(data.data_src);
-  if (type & PERF_SAMPLE_TRANSACTION) h.put(data.transaction);
-  if (type & PERF_SAMPLE_REGS_INTR) write_regs(h, data.regs_intr, event.attr.sample_regs_intr);
-  if (type & PERF_SAMPLE_PHYS_ADDR) h.put(data.phys_addr);
-  if (type & PERF_SAMPLE_CGROUP) h.put(data.cgroup);
-  if (type & PERF_SAMPLE_DATA_PAGE_SIZE) h.put(data.data_page_size);
-  if (type & PERF_SAMPLE_CODE_PAGE_SIZE) h.put(data.code_page_size);
-  if (type & PERF_SAMPLE_AUX) aux->output(h, data.aux_copy, data.aux_size);
+  if (type & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT)) h.put(extra.weight);
+  if (type & PERF_SAMPLE_DATA_SRC) h.put(extra.data_src);
+  if (type & PERF_SAMPLE_TRANSACTION) h.put(extra.transaction);
+  if (type & PERF_SAMPLE_REGS_INTR) write_regs(h, extra.regs_intr, event.attr.sample_regs_intr);
+  if (type & PERF_SAMPLE_PHYS_ADDR) h.put(extra.phys_addr);
+  if (type & PERF_SAMPLE_CGROUP) h.put(extra.cgroup);
+  // perf_prepare_sample's defaults: the page size of a known address.
+  auto page_size_of = [](std::uint64_t given, std::uint64_t address) -> std::uint64_t {
+    return given != 0 || address == 0 ? given : ring::page_size();
+  };
+  if (type & PERF_SAMPLE_DATA_PAGE_SIZE) h.put(page_size_of(extra.data_page_size, data.addr));
+  if (type & PERF_SAMPLE_CODE_PAGE_SIZE) h.put(page_size_of(extra.code_page_size, data.ip));
+  if (type & PERF_SAMPLE_AUX) aux->output(h, prepared.aux_copy, prepared.aux_size);
 }
 
 }  // namespace
@@ -231,27 +250,41 @@ int output_sample(Event& event, SampleData& data) {
   const SamplePlan& plan = event.plan;
   // Holds the group leader's AUX area from sizing to copy (PERF_SAMPLE_AUX only).
   std::optional<AuxSampleScope> aux;
-  if (!plan.has_tail) {
-    data.size = plan.head_size;
-  } else {
-    if (event.attr.sample_type & PERF_SAMPLE_AUX) {
-      aux.emplace(event);
-      data.aux_available = aux->available();
-    }
-    if (!prepare_sample(event, data)) {
-      // Refused rather than truncated into a corrupt stream.
-      count_lost_sample(event);
+  PreparedSample prepared;
+  std::uint32_t size = plan.head_size;
+  switch (plan.tail) {
+    case SamplePlan::Tail::kNone:
+      break;
+    case SamplePlan::Tail::kRaw:
+      prepared.raw_bytes = raw_field_bytes(data);
+      size += static_cast<std::uint32_t>(prepared.raw_bytes);
+      if (prepared.raw_bytes != 0 && size <= abi::kMaxAlignedRecord) break;
+      count_lost_sample(event);  // refused rather than truncated into a corrupt stream
       return -E2BIG;
-    }
+    case SamplePlan::Tail::kAny:
+      if (event.attr.sample_type & PERF_SAMPLE_AUX) {
+        aux.emplace(event);
+        prepared.aux_available = aux->available();
+      }
+      if (!prepare_sample(event, data, prepared)) {
+        count_lost_sample(event);
+        return -E2BIG;
+      }
+      size = prepared.size;
+      break;
   }
   data.id = event.primary_id.load(std::memory_order_relaxed);
   data.stream_id = stream_id(event);
   const SampleId id{data.pid, data.tid, data.time, data.cpu};
   ring::OutputHandle h;
-  const ring::OutputStatus status = output_begin(h, event, data.size, id);
+  const ring::OutputStatus status = output_begin(h, event, size, id);
   if (status != ring::OutputStatus::kOk) return -ENOSPC;
-  write_head(h, plan, data);
-  if (plan.has_tail) write_tail(h, event, data, aux);
+  write_head(h, plan, data, size);
+  if (plan.tail == SamplePlan::Tail::kRaw) {
+    write_raw(h, data.raw);
+  } else if (plan.tail == SamplePlan::Tail::kAny) {
+    write_tail(h, event, data, prepared, aux);
+  }
   if (!event.attr.watermark) h.count_sample(event.attr.wakeup_events);
   h.end();
   return 0;

@@ -19,9 +19,23 @@ struct SampleId {
   std::uint32_t cpu = 0;
 };
 
-// Fills defaults and computes data.size once. False when the record cannot fit in 65528 bytes.
-// data.time must already hold the sample's time (perf_event_overflow sets it).
-bool prepare_sample(const Event& event, SampleData& data);
+// What sizing a sample with a tail found (perf_prepare_sample's results): the record's size and
+// the size of each variable field, computed once and used when the fields are written.
+struct PreparedSample {
+  std::uint32_t size = 0;           // the whole record, header included
+  std::uint32_t read_members = 0;   // group members in the READ field
+  std::uint64_t callchain_nr = 0;   // entries written, after sample_max_stack and the user cut
+  std::uint64_t raw_bytes = 0;      // 4 + raw->size, or 8 for the empty RAW field
+  std::uint64_t stack_size = 0;     // bytes of user stack in the record (0: only the size field)
+  std::uint64_t stack_dyn = 0;      // bytes actually copied
+  std::uint64_t aux_available = 0;  // trace bytes the group leader holds (set before prepare)
+  std::uint64_t aux_copy = 0;       // bytes of trace the sample carries
+  std::uint64_t aux_size = 0;       // the AUX size field: aux_copy rounded up to 8
+};
+
+// Sizes a sample (every field, the event's SamplePlan head included) into `prepared`. False when
+// the record cannot fit in 65528 bytes.
+bool prepare_sample(const Event& event, const SampleData& data, PreparedSample& prepared);
 
 // Opens a record of `size` bytes in the event's buffer; writes a pending LOST record first.
 // On kLost the drop is counted in event.lost_samples.

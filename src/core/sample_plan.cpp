@@ -31,7 +31,10 @@ SamplePlan plan_sample(std::uint64_t sample_type) {
       plan.head_offsets[plan.head_words++] = static_cast<std::uint16_t>(word.offset);
     }
   }
-  plan.has_tail = (sample_type & ~kSampleHeadFields) != 0;
+  const std::uint64_t tail = sample_type & ~kSampleHeadFields;
+  plan.tail = tail == 0                 ? SamplePlan::Tail::kNone
+              : tail == PERF_SAMPLE_RAW ? SamplePlan::Tail::kRaw
+                                        : SamplePlan::Tail::kAny;
   plan.head_size = static_cast<std::uint32_t>(sizeof(perf_event_header) + 8 * plan.head_words);
   return plan;
 }

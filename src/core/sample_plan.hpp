@@ -2,7 +2,8 @@
 // id_header_size the same way): the record's head, every field from IDENTIFIER to PERIOD, is a
 // run of u64 words that SampleData holds at fixed offsets, so writing it is one load and one store
 // per word with no test of sample_type. Only a sample_type with fields after PERIOD (READ,
-// CALLCHAIN, RAW, registers, stack, AUX...) has a tail, sized per sample by prepare_sample.
+// CALLCHAIN, RAW, registers, stack, AUX...) has a tail sized per sample: RAW alone by its
+// fragments, anything else by prepare_sample.
 #pragma once
 
 #include <linux/perf_event.h>
@@ -21,8 +22,11 @@ constexpr std::uint64_t kSampleHeadFields = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE
 struct SamplePlan {
   std::uint32_t head_words = 0;                 // u64 words after the header
   std::array<std::uint16_t, 9> head_offsets{};  // offsetof(SampleData, word), in record order
-  bool has_tail = false;                        // a field after PERIOD is present
-  std::uint32_t head_size = 0;                  // header + head words, in bytes
+  // The fields after PERIOD: none, RAW alone (a tracepoint's: sized without prepare_sample), or
+  // any others (sized by prepare_sample).
+  enum class Tail : std::uint8_t { kNone, kRaw, kAny };
+  Tail tail = Tail::kNone;
+  std::uint32_t head_size = 0;  // header + head words, in bytes
 };
 
 SamplePlan plan_sample(std::uint64_t sample_type);

@@ -19,7 +19,8 @@ bool BpfOverflowHandler::on_overflow(core::Event& event, const core::SampleData&
   }
   t_program_active = true;
   // The program's r1 and the helpers' env are the same context.
-  PerfEventRunCtx ctx{&data, data.regs_intr != nullptr ? data.regs_intr->values : kNoRegs, &event};
+  const core::SampleRegs* regs = data.extra().regs_intr;
+  PerfEventRunCtx ctx{&data, regs != nullptr ? regs->values : kNoRegs, &event};
   const PerfEventRunRegions regions(ctx);
   const RunResult result = program_->run(&ctx, regions.regions, &ctx);
   t_program_active = false;

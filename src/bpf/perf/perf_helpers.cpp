@@ -62,16 +62,19 @@ u64 perf_event_output(u64, u64 map, u64 flags, u64 data, u64 size, CallContext& 
   core::RawRecord raw;
   raw.frag.data = helper_ptr(data);
   raw.frag.size = static_cast<std::uint32_t>(size);
+  const core::SampleExtras& from = ctx.sample->extra();
+  core::SampleExtras extras;
+  extras.regs_user = from.regs_user;
+  extras.regs_intr = from.regs_intr;
+  extras.callchain = from.callchain;
+  extras.callchain_nr = from.callchain_nr;
   core::SampleData sample;  // perf_sample_data_init(sd, 0, 0): no addr, period 0
+  sample.extras = &extras;
   sample.ip = ctx.sample->ip;
   sample.pid = ctx.sample->pid;
   sample.tid = ctx.sample->tid;
   sample.cpu = cpu;
   sample.cpumode = ctx.sample->cpumode;
-  sample.regs_user = ctx.sample->regs_user;
-  sample.regs_intr = ctx.sample->regs_intr;
-  sample.callchain = ctx.sample->callchain;
-  sample.callchain_nr = ctx.sample->callchain_nr;
   sample.raw = &raw;
   sample.time = target->clock_now();
   return static_cast<u64>(static_cast<std::int64_t>(core::output_sample(*target, sample)));
@@ -158,15 +161,16 @@ Trace select_trace(const core::SampleData& sample, u64 flags) {
   const std::uint64_t want = user ? PERF_CONTEXT_USER : PERF_CONTEXT_KERNEL;
   Trace trace;
   bool in_part = false;
-  for (std::uint64_t i = 0; i < sample.callchain_nr; ++i) {
-    const std::uint64_t entry = sample.callchain[i];
+  const core::SampleExtras& extra = sample.extra();
+  for (std::uint64_t i = 0; i < extra.callchain_nr; ++i) {
+    const std::uint64_t entry = extra.callchain[i];
     if (entry >= static_cast<std::uint64_t>(PERF_CONTEXT_MAX)) {
       if (in_part) break;
       in_part = entry == want;
       continue;
     }
     if (!in_part) continue;
-    if (trace.ips == nullptr) trace.ips = &sample.callchain[i];
+    if (trace.ips == nullptr) trace.ips = &extra.callchain[i];
     ++trace.nr;
   }
   const std::uint32_t skip = flags & BPF_F_SKIP_FIELD_MASK;

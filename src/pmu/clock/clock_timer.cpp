@@ -136,13 +136,15 @@ void sample(core::Engine& engine, core::Event& event, const StackBounds& stack,
   core::SampleRegs regs;
   fill_regs(uc.uc_mcontext, regs);
   std::uint64_t chain[kMaxCallchain];
+  core::SampleExtras extras;
   core::SampleData data;
+  data.extras = &extras;
   data.ip = regs.values[PERF_REG_X86_IP];
   data.period = elapsed;
   data.cpu = static_cast<std::uint32_t>(sched_getcpu());
   data.cpumode = PERF_RECORD_MISC_USER;
-  data.regs_user = &regs;
-  data.regs_intr = &regs;
+  extras.regs_user = &regs;
+  extras.regs_intr = &regs;
   const std::uint64_t sp = regs.values[PERF_REG_X86_SP];
   // Only an SP on the thread's own stack has mapped memory up to stack_high. One on a coroutine
   // stack (makecontext), a fiber or an alternate signal stack has not: such a sample keeps its ip
@@ -150,13 +152,13 @@ void sample(core::Engine& engine, core::Event& event, const StackBounds& stack,
   const bool on_own_stack = sp >= stack.low && sp < stack.high;
   // No walk when the user part is excluded (dwarf mode unwinds REGS_USER + STACK_USER later).
   if ((event.attr.sample_type & PERF_SAMPLE_CALLCHAIN) && !event.attr.exclude_callchain_user) {
-    data.callchain = chain;
-    data.callchain_nr = walk_frames(data.ip, regs.values[PERF_REG_X86_BP], sp,
-                                    on_own_stack ? stack.high : 0, chain, kMaxCallchain);
+    extras.callchain = chain;
+    extras.callchain_nr = walk_frames(data.ip, regs.values[PERF_REG_X86_BP], sp,
+                                      on_own_stack ? stack.high : 0, chain, kMaxCallchain);
   }
   if (on_own_stack) {
-    data.stack_user.sp = reinterpret_cast<const void*>(sp);
-    data.stack_user.available = stack.high - sp;
+    extras.stack_user.sp = reinterpret_cast<const void*>(sp);
+    extras.stack_user.available = stack.high - sp;
   }
   // The hrtimer path (perf_swevent_hrtimer): __perf_event_overflow(event, 1, ...).
   engine.overflow(event, data, true);

@@ -124,9 +124,11 @@ TEST(Sample, UserStackIsClampedUnder64KiB) {
     core::SampleRegs regs;
     regs.abi = PERF_SAMPLE_REGS_ABI_64;
     regs.values[PERF_REG_X86_SP] = reinterpret_cast<std::uint64_t>(stack.data());
+    core::SampleExtras extras;
+    extras.regs_user = &regs;
+    extras.stack_user = {stack.data(), 100};
     core::SampleData data;
-    data.regs_user = &regs;
-    data.stack_user = {stack.data(), 100};  // only 100 readable bytes: dyn_size says so
+    data.extras = &extras;  // only 100 readable bytes: dyn_size says so
     fire(fd, 1, data);
     const auto records = ring.drain();
     ASSERT_EQ(records.size(), 1u);
@@ -155,9 +157,11 @@ TEST(Sample, ExcludeCallchainUserKeepsOnlyTheKernelPart) {
     ASSERT_GE(fd, 0) << strerror(errno);
     {
       MappedRing ring(fd, 8);
+      core::SampleExtras extras;
+      extras.callchain = chain;
+      extras.callchain_nr = 5;
       core::SampleData data;
-      data.callchain = chain;
-      data.callchain_nr = 5;
+      data.extras = &extras;
       fire(fd, 1, data);
       const auto records = ring.drain();
       ASSERT_EQ(records.size(), 1u);
@@ -189,9 +193,11 @@ TEST(Sample, CallchainIsCutAtTheEnginesMaxStack) {
     ASSERT_GE(fd, 0) << strerror(errno);
     {
       MappedRing ring(fd, 8);
+      core::SampleExtras extras;
+      extras.callchain = chain;
+      extras.callchain_nr = 20;
       core::SampleData data;
-      data.callchain = chain;
-      data.callchain_nr = 20;
+      data.extras = &extras;
       fire(fd, 1, data);
       const auto records = ring.drain();
       ASSERT_EQ(records.size(), 1u);

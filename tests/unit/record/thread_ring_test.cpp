@@ -51,8 +51,9 @@ class CorruptRing : public ::testing::Test {
     chain_[0] = PERF_CONTEXT_USER;
     chain_[1] = 0x401000;
     data_.ip = 0x401000;
-    data_.callchain = chain_;
-    data_.callchain_nr = 2;
+    extras_.callchain = chain_;
+    extras_.callchain_nr = 2;
+    data_.extras = &extras_;
     for (int i = 0; i < 3; ++i) ASSERT_EQ(core::output_sample(*event, data_), 0);
     auto mapped = ThreadRing::map(userperf_event_ring_fd(fd_), getpid(), gettid(), {{id_, attr}});
     ASSERT_TRUE(mapped) << mapped.error().message;
@@ -127,6 +128,7 @@ class CorruptRing : public ::testing::Test {
   std::uint64_t id_ = 0;
   std::unique_ptr<testing::MappedRing> mapped_;
   std::uint64_t chain_[2] = {};
+  core::SampleExtras extras_;
   core::SampleData data_;
   std::unique_ptr<ThreadRing> ring_;
   std::filesystem::path path_;

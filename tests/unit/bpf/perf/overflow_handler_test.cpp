@@ -260,8 +260,10 @@ TEST(OverflowHandler, StacksComeFromTheSamplesUserCallchain) {
             0);
   const std::uint64_t chain[] = {PERF_CONTEXT_USER, 0x401000, 0x402000, 0x403000};
   core::SampleData data = sample_with(0);
-  data.callchain = chain;
-  data.callchain_nr = 4;
+  core::SampleExtras extras;
+  extras.callchain = chain;
+  extras.callchain_nr = 4;
+  data.extras = &extras;
 
   fire(event.fd, 1, data);
   const auto id = static_cast<std::int64_t>(array_value(results.fd, 0));
