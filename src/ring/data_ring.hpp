@@ -166,7 +166,10 @@ class DataRing {
   bool enter_local();
   void leave_local();
   // A shared-path writer of a ring that was single-writer: the transition is complete.
-  void settle_shared();
+  void settle_shared() {
+    if (!settled_.load(std::memory_order_acquire)) settle_shared_slow();
+  }
+  void settle_shared_slow();
   void wake();
   void take_pending_wakeup();
 

@@ -34,49 +34,7 @@
 
 namespace userperf::ring {
 
-namespace {
-
-constexpr std::uint32_t kMaxWriters = 1u << 20;
-
-// Free space as ring_buffer_has_space() computes it: at most data_size - 1 bytes outstanding.
-bool has_space(std::uint64_t head, std::uint64_t tail, std::uint64_t mask, std::uint64_t size,
-               bool backward) {
-  const std::uint64_t space = backward ? (head - tail - 1) & mask : (tail - head - 1) & mask;
-  return space >= size;
-}
-
-std::uint64_t load(const std::uint64_t& word) {
-  return std::atomic_ref<const std::uint64_t>(word).load(std::memory_order_relaxed);
-}
-
-std::uint32_t load_nest(const std::uint32_t& nest) {
-  return std::atomic_ref<const std::uint32_t>(nest).load(std::memory_order_relaxed);
-}
-
-// The owner's nest count: plain stores (a handler on the same thread leaves it as it found it),
-// atomic only so that make_shared's waiter on another thread may read it.
-void store_nest(std::uint32_t& nest, std::uint32_t value) {
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-  std::atomic_ref<std::uint32_t>(nest).store(value, std::memory_order_release);
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-}
-
-}  // namespace
-
 // ---- choosing the discipline ------------------------------------------------------------------
-
-bool DataRing::enter_local() {
-  const pid_t owner = owner_.load(std::memory_order_relaxed);
-  if (owner == 0) return false;
-  if (owner != support::current_tid()) {
-    make_shared();
-    return false;
-  }
-  store_nest(nest_, load_nest(nest_) + 1);
-  if (owner_.load(std::memory_order_relaxed) != 0) return true;
-  store_nest(nest_, load_nest(nest_) - 1);  // made shared meanwhile: its waiter waits for this
-  return false;
-}
 
 void DataRing::make_shared() {
   pid_t owner = owner_.load(std::memory_order_acquire);
@@ -84,8 +42,7 @@ void DataRing::make_shared() {
   settle_shared();
 }
 
-void DataRing::settle_shared() {
-  if (settled_.load(std::memory_order_acquire)) return;
+void DataRing::settle_shared_slow() {
   // Every caller runs the barrier and waits itself: one that saw owner_ = 0 set by another thread
   // must not write before the owner's write in progress is over.
   support::process_barrier();
@@ -106,92 +63,6 @@ void DataRing::add_lost(std::uint64_t n) {
 }
 
 // ---- begin ------------------------------------------------------------------------------------
-
-OutputStatus OutputHandle::begin(DataRing& ring, std::uint32_t size,
-                                 std::uint32_t lost_record_size) {
-  ring_ = &ring;
-  cursor_ = 0;
-  lost_ = 0;
-  local_ = ring.enter_local();
-  if (!local_) ring.settle_shared();
-  // What a writer that cannot write does with the lost count it claimed and its own record.
-  auto drop = [&](std::uint64_t claimed, OutputStatus status) {
-    if (local_) {
-      local_add(ring.lost_, claimed + 1);
-      ring.leave_local();
-    } else {
-      std::atomic_ref<std::uint64_t>(ring.lost_).fetch_add(claimed + 1, std::memory_order_relaxed);
-      ring.leave();  // entered writers_ below
-    }
-    return status;
-  };
-  if (ring.paused_.load(std::memory_order_acquire)) {
-    if (ring.mask_ == 0) {
-      if (local_) ring.leave_local();
-      return OutputStatus::kNoDataArea;
-    }
-    if (local_) return drop(0, OutputStatus::kLost);
-    std::atomic_ref<std::uint64_t>(ring.lost_).fetch_add(1, std::memory_order_relaxed);
-    return OutputStatus::kLost;
-  }
-  // Claim the pending lost count up front so exactly one writer reports it.
-  std::uint64_t claimed = 0;
-  if (load(ring.lost_) != 0) {
-    claimed =
-        local_ ? local_take(ring.lost_)
-               : std::atomic_ref<std::uint64_t>(ring.lost_).exchange(0, std::memory_order_acq_rel);
-  }
-  const std::uint64_t total = size + (claimed != 0 ? lost_record_size : 0);
-
-  if (!local_ && ring.writers_.fetch_add(1, std::memory_order_seq_cst) >= kMaxWriters) {
-    return drop(claimed, OutputStatus::kTooManyWriters);
-  }
-  const bool backward = ring.config_.backward;
-  const bool overwrite = ring.config_.overwrite;
-  perf_event_mmap_page* page = ring.control();
-  std::atomic_ref<std::uint64_t> shared_head(ring.head_);
-  std::uint64_t head = load(ring.head_);
-  std::uint64_t next;
-  for (;;) {
-    if (!overwrite) {
-      // The tail is the consumer's word: any value is harmless, it only sizes the free space.
-      const std::uint64_t tail =
-          std::atomic_ref<__u64>(page->data_tail).load(std::memory_order_acquire);
-      if (total > ring.mask_ || !has_space(head, tail, ring.mask_, total, backward)) {
-        return drop(claimed, OutputStatus::kLost);
-      }
-    } else if (total > ring.mask_ + 1) {
-      return drop(claimed, OutputStatus::kLost);
-    }
-    next = backward ? head - total : head + total;
-    if (local_) {
-      if (local_cmpxchg(ring.head_, head, next)) break;
-      head = load(ring.head_);  // a handler on this thread reserved in between
-    } else if (shared_head.compare_exchange_weak(head, next, std::memory_order_seq_cst,
-                                                 std::memory_order_relaxed)) {
-      break;
-    }
-  }
-
-  // Position wakeup: a stamp each time the written distance passes another watermark.
-  const std::uint64_t distance = backward ? 0 - next : next;
-  std::uint64_t stamp = load(ring.wakeup_);
-  if (passed_watermark(distance, stamp, ring.watermark_)) {
-    const std::uint64_t moved = stamp + ring.watermark_;
-    const bool stamped =
-        local_ ? local_cmpxchg(ring.wakeup_, stamp, moved)
-               : std::atomic_ref<std::uint64_t>(ring.wakeup_)
-                     .compare_exchange_strong(stamp, moved, std::memory_order_relaxed);
-    if (stamped) ring.wakeup_pending_.store(true, std::memory_order_relaxed);
-  }
-
-  start_ = backward ? next : head;
-  data_ = ring.data_;
-  mask_ = ring.mask_;
-  size_ = total;
-  lost_ = claimed;
-  return OutputStatus::kOk;
-}
 
 // ---- filling the record -----------------------------------------------------------------------
 
@@ -215,7 +86,7 @@ void OutputHandle::copy_wrapped(const void* src, std::size_t len) {
   });
 }
 
-void OutputHandle::zero(std::size_t len) {
+void OutputHandle::zero_wrapped(std::size_t len) {
   for_each_chunk(
       len, [](std::uint8_t* dst, std::size_t, std::size_t piece) { std::memset(dst, 0, piece); });
 }
@@ -224,7 +95,7 @@ void OutputHandle::skip(std::size_t len) {
   cursor_ += len;
 }
 
-std::size_t OutputHandle::copy_custom(CopyFn fn, const void* src, std::size_t len) {
+std::size_t OutputHandle::copy_custom_wrapped(CopyFn fn, const void* src, std::size_t len) {
   std::size_t missed = 0;
   for_each_chunk(len, [&](std::uint8_t* dst, std::size_t done, std::size_t piece) {
     missed += fn(dst, src, done, piece);
@@ -237,7 +108,7 @@ void OutputHandle::count_sample(std::uint32_t wakeup_events) {
   std::uint64_t& events = ring_->events_;
   if (local_) {
     local_add(events, 1);
-    if (load(events) >= wakeup_events) {
+    if (detail::load(events) >= wakeup_events) {
       local_add(events, 0 - std::uint64_t{wakeup_events});
       ring_->wakeup_pending_.store(true, std::memory_order_relaxed);
     }
@@ -252,56 +123,12 @@ void OutputHandle::count_sample(std::uint32_t wakeup_events) {
 
 // ---- end: publication -------------------------------------------------------------------------
 
-void OutputHandle::end() {
-  if (local_) {
-    ring_->leave_local();
-  } else {
-    ring_->leave();
-  }
-  // The TSC clock was re-anchored since the control page's conversion was written: republish it
-  // (one load and a compare otherwise).
-  ring_->refresh_user_time();
-  ring_ = nullptr;
-}
-
-void DataRing::leave_local() {
-  const std::uint32_t nest = load_nest(nest_);
-  if (nest > 1) {  // a handler inside the owner's write: the outer writer publishes
-    store_nest(nest_, nest - 1);
-    return;
-  }
-  std::atomic_ref<__u64> data_head(control()->data_head);
-  for (;;) {
-    const std::uint64_t head = load(head_);
-    data_head.store(head, std::memory_order_release);  // the records' bytes before the head
-    // Publish before dropping the nest count: a handler arriving after the drop publishes a newer
-    // head itself, and ours must not overwrite it with an older one.
-    store_nest(nest_, 0);
-    if (head == load(head_)) break;
-    // A handler reserved between the load and the drop and did not publish (it was nested).
-    store_nest(nest_, 1);
-    if (owner_.load(std::memory_order_relaxed) == 0) {
-      // Made shared meanwhile: the shared writers publish from here on (and wait for this).
-      store_nest(nest_, 0);
-      break;
-    }
-  }
-  take_pending_wakeup();
-}
-
 void DataRing::leave() {
   if (writers_.fetch_sub(1, std::memory_order_seq_cst) != 1) return;  // not the last one out
   const std::uint64_t head = std::atomic_ref<std::uint64_t>(head_).load(std::memory_order_seq_cst);
   if (writers_.load(std::memory_order_seq_cst) != 0) return;  // a newer writer will publish
   publish_head(head);
   take_pending_wakeup();
-}
-
-void DataRing::take_pending_wakeup() {
-  if (wakeup_pending_.load(std::memory_order_relaxed) &&
-      wakeup_pending_.exchange(false, std::memory_order_acq_rel)) {
-    wake();
-  }
 }
 
 void DataRing::publish_head(std::uint64_t head) {

@@ -13,14 +13,18 @@ namespace {
 // it at static initialisation; a static library member is linked only when referenced).
 [[gnu::used]] constexpr void (*kForkSequence)(ForkStage, const ForkHooks&) = &set_fork_hooks;
 
-// In the static TLS block, next to the thread control block that fork has already copied into the
-// child: forgetting them there copies no other page.
-__attribute__((tls_model("initial-exec"))) constinit thread_local pid_t t_pid = 0;
-
 }  // namespace
 
 namespace detail {
+// In the static TLS block, next to the thread control block that fork has already copied into the
+// child: forgetting them there copies no other page.
+__attribute__((tls_model("initial-exec"))) constinit thread_local pid_t t_pid = 0;
 __attribute__((tls_model("initial-exec"))) constinit thread_local pid_t t_tid = 0;
+
+pid_t fetch_pid() {
+  t_pid = getpid();
+  return t_pid;
+}
 
 pid_t fetch_tid() {
   t_tid = gettid();
@@ -28,12 +32,8 @@ pid_t fetch_tid() {
 }
 }  // namespace detail
 
+using detail::t_pid;
 using detail::t_tid;
-
-pid_t current_pid() {
-  if (t_pid == 0) t_pid = getpid();
-  return t_pid;
-}
 
 pid_t cached_tid() {
   return t_tid;

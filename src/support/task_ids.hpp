@@ -10,13 +10,19 @@
 namespace userperf::support {
 
 namespace detail {
-// task_ids.cpp's cache, declared here so that current_tid() inlines to one TLS load on the write
-// path (it compares the caller with a ring's single writer on every record).
+// task_ids.cpp's cache, declared here so that current_pid() and current_tid() inline to one TLS
+// load on the write path (every sample carries them; a ring compares its single writer with the
+// caller on every record).
+extern __attribute__((tls_model("initial-exec"))) constinit thread_local pid_t t_pid;
 extern __attribute__((tls_model("initial-exec"))) constinit thread_local pid_t t_tid;
+pid_t fetch_pid();
 pid_t fetch_tid();
 }  // namespace detail
 
-pid_t current_pid();
+inline pid_t current_pid() {
+  const pid_t pid = detail::t_pid;
+  return pid != 0 ? pid : detail::fetch_pid();
+}
 inline pid_t current_tid() {
   const pid_t tid = detail::t_tid;
   return tid != 0 ? tid : detail::fetch_tid();

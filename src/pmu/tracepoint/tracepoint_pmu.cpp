@@ -43,6 +43,7 @@ struct FieldLayout {
 struct Layout {
   std::array<FieldLayout, USERPERF_TP_MAX_FIELDS> fields{};
   std::uint32_t fixed_size = kCommonSize;  // common header + fields, padded to the alignment
+  bool padded = false;                     // bytes between or after the fields (written as 0)
 };
 
 // ---- the write path's view: one table of events per defined id ------------------------------
@@ -203,6 +204,9 @@ Layout layout_of(const userperf_tracepoint& tp) {
     layout.fields[i] = f;
   }
   layout.fixed_size = (offset + align - 1) / align * align;
+  std::uint32_t covered = kCommonSize;
+  for (std::uint32_t i = 0; i < tp.nr_fields; ++i) covered += layout.fields[i].size;
+  layout.padded = covered != layout.fixed_size;
   return layout;
 }
 
@@ -230,15 +234,17 @@ struct CommonHeader {
 };
 static_assert(sizeof(CommonHeader) == kCommonSize);
 
-constexpr std::uint8_t kZeros[8] = {};
+constexpr std::uint8_t kZeros[1] = {};
 constexpr char kNullString[] = "(null)";
 
 // The fixed part (common header, the fields at their offsets, padding, __data_loc words) is one
 // fragment whose copy callback stores each piece from the arguments straight into the ring (no
-// staging copy; at the ring's end it is called once per side with that side's window). Then one
-// fragment per piece of dynamic data (by pointer; a string's NUL is a fragment of its own, so a
-// string that changes while it is copied still ends in one).
+// staging copy, except when the part straddles the ring's end: then it is built on the stack and
+// each side's window copied from there). Then one fragment per piece of dynamic data (by pointer;
+// a string's NUL is a fragment of its own, so a string that changes while it is copied still ends
+// in one).
 constexpr std::size_t kMaxFragments = 1 + 2 * USERPERF_TP_MAX_FIELDS;
+constexpr std::size_t kMaxFixedSize = kCommonSize + 8 * USERPERF_TP_MAX_FIELDS;
 
 struct FixedPart {
   const userperf_tracepoint* tp;
@@ -248,49 +254,41 @@ struct FixedPart {
   std::array<std::uint32_t, USERPERF_TP_MAX_FIELDS> locs;  // set for the dynamic fields only
 };
 
-// Stores the bytes [offset, offset + len) of `n` bytes placed at `at` of the fixed part: `src`,
-// or zeros when it is nullptr.
-inline void put_clipped(std::uint8_t* dst, std::size_t offset, std::size_t len, std::size_t at,
-                        const void* src, std::size_t n) {
-  const std::size_t lo = at > offset ? at : offset;
-  const std::size_t hi = at + n < offset + len ? at + n : offset + len;
-  if (lo >= hi) return;
-  if (src == nullptr) {
-    std::memset(dst + (lo - offset), 0, hi - lo);
-    return;
-  }
-  const auto* bytes = static_cast<const std::uint8_t*>(src) + (lo - at);
-  switch (hi - lo) {  // the common sizes as single moves, not calls
-    case 1:
-      dst[lo - offset] = bytes[0];
-      break;
-    case 2:
-      std::memcpy(dst + (lo - offset), bytes, 2);
-      break;
-    case 4:
-      std::memcpy(dst + (lo - offset), bytes, 4);
-      break;
-    case 8:
-      std::memcpy(dst + (lo - offset), bytes, 8);
-      break;
-    default:
-      std::memcpy(dst + (lo - offset), bytes, hi - lo);
+// The whole fixed part at dst: padding zeroed, each field one move of its size.
+void store_fixed_part(std::uint8_t* dst, const FixedPart& part) {
+  const Layout& layout = *part.layout;
+  if (layout.padded) std::memset(dst, 0, layout.fixed_size);
+  std::memcpy(dst, &part.common, sizeof part.common);
+  for (std::uint32_t i = 0; i < part.tp->nr_fields; ++i) {
+    const FieldLayout& f = layout.fields[i];
+    const auto* src = static_cast<const std::uint8_t*>(f.dynamic ? &part.locs[i] : part.args[i]);
+    std::uint8_t* at = dst + f.offset;
+    switch (f.size) {
+      case 1:
+        *at = *src;
+        break;
+      case 2:
+        std::memcpy(at, src, 2);
+        break;
+      case 4:
+        std::memcpy(at, src, 4);
+        break;
+      default:
+        std::memcpy(at, src, 8);
+        break;
+    }
   }
 }
 
 std::size_t copy_fixed_part(void* out, const void* src, std::size_t offset, std::size_t len) {
   const FixedPart& part = *static_cast<const FixedPart*>(src);
-  const Layout& layout = *part.layout;
-  auto* dst = static_cast<std::uint8_t*>(out);
-  put_clipped(dst, offset, len, 0, &part.common, sizeof part.common);
-  std::uint32_t end = kCommonSize;
-  for (std::uint32_t i = 0; i < part.tp->nr_fields; ++i) {
-    const FieldLayout& f = layout.fields[i];
-    put_clipped(dst, offset, len, end, nullptr, f.offset - end);  // alignment padding
-    put_clipped(dst, offset, len, f.offset, f.dynamic ? &part.locs[i] : part.args[i], f.size);
-    end = f.offset + f.size;
+  if (offset == 0 && len == part.layout->fixed_size) {
+    store_fixed_part(static_cast<std::uint8_t*>(out), part);
+    return 0;
   }
-  put_clipped(dst, offset, len, end, nullptr, layout.fixed_size - end);
+  std::uint8_t staged[kMaxFixedSize];
+  store_fixed_part(staged, part);
+  std::memcpy(out, staged + offset, len);
   return 0;
 }
 
@@ -300,20 +298,22 @@ union FragmentSlot {
   core::RawFragment fragment;
 };
 
+// The record's RAW payload: raw.frag is the fixed part, each piece of dynamic data is linked
+// after it. Built in place: a fragment copied after being stored field by field would wait on
+// store forwarding.
 struct RecordParts {
   FixedPart fixed;
-  std::array<FragmentSlot, kMaxFragments> frags;
-  std::size_t nr = 0;
   core::RawRecord raw;
+  std::array<FragmentSlot, kMaxFragments - 1> dynamic;
+  std::size_t nr = 0;
+  core::RawFragment* last = &raw.frag;
 
-  void add(const void* data, std::size_t size, ring::CopyFn copy = nullptr) {
+  void add(const void* data, std::size_t size) {
     if (size == 0) return;
-    new (&frags[nr].fragment) core::RawFragment{data, static_cast<std::uint32_t>(size), copy};
-    ++nr;
-  }
-  void finish() {
-    for (std::size_t i = 0; i + 1 < nr; ++i) frags[i].fragment.next = &frags[i + 1].fragment;
-    raw.frag = frags[0].fragment;
+    core::RawFragment* f =
+        new (&dynamic[nr++].fragment) core::RawFragment{data, static_cast<std::uint32_t>(size)};
+    last->next = f;
+    last = f;
   }
 };
 
@@ -330,12 +330,11 @@ bool build_record(const userperf_tracepoint& tp, const void* const* args, const 
   parts.fixed.args = args;
   parts.fixed.layout = &layout;
   parts.fixed.common = {static_cast<std::uint16_t>(id), 0, 0, tid};
-  parts.add(&parts.fixed, layout.fixed_size, copy_fixed_part);
-  std::array<DynamicPiece, USERPERF_TP_MAX_FIELDS> dynamic;  // set for the dynamic fields only
+  parts.raw.frag = {&parts.fixed, layout.fixed_size, copy_fixed_part, nullptr};
   std::uint32_t dynamic_offset = layout.fixed_size;
   for (std::uint32_t i = 0; i < tp.nr_fields; ++i) {
     if (!layout.fields[i].dynamic) continue;
-    DynamicPiece& piece = dynamic[i];
+    DynamicPiece piece;
     if (tp.fields[i].kind == USERPERF_TP_STRING) {
       const char* s = *static_cast<const char* const*>(args[i]);
       if (s == nullptr) s = kNullString;
@@ -351,7 +350,6 @@ bool build_record(const userperf_tracepoint& tp, const void* const* args, const 
     parts.add(piece.data, piece.size);
     if (piece.nul) parts.add(kZeros, 1);
   }
-  parts.finish();
   return true;
 }
 

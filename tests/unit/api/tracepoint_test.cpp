@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <string>
@@ -152,6 +153,49 @@ TEST_F(TracepointTest, StringsAndByteArrays) {
       .put<std::int16_t>(3)
       .put<std::uint16_t>(0);
   EXPECT_EQ(samples[1].raw, empty.padded());
+}
+
+// A record's fixed part is stored field by field straight into the ring; where it straddles the
+// ring's end it is built on the stack and each side copied. Fired until the fixed part has been
+// split at both places a 4-page ring allows (it starts 4 bytes past a multiple of 8), every record
+// is byte for byte the one expected, padding zeroed.
+TEST_F(TracepointTest, RecordsAcrossTheRingsEndAreExact) {
+  pmu::tracepoint_define(kBlobId, "tptest:blob");
+  ThreadTracepointEvent ev(kBlobId);
+  ASSERT_GE(ev.fd, 0);
+  const std::uint64_t data_size = 4 * 4096;
+  constexpr std::uint64_t kFixedAt = 8 + 8 + 4;  // header, TID, the RAW size
+  constexpr std::uint64_t kFixedSize = 20;
+  std::uint8_t payload[23];
+  for (std::size_t i = 0; i < sizeof payload; ++i) payload[i] = static_cast<std::uint8_t>(0xa0 + i);
+  std::vector<std::uint64_t> splits_seen;
+  for (int i = 0; i < 20000 && splits_seen.size() < 2; ++i) {
+    const std::uint64_t head =
+        std::atomic_ref<__u64>(ev.ring.control()->data_head).load(std::memory_order_acquire);
+    const std::uint64_t at = (head + kFixedAt) % data_size;
+    const std::size_t len = static_cast<std::size_t>(i % 23);
+    userperf_trace(tptest, blob, static_cast<std::uint8_t>(i), (userperf_bytes{payload, len}),
+                   static_cast<std::int16_t>(-i));
+    const auto samples = ev.samples();
+    ASSERT_EQ(samples.size(), 1u);
+    Bytes expected;
+    expected.common(kBlobId, gettid())
+        .put<std::uint8_t>(static_cast<std::uint8_t>(i))
+        .put<std::uint8_t>(0)
+        .put<std::uint16_t>(0)
+        .put<std::uint32_t>(data_loc(static_cast<std::uint32_t>(len), 20))
+        .put<std::int16_t>(static_cast<std::int16_t>(-i))
+        .put<std::uint16_t>(0)
+        .text(reinterpret_cast<const char*>(payload), len);
+    ASSERT_EQ(samples[0].raw, expected.padded()) << "fire " << i << " at ring offset " << at;
+    if (at + kFixedSize > data_size) {
+      const std::uint64_t split = data_size - at;
+      if (std::find(splits_seen.begin(), splits_seen.end(), split) == splits_seen.end()) {
+        splits_seen.push_back(split);
+      }
+    }
+  }
+  EXPECT_EQ(splits_seen.size(), 2u) << "the fixed part never straddled the ring's end both ways";
 }
 
 TEST_F(TracepointTest, NullStringRecordsNullAndLongStringsFit) {
