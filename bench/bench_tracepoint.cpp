@@ -7,7 +7,9 @@
 #include <benchmark/benchmark.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "api/engine_instance.hpp"
@@ -110,6 +112,58 @@ BENCHMARK(BM_Enabled_Tracepoint)
     ->Arg(kIssueAttr)
     ->Arg(kRecorderAttr)
     ->Arg(kRecordAttr);
+
+// The same hit (kIssueAttr) with `threads` - 1 other threads holding an event of the same
+// tracepoint, opened before the firing thread's (the table holds one event per recorded thread, as
+// under `userperf record`): the firing thread's lookup must not grow with them.
+void BM_Enabled_Tracepoint_AmongThreads(benchmark::State& state) {
+  const auto threads = static_cast<int>(state.range(0));
+  core::EngineLimits limits = api::engine().limits();
+  limits.max_sample_rate = 1u << 30;
+  api::engine().set_limits(limits);
+  if (userperf_tracepoint_check(&userperf_tp_bench_request, nullptr, 0) != 0) {
+    return state.SkipWithError("bench:request is not a valid descriptor");
+  }
+  pmu::tracepoint_define(kRequestId, "bench:request");
+  perf_event_attr attr{};
+  attr.size = sizeof attr;
+  attr.type = PERF_TYPE_TRACEPOINT;
+  attr.config = kRequestId;
+  attr.sample_period = 1;
+  attr.sample_type = kIssueAttr;
+  std::atomic<int> opened{0};
+  std::atomic<bool> done{false};
+  std::vector<std::thread> others;
+  for (int i = 1; i < threads; ++i) {
+    others.emplace_back([&] {
+      const int fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
+      opened.fetch_add(1);
+      while (!done.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      if (fd >= 0) userperf_close(fd);
+    });
+  }
+  while (opened.load() < threads - 1) std::this_thread::yield();
+  const int fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
+  if (fd >= 0) {
+    testing::MappedRing ring(fd, kDataPages);
+    perf_event_mmap_page* control = ring.control();
+    const std::uint64_t head_before = bench::load_head(control);
+    std::uint64_t n = 0;
+    for (auto _ : state) {
+      userperf_trace(bench, request, 5, "/x", -1);
+      if (++n % kConsumeEvery == 0) bench::consume_all(control);
+    }
+    if (bench::load_head(control) - head_before != n * record_size(kIssueAttr)) {
+      state.SkipWithError("not one record of the expected size per iteration");
+    }
+    userperf_close(fd);
+  } else {
+    state.SkipWithError("cannot open the tracepoint event");
+  }
+  done.store(true);
+  for (std::thread& t : others) t.join();
+}
+BENCHMARK(BM_Enabled_Tracepoint_AmongThreads)->ArgName("threads")->Arg(1)->Arg(64)->UseRealTime();
 
 void BM_Enabled_MemcpyBaseline(benchmark::State& state) {
   const std::uint32_t size = record_size(static_cast<std::uint64_t>(state.range(0)));

@@ -519,6 +519,75 @@ void tracepoint_set_format_callback(TracepointFormatCallback callback) {
 
 // ---- write path -------------------------------------------------------------------------------
 
+namespace {
+
+// The events of a table that sample thread `tid`, each passed to fn.
+template <class Fn>
+void for_each_event_of(EventTable& table, pid_t tid, Fn&& fn) {
+  const std::size_t used = table.used.load(std::memory_order_acquire);
+  for (std::size_t i = 0; i < used; ++i) {
+    core::Event* event = table.events[i].load(std::memory_order_acquire);
+    if (event != nullptr && event->pid == tid) fn(*event);
+  }
+}
+
+// What a thread's fire of a table finds: its one event, none, or several (then they are scanned).
+struct ThreadEvent {
+  core::Event* event = nullptr;
+  bool several = false;
+};
+
+// A thread's lookups, cached: a fire costs a compare instead of a scan of every thread's events.
+// Valid while the generation is current (bind and destroy move it, under the registry mutex,
+// before destroy's grace period: a cached event is alive while its generation is); keyed by the
+// thread id too, so a fork child, whose thread inherits this block with a new id, misses. `busy`
+// keeps a fire nested in another on the same thread (a signal handler) from reading or writing
+// an entry the interrupted one is in the middle of: the nested one scans.
+struct CachedLookup {
+  std::uint32_t slot = 0;  // table + 1; 0: empty
+  pid_t tid = 0;
+  std::uint64_t generation = 0;
+  ThreadEvent found;
+};
+constexpr std::size_t kCachedLookups = 8;  // direct-mapped by slot
+struct LookupCache {
+  std::array<CachedLookup, kCachedLookups> entries;
+  bool busy;
+};
+__attribute__((tls_model("initial-exec"))) constinit thread_local LookupCache t_lookups{};
+constinit std::atomic<std::uint64_t> g_generation{1};
+
+ThreadEvent scan(EventTable& table, pid_t tid) {
+  ThreadEvent found;
+  for_each_event_of(table, tid, [&](core::Event& event) {
+    found.several = found.event != nullptr || found.several;
+    found.event = found.several ? nullptr : &event;
+  });
+  return found;
+}
+
+ThreadEvent thread_event(EventTable& table, std::uint32_t slot, pid_t tid) {
+  LookupCache& cache = t_lookups;
+  if (cache.busy) return scan(table, tid);
+  cache.busy = true;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  // Inside the caller's grace period: an event found under this generation outlives the fire.
+  const std::uint64_t generation = g_generation.load(std::memory_order_acquire);
+  CachedLookup& entry = cache.entries[slot % kCachedLookups];
+  if (entry.slot != slot || entry.tid != tid || entry.generation != generation) {
+    entry.slot = slot;
+    entry.tid = tid;
+    entry.generation = generation;
+    entry.found = scan(table, tid);
+  }
+  const ThreadEvent found = entry.found;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  cache.busy = false;
+  return found;
+}
+
+}  // namespace
+
 void tracepoint_fire(const userperf_tracepoint& tp, const void* const* args, std::uint64_t ip) {
   core::OutputGuard guard(g_grace);
   const std::uint32_t slot = __atomic_load_n(&tp.library_slot, __ATOMIC_ACQUIRE);
@@ -527,32 +596,37 @@ void tracepoint_fire(const userperf_tracepoint& tp, const void* const* args, std
   const pid_t tid = support::current_tid();
   RecordParts parts;
   bool built = false;
-  const std::size_t used = table.used.load(std::memory_order_acquire);
-  for (std::size_t i = 0; i < used; ++i) {
-    core::Event* event = table.events[i].load(std::memory_order_acquire);
-    if (event == nullptr || event->pid != tid) continue;
-    if (event->state.load(std::memory_order_acquire) != core::EventState::kActive) continue;
+  auto fire = [&](core::Event& event) {
+    if (event.state.load(std::memory_order_acquire) != core::EventState::kActive) return;
     if (!built) {
       // A field past the 64 KiB record limit: lost, as the kernel's refused samples are.
       if (!build_record(tp, args, table.layout, table.id, tid, parts)) {
-        core::count_lost_sample(*event);
-        continue;
+        core::count_lost_sample(event);
+        return;
       }
       built = true;
     }
-    core::Engine& engine = static_cast<TracepointPmu*>(event->pmu)->engine();
+    core::Engine& engine = static_cast<TracepointPmu*>(event.pmu)->engine();
     // A software event (perf_tp_event -> perf_swevent_event): its first overflow is never
     // throttled.
-    core::count_and_overflow(*event, 1, [&](std::uint64_t period, bool throttle) {
+    core::count_and_overflow(event, 1, [&](std::uint64_t period, bool throttle) {
       core::SampleData data;
       data.ip = ip;
       data.period = period;
-      if (event->attr.sample_type & PERF_SAMPLE_CPU) {
+      data.pid = static_cast<std::uint32_t>(support::current_pid());
+      data.tid = static_cast<std::uint32_t>(tid);
+      if (event.attr.sample_type & PERF_SAMPLE_CPU) {
         data.cpu = static_cast<std::uint32_t>(sched_getcpu());
       }
       data.raw = &parts.raw;
-      return engine.overflow(*event, data, throttle);
+      return engine.overflow(event, data, throttle);
     });
+  };
+  const ThreadEvent found = thread_event(table, slot, tid);
+  if (found.event != nullptr) {
+    fire(*found.event);
+  } else if (found.several) {
+    for_each_event_of(table, tid, fire);
   }
 }
 
@@ -587,6 +661,7 @@ int TracepointPmu::event_bind(core::Event& event) {
       table.used.store(i + 1, std::memory_order_release);
     }
     event.pmu_private = d->table + 1;
+    g_generation.fetch_add(1, std::memory_order_release);
     ++d->nr_events;
     set_enabled(*d);
     return 0;
@@ -614,6 +689,7 @@ void TracepointPmu::destroy(core::Event& event) {
       core::Event* expected = &event;
       if (entry.compare_exchange_strong(expected, nullptr)) break;
     }
+    g_generation.fetch_add(1, std::memory_order_release);  // cached lookups of it are stale
     Definition& d = r.definitions[slot - 1];
     --d.nr_events;
     set_enabled(d);

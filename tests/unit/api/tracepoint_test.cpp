@@ -2,6 +2,7 @@
 // registration, the format text, the RAW record byte for byte, strings and byte arrays, per-thread
 // events and refused descriptors.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -304,6 +305,55 @@ TEST_F(TracepointTest, EachThreadSeesOnlyItsOwnRecords) {
   b.join();
   EXPECT_EQ(failures[0], "");
   EXPECT_EQ(failures[1], "");
+}
+
+// A thread's lookup of its event is cached per thread; the cache must follow the events: a
+// second event of the same thread (both get every hit), the first one closed (only the second),
+// a fork child, whose thread has another id and so no event: its hits reach no ring, its
+// parent's included (which shares the ring's memory); and every event closed.
+TEST_F(TracepointTest, ThreadLookupsFollowOpenCloseAndFork) {
+  pmu::tracepoint_define(kThreadsId, "tptest:threads");
+  auto values = [](const std::vector<ThreadTracepointEvent::Sample>& samples) {
+    std::vector<std::uint32_t> out;
+    for (const auto& s : samples) {
+      std::uint32_t v = 0;
+      std::memcpy(&v, s.raw.data() + 8, sizeof v);
+      out.push_back(v);
+    }
+    return out;
+  };
+  ThreadTracepointEvent first(kThreadsId);
+  ASSERT_GE(first.fd, 0);
+  userperf_trace(tptest, threads, 1);  // cached: one event
+  {
+    ThreadTracepointEvent second(kThreadsId);
+    ASSERT_GE(second.fd, 0);
+    userperf_trace(tptest, threads, 2);  // both
+    EXPECT_EQ(values(second.samples()), (std::vector<std::uint32_t>{2}));
+    EXPECT_EQ(values(first.samples()), (std::vector<std::uint32_t>{1, 2}));
+    first.close();
+    userperf_trace(tptest, threads, 3);  // the second only
+    EXPECT_EQ(values(second.samples()), (std::vector<std::uint32_t>{3}));
+    const pid_t child = fork();
+    if (child == 0) {
+      for (std::uint32_t i = 0; i < 10; ++i) userperf_trace(tptest, threads, 100 + i);
+      _exit(0);
+    }
+    ASSERT_GT(child, 0);
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    EXPECT_EQ(values(second.samples()), std::vector<std::uint32_t>{}) << "the child's hits";
+    userperf_trace(tptest, threads, 4);
+    EXPECT_EQ(values(second.samples()), (std::vector<std::uint32_t>{4}));
+  }
+  // The cached event was closed and freed: a hit now must not reach it (ASan sees a use after
+  // free if it does).
+  userperf_trace(tptest, threads, 5);
+  ThreadTracepointEvent third(kThreadsId);
+  ASSERT_GE(third.fd, 0);
+  userperf_trace(tptest, threads, 6);
+  EXPECT_EQ(values(third.samples()), (std::vector<std::uint32_t>{6}));
 }
 
 TEST_F(TracepointTest, CpuWideAndBranchSamplingAreRefused) {
