@@ -56,6 +56,14 @@ TEST(CalltraceConcurrency, AnotherThreadEndsTheOwnersHandleWhileItTraces) {
       pairs.store(i + 1, std::memory_order_relaxed);
     }
   });
+  struct Join {  // also when an assertion returns early
+    std::atomic<bool>& stop;
+    std::thread& thread;
+    ~Join() {
+      stop = true;
+      thread.join();
+    }
+  } join{stop, traced};
   ASSERT_TRUE(eventually([&] { return tid.load() != 0; }));
 
   perf_event_attr attr = testing::source_attr("calltrace");
@@ -77,7 +85,9 @@ TEST(CalltraceConcurrency, AnotherThreadEndsTheOwnersHandleWhileItTraces) {
     if (ring::aux_bias_enabled()) {
       owned_every_round &= eventually([&] { return writer.owner.load() == token.load(); });
     }
-    ASSERT_TRUE(eventually([&] { return stats(fd).recorded >= before + 200; }));
+    ASSERT_TRUE(eventually([&] { return stats(fd).recorded >= before + 200; }))
+        << "round " << round << ": " << stats(fd).recorded - before << " stored, "
+        << stats(fd).dropped << " dropped";
     ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
     EXPECT_EQ(writer.owner.load(), 0u) << "the disable revoked the owner";
     // Disabled: no byte moves any more, and the newest bytes are whole entries. (The counters
@@ -90,7 +100,7 @@ TEST(CalltraceConcurrency, AnotherThreadEndsTheOwnersHandleWhileItTraces) {
                          << decoded.error().offset;
     ASSERT_FALSE(events.empty());
     const std::uint64_t pairs_then = pairs.load();
-    ASSERT_TRUE(eventually([&] { return pairs.load() >= pairs_then + 100; }));
+    ASSERT_TRUE(eventually([&] { return pairs.load() >= pairs_then + 100; })) << "round " << round;
     EXPECT_EQ(maps->aux_head(), head) << "round " << round << ": a store after the disable";
     const std::uint64_t recorded = stats(fd).recorded;
     std::uint64_t count = 0;
@@ -109,8 +119,6 @@ TEST(CalltraceConcurrency, AnotherThreadEndsTheOwnersHandleWhileItTraces) {
   ASSERT_EQ(userperf_close(fd), 0);
   const std::uint64_t after_close = pairs.load();
   ASSERT_TRUE(eventually([&] { return pairs.load() >= after_close + 1000; }));
-  stop = true;
-  traced.join();
 }
 
 }  // namespace
