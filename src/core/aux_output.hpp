@@ -89,7 +89,9 @@ inline bool AuxOutput::write2(const void* a, std::size_t alen, const void* b, st
   return true;
 }
 
-inline void AuxOutput::store2(const void* a, std::size_t alen, const void* b, std::size_t blen) {
+// Always inline: the owner's path (AuxStream::append) is one function at -O2 too.
+__attribute__((always_inline)) inline void AuxOutput::store2(const void* a, std::size_t alen,
+                                                             const void* b, std::size_t blen) {
   const std::uint64_t len = alen + blen;
   aux_->set_store_end(head_ + len);
   aux_->store(head_, a, alen);
@@ -181,8 +183,10 @@ __attribute__((always_inline)) inline bool AuxStream::append_owned(const void* a
   return true;
 }
 
-inline AuxStream::Append AuxStream::append(const void* a, std::size_t alen, const void* b,
-                                           std::size_t blen) {
+__attribute__((always_inline)) inline AuxStream::Append AuxStream::append(const void* a,
+                                                                          std::size_t alen,
+                                                                          const void* b,
+                                                                          std::size_t blen) {
   const std::uintptr_t self = ring::aux_thread_token();
   // A signal handler that interrupted this thread's own owned store or copy.
   if (ring::AuxWriter::holder(writer_.busy.load(std::memory_order_relaxed)) == self) {
