@@ -247,47 +247,6 @@ void AuxStream::claim(ring::AuxRing* aux, std::uintptr_t self) {
   writer_.owner.store(self, std::memory_order_relaxed);
 }
 
-// Inlined into append: the owner's whole store is one function.
-__attribute__((always_inline)) inline bool AuxStream::append_owned(const void* a, std::size_t alen,
-                                                                   const void* b,
-                                                                   std::size_t blen) {
-  // The owner's handle is open on its area (only a byte lock holder ends it, and it revokes the
-  // owner first), so neither the area nor the data ring can go away: no grace period.
-  if (!running_.load(std::memory_order_acquire) ||
-      event_.state.load(std::memory_order_acquire) != EventState::kActive || !handle_.active()) {
-    return false;
-  }
-  const ring::AuxRing& aux = *handle_.aux();
-  const std::uint64_t len = alen + blen;
-  if (aux.overwrite()) {
-    if (len > aux.size() - 1) return false;
-  } else if (len > handle_.size() || aux.past_watermark(handle_.head() + len)) {
-    return false;  // the handle must end (a record, a wakeup): the locked path does it
-  }
-  handle_.write2(a, alen, b, blen);
-  return true;
-}
-
-AuxStream::Append AuxStream::append(const void* a, std::size_t alen, const void* b,
-                                    std::size_t blen) {
-  const std::uintptr_t self = ring::aux_thread_token();
-  // A signal handler that interrupted this thread's own owned store or copy.
-  if (ring::AuxWriter::holder(writer_.busy.load(std::memory_order_relaxed)) == self) {
-    return drop(Append::kNested, false);
-  }
-  if (writer_.owner.load(std::memory_order_relaxed) == self) {
-    writer_.busy.store(self | ring::AuxWriter::kAppending, std::memory_order_relaxed);
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-    // A revoker stores owner = 0 and then runs a heavy barrier before it reads `busy`: either it
-    // sees this thread inside, or this load sees 0 (ring::AuxRing::lock_bytes).
-    const bool owned =
-        writer_.owner.load(std::memory_order_relaxed) == self && append_owned(a, alen, b, blen);
-    writer_.busy.store(0, std::memory_order_release);
-    if (owned) return Append::kOk;
-  }
-  return append_locked(a, alen, b, blen, self);
-}
-
 AuxStream::Append AuxStream::append_locked(const void* a, std::size_t alen, const void* b,
                                            std::size_t blen, std::uintptr_t self) {
   OutputGuard guard(grace_);

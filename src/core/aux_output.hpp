@@ -62,6 +62,12 @@ class AuxOutput {
   bool write(const void* src, std::size_t len);
   // Two pieces as one store (an entry's header and payload), without a staging copy.
   bool write2(const void* a, std::size_t alen, const void* b, std::size_t blen);
+  // Whether write2 of len bytes would store them (the handle is open and they fit).
+  bool fits(std::uint64_t len) const {
+    return aux_ != nullptr && (aux_->overwrite() ? len <= aux_->size() : len <= size_);
+  }
+  // write2 once fits(alen + blen) is known.
+  void store2(const void* a, std::size_t alen, const void* b, std::size_t blen);
   // Bytes written or skipped since begin() (what a software source passes to end()).
   std::uint64_t written() const { return written_; }
   // perf_aux_output_end with `size` new bytes (normal mode; ignored in overwrite mode, where the
@@ -78,9 +84,15 @@ class AuxOutput {
 };
 
 inline bool AuxOutput::write2(const void* a, std::size_t alen, const void* b, std::size_t blen) {
-  if (aux_ == nullptr) return false;
+  if (!fits(alen + blen)) return false;
+  store2(a, alen, b, blen);
+  return true;
+}
+
+// Always inline: the owner's path (AuxStream::append) is one function at -O2 too.
+__attribute__((always_inline)) inline void AuxOutput::store2(const void* a, std::size_t alen,
+                                                             const void* b, std::size_t blen) {
   const std::uint64_t len = alen + blen;
-  if (aux_->overwrite() ? len > aux_->size() : len > size_) return false;
   aux_->set_store_end(head_ + len);
   aux_->store(head_, a, alen);
   if (blen != 0) aux_->store(head_ + alen, b, blen);
@@ -91,7 +103,6 @@ inline bool AuxOutput::write2(const void* a, std::size_t alen, const void* b, st
   // Overwrite mode: aux_head follows every store, not only end(), so that a consumer holding the
   // mapping finds the newest data even if this process dies without ending the handle.
   if (aux_->overwrite()) aux_->publish_head(head_);
-  return true;
 }
 
 class AuxStream {
@@ -150,5 +161,48 @@ class AuxStream {
   std::atomic<bool> pending_partial_{false};
   std::atomic<std::uint64_t> dropped_{0};
 };
+
+// Inline, as append: the owner's whole store is in its caller (a source's write path).
+__attribute__((always_inline)) inline bool AuxStream::append_owned(const void* a, std::size_t alen,
+                                                                   const void* b,
+                                                                   std::size_t blen) {
+  // The owner's handle is open on its area (only a byte lock holder ends it, and it revokes the
+  // owner first), so neither the area nor the data ring can go away: no grace period.
+  if (!running_.load(std::memory_order_acquire) ||
+      event_.state.load(std::memory_order_acquire) != EventState::kActive || !handle_.active()) {
+    return false;
+  }
+  const ring::AuxRing& aux = *handle_.aux();
+  const std::uint64_t len = alen + blen;
+  if (aux.overwrite()) {
+    if (len > aux.size() - 1) return false;
+  } else if (len > handle_.size() || aux.past_watermark(handle_.head() + len)) {
+    return false;  // the handle must end (a record, a wakeup): the locked path does it
+  }
+  handle_.store2(a, alen, b, blen);  // fits: checked just above
+  return true;
+}
+
+__attribute__((always_inline)) inline AuxStream::Append AuxStream::append(const void* a,
+                                                                          std::size_t alen,
+                                                                          const void* b,
+                                                                          std::size_t blen) {
+  const std::uintptr_t self = ring::aux_thread_token();
+  // A signal handler that interrupted this thread's own owned store or copy.
+  if (ring::AuxWriter::holder(writer_.busy.load(std::memory_order_relaxed)) == self) {
+    return drop(Append::kNested, false);
+  }
+  if (writer_.owner.load(std::memory_order_relaxed) == self) {
+    writer_.busy.store(self | ring::AuxWriter::kAppending, std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    // A revoker stores owner = 0 and then runs a heavy barrier before it reads `busy`: either it
+    // sees this thread inside, or this load sees 0 (ring::AuxRing::lock_bytes).
+    const bool owned =
+        writer_.owner.load(std::memory_order_relaxed) == self && append_owned(a, alen, b, blen);
+    writer_.busy.store(0, std::memory_order_release);
+    if (owned) return Append::kOk;
+  }
+  return append_locked(a, alen, b, blen, self);
+}
 
 }  // namespace userperf::core

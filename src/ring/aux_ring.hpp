@@ -133,7 +133,7 @@ class AuxRing {
   void store(std::uint64_t pos, const void* src, std::size_t len) {
     const std::uint64_t offset = pos & mask_;
     if (len <= size_ - offset) {
-      std::memcpy(data_ + offset, src, len);
+      copy_in(data_ + offset, static_cast<const std::uint8_t*>(src), len);
     } else {
       store_wrapping(pos, src, len);
     }
@@ -161,6 +161,25 @@ class AuxRing {
   std::atomic<std::uint64_t> store_end_{0};
   std::atomic<AuxWriter*> writer_{nullptr};
 
+  // A trace entry is a few words: 8 to 32 bytes are two overlapping moves each way, inline (a call
+  // to memcpy costs more than the copy). Longer or shorter pieces go to memcpy.
+  static void copy_in(std::uint8_t* dst, const std::uint8_t* src, std::size_t len) {
+    if (len - 8 <= 8) {
+      std::uint64_t first, last;
+      std::memcpy(&first, src, 8);
+      std::memcpy(&last, src + len - 8, 8);
+      std::memcpy(dst, &first, 8);
+      std::memcpy(dst + len - 8, &last, 8);
+    } else if (len - 17 <= 15) {
+      unsigned char first[16], last[16];
+      std::memcpy(first, src, 16);
+      std::memcpy(last, src + len - 16, 16);
+      std::memcpy(dst, first, 16);
+      std::memcpy(dst + len - 16, last, 16);
+    } else {
+      std::memcpy(dst, src, len);
+    }
+  }
   bool revoke_writer(std::uintptr_t self);  // byte lock held
   void store_wrapping(std::uint64_t pos, const void* src, std::size_t len);
 };

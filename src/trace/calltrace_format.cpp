@@ -9,66 +9,15 @@
 
 namespace userperf::trace {
 
-namespace {
+using namespace calltrace_units;
 
-constexpr std::uint64_t kTagSync = 3;
-constexpr std::uint64_t kTagEvent = 1;
-constexpr std::uint64_t kTagContinuation = 2;
-constexpr unsigned kTagShift = 62;
-constexpr std::uint64_t kAddressMask = (std::uint64_t{1} << 48) - 1;
-constexpr std::uint64_t kTimeMask = (std::uint64_t{1} << 62) - 1;
-constexpr std::uint64_t kExitBit = std::uint64_t{1} << 61;
-constexpr std::uint64_t kContinuedBit = std::uint64_t{1} << 60;
-constexpr unsigned kDeltaShift = 48;
-constexpr unsigned kLowDeltaBits = 12;
-constexpr unsigned kHighDeltaBits = 14;
-constexpr std::uint64_t kLowDeltaLimit = std::uint64_t{1} << kLowDeltaBits;
-constexpr std::uint64_t kDeltaLimit = std::uint64_t{1} << (kLowDeltaBits + kHighDeltaBits);
+namespace {
 
 std::uint64_t tag_of(std::uint64_t unit) {
   return unit >> kTagShift;
 }
 
 }  // namespace
-
-CallEntry CalltraceEncoder::encode(bool exit, std::uint64_t function, std::uint64_t call_site,
-                                   std::uint64_t now) const {
-  CallEntry e;
-  // An exit's call site is its enter's: leaving it out keeps exits to one unit.
-  const std::uint64_t site = exit ? 0 : call_site & kAddressMask;
-  // An event without a call site whose delta outgrew 12 bits takes a SYNC rather than a
-  // continuation: the same 16 bytes, and the events after it fit in one unit again.
-  const bool sync = !synced_ || now < sync_time_ || now - sync_time_ >= kDeltaLimit ||
-                    since_sync_ >= kSyncInterval ||
-                    (site == 0 && now - sync_time_ >= kLowDeltaLimit);
-  const std::uint64_t base = sync ? now : sync_time_;
-  const std::uint64_t delta = now - base;
-  const bool continued = site != 0 || delta >= kLowDeltaLimit;
-  std::size_t n = 0;
-  if (sync) {
-    e.units[n++] = (kTagSync << kTagShift) | (now & kTimeMask);
-    e.has_sync = true;
-    e.sync_time = now;
-  }
-  e.units[n++] = (kTagEvent << kTagShift) | (exit ? kExitBit : 0) |
-                 (continued ? kContinuedBit : 0) | ((delta & (kLowDeltaLimit - 1)) << kDeltaShift) |
-                 (function & kAddressMask);
-  if (continued) {
-    e.units[n++] =
-        (kTagContinuation << kTagShift) | ((delta >> kLowDeltaBits) << kDeltaShift) | site;
-  }
-  e.bytes = n * kUnitBytes;
-  return e;
-}
-
-void CalltraceEncoder::commit(const CallEntry& entry) {
-  if (entry.has_sync) {
-    synced_ = true;
-    sync_time_ = entry.sync_time;
-    since_sync_ = 0;
-  }
-  since_sync_ += entry.bytes;
-}
 
 Expected<void> decode_calltrace(std::span<const std::uint8_t> bytes, std::vector<CallEvent>& out,
                                 std::uint64_t* skipped) {

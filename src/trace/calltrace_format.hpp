@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "trace/aux_decoder.hpp"
+#include "trace/words.hpp"
 
 namespace userperf::trace {
 
@@ -37,6 +38,24 @@ struct CallEvent {
   bool timed = false;           // false before the window's first SYNC
   std::uint64_t offset = 0;     // byte offset of the event's first unit in the window
 };
+
+// The unit layout above, shared by the encoder (inline: it is on every traced call) and the
+// decoder.
+namespace calltrace_units {
+constexpr std::uint64_t kTagSync = 3;
+constexpr std::uint64_t kTagEvent = 1;
+constexpr std::uint64_t kTagContinuation = 2;
+constexpr unsigned kTagShift = 62;
+constexpr std::uint64_t kAddressMask = (std::uint64_t{1} << 48) - 1;
+constexpr std::uint64_t kTimeMask = (std::uint64_t{1} << 62) - 1;
+constexpr std::uint64_t kExitBit = std::uint64_t{1} << 61;
+constexpr std::uint64_t kContinuedBit = std::uint64_t{1} << 60;
+constexpr unsigned kDeltaShift = 48;
+constexpr unsigned kLowDeltaBits = 12;
+constexpr unsigned kHighDeltaBits = 14;
+constexpr std::uint64_t kLowDeltaLimit = std::uint64_t{1} << kLowDeltaBits;
+constexpr std::uint64_t kDeltaLimit = std::uint64_t{1} << (kLowDeltaBits + kHighDeltaBits);
+}  // namespace calltrace_units
 
 // One entry as the source stores it: up to three units, never split.
 struct CallEntry {
@@ -54,15 +73,53 @@ class CalltraceEncoder {
   // once the entry is stored; an entry that was dropped is simply not committed.
   CallEntry encode(bool exit, std::uint64_t function, std::uint64_t call_site,
                    std::uint64_t now) const;
-  void commit(const CallEntry& entry);
+  void commit(const CallEntry& entry) {
+    if (entry.has_sync) {
+      sync_time_ = entry.sync_time;
+      since_sync_ = 0;
+    }
+    since_sync_ += entry.bytes;
+  }
   // The next entry starts with a SYNC (after a gap in the stream).
-  void reset() { synced_ = false; }
+  void reset() { since_sync_ = kSyncInterval; }
 
  private:
-  bool synced_ = false;
   std::uint64_t sync_time_ = 0;
-  std::uint64_t since_sync_ = 0;  // bytes written since the last SYNC
+  // Bytes written since the last SYNC; kSyncInterval (a SYNC is due) before the first one and
+  // after a gap.
+  std::uint64_t since_sync_ = kSyncInterval;
 };
+
+// Inline and branch-light (the units are selected, not written conditionally): the calltrace
+// source encodes one entry per instrumented function entry and exit.
+inline CallEntry CalltraceEncoder::encode(bool exit, std::uint64_t function,
+                                          std::uint64_t call_site, std::uint64_t now) const {
+  using namespace calltrace_units;
+  // An exit's call site is its enter's: leaving it out keeps exits to one unit.
+  const std::uint64_t site = exit ? 0 : call_site & kAddressMask;
+  // Unsigned: a clock that went back (now < sync_time_) gives a huge distance, hence a SYNC. An
+  // event without a call site whose delta outgrew 12 bits takes a SYNC rather than a continuation:
+  // the same 16 bytes, and the events after it fit in one unit again.
+  const std::uint64_t since = now - sync_time_;
+  const bool sync =
+      since >= (site != 0 ? kDeltaLimit : kLowDeltaLimit) || since_sync_ >= kSyncInterval;
+  const std::uint64_t delta = sync ? 0 : since;
+  // Without a call site the delta fits in the event unit (else a SYNC was taken just above).
+  const bool continued = site != 0;
+  const std::uint64_t event =
+      (kTagEvent << kTagShift) | (exit ? kExitBit : 0) | (continued ? kContinuedBit : 0) |
+      ((delta & (kLowDeltaLimit - 1)) << kDeltaShift) | (function & kAddressMask);
+  const std::uint64_t continuation =
+      (kTagContinuation << kTagShift) | ((delta >> kLowDeltaBits) << kDeltaShift) | site;
+  CallEntry e;
+  e.units[0] = sync ? (kTagSync << kTagShift) | (now & kTimeMask) : event;
+  e.units[1] = sync ? event : continuation;
+  e.units[2] = continuation;
+  e.bytes = (std::size_t{sync} + 1 + std::size_t{continued}) * kUnitBytes;
+  e.has_sync = sync;
+  e.sync_time = now;
+  return e;
+}
 
 // Decodes a window into events; the first corrupt unit is corrupt_at its offset (events before it
 // stay in `out`). Leading units up to the first EVENT or SYNC that cannot start an entry (the tail

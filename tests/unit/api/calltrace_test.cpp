@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -11,6 +12,7 @@
 
 #include "api/engine_instance.hpp"
 #include "pmu/aux_sources/calltrace_pmu.hpp"
+#include "support/pmu/test_pmu.hpp"
 #include "support/trace_sources.hpp"
 #include "trace/calltrace_format.hpp"
 #include "unit/api/calltrace_fixture.h"
@@ -162,6 +164,126 @@ TEST(CalltracePmu, SignalHandlersNestWithoutDeadlock) {
   const auto events = decode(testing::consume(m));
   EXPECT_EQ(events.size(), s.recorded);
   EXPECT_EQ(s.recorded + s.nested + s.dropped, 2u * kPairs + g_handler_calls.load());
+}
+
+// ---- a signal inside the owner's store ----------------------------------------------------------
+// Once the traced thread owns its AUX area (core::AuxStream's biased byte lock), each entry is
+// stored with plain stores and no lock. A signal that lands inside such a store, as the recorder's
+// clock signal does, may run hooks (counted as nested, not stored: the encoder is mid-entry) and
+// take an AUX sample (whole entries, up to the last complete one, clear of the bytes being stored).
+// Made deterministic: the engine's own mapping of the area is read-only, so the store faults; the
+// SIGSEGV handler acts and then makes it writable again, and the store resumes.
+struct InsideStore {
+  std::uint8_t* area = nullptr;
+  std::size_t length = 0;
+  core::Event* sampler = nullptr;
+  const ring::AuxWriter* writer = nullptr;
+  int faults = 0;
+  std::uintptr_t busy_seen = 0;
+  std::uint64_t fired = 0;
+};
+InsideStore g_inside;
+
+void on_store_fault(int, siginfo_t* info, void*) {
+  InsideStore& in = g_inside;
+  const auto* at = static_cast<std::uint8_t*>(info->si_addr);
+  if (at < in.area || at >= in.area + in.length) abort();  // not ours: a real crash
+  ++in.faults;
+  in.busy_seen = in.writer->busy.load();
+  userperf_calltrace_enter(reinterpret_cast<void*>(0x7777'0000), nullptr);
+  userperf_calltrace_exit(reinterpret_cast<void*>(0x7777'0000), nullptr);
+  in.fired += static_cast<testing::TestPmu*>(in.sampler->pmu)
+                  ->count(testing::engine(), *in.sampler, 1, core::SampleData{});
+  mprotect(in.area, in.length, PROT_READ | PROT_WRITE);
+}
+
+TEST(CalltracePmu, ASignalInsideTheOwnersStoreNestsAndSamplesWholeEntries) {
+  if (!ring::aux_bias_enabled()) GTEST_SKIP() << "membarrier PRIVATE_EXPEDITED is unavailable";
+  perf_event_attr attr = testing::source_attr("calltrace");
+  OwnedFd leader(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  ASSERT_GE(leader, 0) << strerror(errno);
+  perf_event_attr sattr = testing::test_attr(PERF_SAMPLE_AUX);
+  sattr.aux_sample_size = 4096;
+  OwnedFd sampler(userperf_perf_event_open(&sattr, 0, -1, leader, 0));
+  ASSERT_GE(sampler, 0) << strerror(errno);
+  MappedAux m(leader, 4, 1, /*overwrite=*/true);  // one page: the entries wrap onto the oldest
+  testing::MappedRing samples(sampler, 16);
+  ASSERT_TRUE(m.ok() && samples.ok()) << strerror(m.map_errno);
+  ASSERT_EQ(userperf_ioctl(leader, PERF_EVENT_IOC_ENABLE, 0), 0);
+  core::Event* ev = api::engine().event(leader);
+  ASSERT_NE(ev, nullptr);
+  const ring::AuxWriter& writer =
+      static_cast<pmu::CalltracePmu*>(ev->pmu)->source_of(*ev)->stream.writer();
+
+  constexpr std::uint64_t kPairs = 400;  // ~6 KiB: the area has wrapped
+  auto fn = [](std::uint64_t i) { return reinterpret_cast<void*>(0x4000'0000 + 0x40 * i); };
+  for (std::uint64_t i = 0; i < kPairs; ++i) {
+    userperf_calltrace_enter(fn(i), nullptr);
+    userperf_calltrace_exit(fn(i), nullptr);
+  }
+  ASSERT_EQ(writer.owner.load(), ring::aux_thread_token()) << "the traced thread owns the area";
+
+  ring::AuxRing* aux = ev->aux_area();
+  g_inside = InsideStore{};
+  g_inside.area = aux->data();
+  g_inside.length = aux->size();
+  g_inside.sampler = api::engine().event(sampler);
+  g_inside.writer = &writer;
+  struct sigaction sa {};
+  struct sigaction old {};
+  sa.sa_sigaction = on_store_fault;
+  sa.sa_flags = SA_SIGINFO;
+  sigemptyset(&sa.sa_mask);
+  ASSERT_EQ(sigaction(SIGSEGV, &sa, &old), 0);
+  ASSERT_EQ(mprotect(g_inside.area, g_inside.length, PROT_READ), 0);
+  void* const last = reinterpret_cast<void*>(0x5000'0000);
+  userperf_calltrace_enter(last, reinterpret_cast<void*>(0x5000'0100));  // faults in its store
+  sigaction(SIGSEGV, &old, nullptr);
+  userperf_calltrace_exit(last, nullptr);
+
+  ASSERT_EQ(g_inside.faults, 1);
+  EXPECT_EQ(g_inside.busy_seen, ring::aux_thread_token() | ring::AuxWriter::kAppending)
+      << "the signal landed inside the owner's unlocked store";
+  const auto s = stats(leader);
+  EXPECT_EQ(s.nested, 2u) << "the handler's hooks are counted as nested";
+  EXPECT_EQ(s.dropped, 0u);
+  EXPECT_EQ(s.recorded, 2 * kPairs + 2);
+  EXPECT_EQ(writer.owner.load(), ring::aux_thread_token()) << "nothing revoked the owner";
+
+  // The sample taken inside the store: whole entries ending with the last complete one, short of
+  // the area by the entry being stored (16 or 24 bytes: an enter with a call site, maybe a SYNC).
+  ASSERT_EQ(g_inside.fired, 1u);
+  std::vector<std::vector<std::uint8_t>> windows;
+  for (const auto& r : samples.drain()) {
+    if (testing::record_type(r) != PERF_RECORD_SAMPLE) continue;
+    const auto size = testing::field_at<std::uint64_t>(r, 8);
+    ASSERT_EQ(r.size(), 16 + size);
+    windows.emplace_back(r.begin() + 16, r.end());
+  }
+  ASSERT_EQ(windows.size(), 1u);
+  const std::size_t in_flight = m.aux_length - windows[0].size();
+  EXPECT_TRUE(in_flight == 16 || in_flight == 24) << in_flight;
+  const auto sampled = decode(windows[0]);
+  ASSERT_FALSE(sampled.empty());
+  EXPECT_TRUE(sampled.back().exit);
+  EXPECT_EQ(sampled.back().function, reinterpret_cast<std::uintptr_t>(fn(kPairs - 1)));
+  for (const auto& e : sampled) {
+    EXPECT_NE(e.function, 0x7777'0000u);
+    EXPECT_NE(e.function, 0x5000'0000u);
+  }
+
+  // The trace itself: the interrupted entry whole, the handler's hooks nowhere.
+  ASSERT_EQ(userperf_ioctl(leader, PERF_EVENT_IOC_DISABLE, 0), 0);
+  const auto events = decode(testing::newest_bytes(m));
+  ASSERT_GE(events.size(), 4u);
+  const auto& enter = events[events.size() - 2];
+  EXPECT_FALSE(enter.exit);
+  EXPECT_EQ(enter.function, 0x5000'0000u);
+  EXPECT_EQ(enter.call_site, 0x5000'0100u);
+  EXPECT_TRUE(events.back().exit);
+  EXPECT_EQ(events.back().function, 0x5000'0000u);
+  EXPECT_EQ(events[events.size() - 3].function, reinterpret_cast<std::uintptr_t>(fn(kPairs - 1)));
+  for (const auto& e : events) EXPECT_NE(e.function, 0x7777'0000u);
 }
 
 }  // namespace
