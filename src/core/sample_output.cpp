@@ -53,6 +53,16 @@ std::uint64_t stream_id(const Event& event) {
   return event.id;
 }
 
+// PERF_SAMPLE_AUX's data, last in the record: what still fits under the 16-bit record size after
+// the `size` bytes before it (its size word included), rounded down to 8 (perf_prepare_sample).
+// Returns the record's size with it.
+std::uint64_t size_aux_field(const Event& event, SampleData& data, std::uint64_t size) {
+  const std::uint64_t room = size < 0xffff ? (0xffff - size) & ~std::uint64_t{7} : 0;
+  data.aux_copy = std::min<std::uint64_t>({event.attr.aux_sample_size, room, data.aux_available});
+  data.aux_size = abi::align8(data.aux_copy);
+  return size + data.aux_size;
+}
+
 }  // namespace
 
 bool prepare_sample(const Event& event, SampleData& data) {
@@ -97,13 +107,7 @@ bool prepare_sample(const Event& event, SampleData& data) {
   if (type & PERF_SAMPLE_DATA_PAGE_SIZE) {
     if (data.data_page_size == 0 && data.addr != 0) data.data_page_size = ring::page_size();
   }
-  if (type & PERF_SAMPLE_AUX) {
-    // What still fits under the 16-bit record size, rounded down to 8 (perf_prepare_sample).
-    const std::uint64_t room = size < 0xffff ? (0xffff - size) & ~std::uint64_t{7} : 0;
-    data.aux_copy = std::min<std::uint64_t>({event.attr.aux_sample_size, room, data.aux_available});
-    data.aux_size = abi::align8(data.aux_copy);
-    size += data.aux_size;
-  }
+  if (type & PERF_SAMPLE_AUX) size = size_aux_field(event, data, size);
   data.size = static_cast<std::uint32_t>(size);
   return true;
 }
@@ -238,7 +242,11 @@ int output_sample(Event& event, SampleData& data) {
       aux.emplace(event);
       data.aux_available = aux->available();
     }
-    if (!prepare_sample(event, data)) {
+    if (plan.aux_tail) {
+      // The head words, the AUX size word and its data: nothing else to size.
+      data.size = static_cast<std::uint32_t>(
+          size_aux_field(event, data, plan.head_size + sizeof(std::uint64_t)));
+    } else if (!prepare_sample(event, data)) {
       // Refused rather than truncated into a corrupt stream.
       count_lost_sample(event);
       return -E2BIG;
@@ -251,7 +259,11 @@ int output_sample(Event& event, SampleData& data) {
   const ring::OutputStatus status = output_begin(h, event, data.size, id);
   if (status != ring::OutputStatus::kOk) return -ENOSPC;
   write_head(h, plan, data);
-  if (plan.has_tail) write_tail(h, event, data, aux);
+  if (plan.aux_tail) {
+    aux->output(h, data.aux_copy, data.aux_size);
+  } else if (plan.has_tail) {
+    write_tail(h, event, data, aux);
+  }
   if (!event.attr.watermark) h.count_sample(event.attr.wakeup_events);
   h.end();
   return 0;

@@ -32,6 +32,7 @@ SamplePlan plan_sample(std::uint64_t sample_type) {
     }
   }
   plan.has_tail = (sample_type & ~kSampleHeadFields) != 0;
+  plan.aux_tail = (sample_type & ~kSampleHeadFields) == PERF_SAMPLE_AUX;
   plan.head_size = static_cast<std::uint32_t>(sizeof(perf_event_header) + 8 * plan.head_words);
   return plan;
 }

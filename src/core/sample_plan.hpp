@@ -22,6 +22,7 @@ struct SamplePlan {
   std::uint32_t head_words = 0;                 // u64 words after the header
   std::array<std::uint16_t, 9> head_offsets{};  // offsetof(SampleData, word), in record order
   bool has_tail = false;                        // a field after PERIOD is present
+  bool aux_tail = false;                        // ... and it is PERF_SAMPLE_AUX alone
   std::uint32_t head_size = 0;                  // header + head words, in bytes
 };
 
