@@ -422,8 +422,8 @@ TEST(AuxSample, BothSizingPathsStopAtTheSixteenBitLimit) {
           PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
           PERF_SAMPLE_PERIOD,
   };
-  // Other tail fields, each one u64 word here: CALLCHAIN with no entries (its nr), WEIGHT.
-  const std::uint64_t kTails[] = {0, PERF_SAMPLE_CALLCHAIN, PERF_SAMPLE_WEIGHT};
+  // Other tail fields of one u64 word each.
+  const std::uint64_t kTails[] = {0, PERF_SAMPLE_WEIGHT, PERF_SAMPLE_DATA_SRC | PERF_SAMPLE_WEIGHT};
   for (const std::uint64_t head : kHeadFields) {
     for (const std::uint64_t tail : kTails) {
       SCOPED_TRACE(::testing::Message() << "sample_type " << std::hex << (head | tail));

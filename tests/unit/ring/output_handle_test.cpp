@@ -301,8 +301,8 @@ TEST_P(RingWrites, CopyFromRingSplitsWhereEitherRingWraps) {
   for (const Case& c : cases) {
     SCOPED_TRACE(::testing::Message() << "dst " << c.dst_at << " from " << c.from);
     auto ring = make_ring(1);
-    for (std::uint64_t at = 0; at < c.dst_at; at += 8) {
-      ASSERT_EQ(write_record(*ring, 8, 0), OutputStatus::kOk);
+    for (std::uint64_t at = 0; at < c.dst_at; at += 16) {
+      ASSERT_EQ(write_record(*ring, 16, 0), OutputStatus::kOk);
       ring->control()->data_tail = ring->control()->data_head;
     }
     OutputHandle h;
