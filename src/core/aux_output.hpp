@@ -78,27 +78,19 @@ class AuxOutput {
 };
 
 inline bool AuxOutput::write2(const void* a, std::size_t alen, const void* b, std::size_t blen) {
-  ring::AuxRing* const aux = aux_;
-  if (aux == nullptr) return false;
+  if (aux_ == nullptr) return false;
   const std::uint64_t len = alen + blen;
-  const bool overwrite = aux->overwrite();
-  if (overwrite ? len > aux->size() : len > size_) return false;
+  if (aux_->overwrite() ? len > aux_->size() : len > size_) return false;
+  aux_->set_store_end(head_ + len);
+  aux_->store(head_, a, alen);
+  if (blen != 0) aux_->store(head_ + alen, b, blen);
+  head_ += len;
+  written_ += len;
+  if (!aux_->overwrite()) size_ -= len;
+  aux_->set_write_position(head_);
   // Overwrite mode: aux_head follows every store, not only end(), so that a consumer holding the
   // mapping finds the newest data even if this process dies without ending the handle.
-  __u64* const aux_head = overwrite ? &aux->control()->aux_head : nullptr;
-  // The handle's own state moves before the copy, and after it only the publication is left, from
-  // registers: the copy leaves up to its whole length of stores in flight, and a load behind them
-  // (of a field the call to memcpy makes the compiler reload) may have to wait for them.
-  const std::uint64_t head = head_;
-  const std::uint64_t end = head + len;
-  head_ = end;
-  written_ += len;
-  if (!overwrite) size_ -= len;
-  aux->set_store_end(end);
-  aux->store(head, a, alen);
-  if (blen != 0) aux->store(head + alen, b, blen);
-  aux->set_write_position(end);
-  if (aux_head != nullptr) std::atomic_ref<__u64>(*aux_head).store(end, std::memory_order_release);
+  if (aux_->overwrite()) aux_->publish_head(head_);
   return true;
 }
 
