@@ -63,6 +63,17 @@ std::uint64_t raw_field_bytes(const SampleData& data) {
   return data.raw != nullptr ? data.raw->prepare() : 2 * sizeof(std::uint32_t);
 }
 
+// PERF_SAMPLE_AUX's data, last in the record: what still fits under the 16-bit record size after
+// the `size` bytes before it (its size word included), rounded down to 8 (perf_prepare_sample).
+// Returns the record's size with it.
+std::uint64_t size_aux_field(const Event& event, PreparedSample& prepared, std::uint64_t size) {
+  const std::uint64_t room = size < 0xffff ? (0xffff - size) & ~std::uint64_t{7} : 0;
+  prepared.aux_copy =
+      std::min<std::uint64_t>({event.attr.aux_sample_size, room, prepared.aux_available});
+  prepared.aux_size = abi::align8(prepared.aux_copy);
+  return size + prepared.aux_size;
+}
+
 }  // namespace
 
 bool prepare_sample(const Event& event, const SampleData& data, PreparedSample& prepared) {
@@ -108,14 +119,7 @@ bool prepare_sample(const Event& event, const SampleData& data, PreparedSample& 
         std::min(stack, extra.stack_user.sp != nullptr ? extra.stack_user.available : 0);
     size += stack != 0 ? 2 * sizeof(std::uint64_t) + stack : sizeof(std::uint64_t);
   }
-  if (type & PERF_SAMPLE_AUX) {
-    // What still fits under the 16-bit record size, rounded down to 8 (perf_prepare_sample).
-    const std::uint64_t room = size < 0xffff ? (0xffff - size) & ~std::uint64_t{7} : 0;
-    prepared.aux_copy =
-        std::min<std::uint64_t>({event.attr.aux_sample_size, room, prepared.aux_available});
-    prepared.aux_size = abi::align8(prepared.aux_copy);
-    size += prepared.aux_size;
-  }
+  if (type & PERF_SAMPLE_AUX) size = size_aux_field(event, prepared, size);
   prepared.size = static_cast<std::uint32_t>(size);
   return true;
 }
@@ -216,7 +220,10 @@ void write_tail(ring::OutputHandle& h, Event& event, const SampleData& data,
   if (type & PERF_SAMPLE_READ) emit_read_values(h, event, data.time, prepared.read_members);
   if (type & PERF_SAMPLE_CALLCHAIN) {
     h.put(prepared.callchain_nr);
-    h.copy(extra.callchain, sizeof(std::uint64_t) * prepared.callchain_nr);
+    // No chain (nullptr): nothing to copy, and memcpy must not see a null source.
+    if (prepared.callchain_nr != 0) {
+      h.copy(extra.callchain, sizeof(std::uint64_t) * prepared.callchain_nr);
+    }
   }
   if (type & PERF_SAMPLE_RAW) write_raw(h, data.raw);
   if (type & PERF_SAMPLE_BRANCH_STACK) h.put(std::uint64_t{0});
@@ -261,6 +268,13 @@ int output_sample(Event& event, SampleData& data) {
       if (prepared.raw_bytes != 0 && size <= abi::kMaxAlignedRecord) break;
       count_lost_sample(event);  // refused rather than truncated into a corrupt stream
       return -E2BIG;
+    case SamplePlan::Tail::kAux:
+      // The head words, the AUX size word and its data: nothing else to size.
+      aux.emplace(event);
+      prepared.aux_available = aux->available();
+      size = static_cast<std::uint32_t>(
+          size_aux_field(event, prepared, plan.head_size + sizeof(std::uint64_t)));
+      break;
     case SamplePlan::Tail::kAny:
       if (event.attr.sample_type & PERF_SAMPLE_AUX) {
         aux.emplace(event);
@@ -280,10 +294,18 @@ int output_sample(Event& event, SampleData& data) {
   const ring::OutputStatus status = output_begin(h, event, size, id);
   if (status != ring::OutputStatus::kOk) return -ENOSPC;
   write_head(h, plan, data, size);
-  if (plan.tail == SamplePlan::Tail::kRaw) {
-    write_raw(h, data.raw);
-  } else if (plan.tail == SamplePlan::Tail::kAny) {
-    write_tail(h, event, data, prepared, aux);
+  switch (plan.tail) {
+    case SamplePlan::Tail::kNone:
+      break;
+    case SamplePlan::Tail::kRaw:
+      write_raw(h, data.raw);
+      break;
+    case SamplePlan::Tail::kAux:
+      aux->output(h, prepared.aux_copy, prepared.aux_size);
+      break;
+    case SamplePlan::Tail::kAny:
+      write_tail(h, event, data, prepared, aux);
+      break;
   }
   if (!event.attr.watermark) h.count_sample(event.attr.wakeup_events);
   h.end();

@@ -34,6 +34,7 @@ SamplePlan plan_sample(std::uint64_t sample_type) {
   const std::uint64_t tail = sample_type & ~kSampleHeadFields;
   plan.tail = tail == 0                 ? SamplePlan::Tail::kNone
               : tail == PERF_SAMPLE_RAW ? SamplePlan::Tail::kRaw
+              : tail == PERF_SAMPLE_AUX ? SamplePlan::Tail::kAux
                                         : SamplePlan::Tail::kAny;
   plan.head_size = static_cast<std::uint32_t>(sizeof(perf_event_header) + 8 * plan.head_words);
   return plan;

@@ -22,9 +22,9 @@ constexpr std::uint64_t kSampleHeadFields = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE
 struct SamplePlan {
   std::uint32_t head_words = 0;                 // u64 words after the header
   std::array<std::uint16_t, 9> head_offsets{};  // offsetof(SampleData, word), in record order
-  // The fields after PERIOD: none, RAW alone (a tracepoint's: sized without prepare_sample), or
-  // any others (sized by prepare_sample).
-  enum class Tail : std::uint8_t { kNone, kRaw, kAny };
+  // The fields after PERIOD: none; RAW alone (a tracepoint's) or AUX alone, each sized by itself
+  // without prepare_sample; or any others (sized by prepare_sample).
+  enum class Tail : std::uint8_t { kNone, kRaw, kAux, kAny };
   Tail tail = Tail::kNone;
   std::uint32_t head_size = 0;  // header + head words, in bytes
 };

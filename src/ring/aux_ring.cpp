@@ -61,10 +61,6 @@ std::uint64_t AuxRing::load_tail() const {
   return std::atomic_ref<__u64>(control_->aux_tail).load(std::memory_order_acquire);
 }
 
-std::uint64_t AuxRing::history() const {
-  return std::min(write_position(), size_);
-}
-
 AuxRing::Lock AuxRing::lock_bytes() {
   const std::uintptr_t self = aux_thread_token();
   std::uintptr_t owner = byte_owner_.load(std::memory_order_relaxed);
@@ -123,17 +119,6 @@ void AuxRing::store_wrapping(std::uint64_t pos, const void* src, std::size_t len
     const std::size_t piece = std::min<std::uint64_t>(len, size_ - offset);
     std::memcpy(data_ + offset, bytes, piece);
     bytes += piece;
-    pos += piece;
-    len -= piece;
-  }
-}
-
-void AuxRing::copy_out(OutputHandle& h, std::uint64_t end, std::uint64_t len) const {
-  std::uint64_t pos = end - len;
-  while (len != 0) {
-    const std::uint64_t offset = pos & mask_;
-    const std::size_t piece = std::min<std::uint64_t>(len, size_ - offset);
-    h.copy(data_ + offset, piece);
     pos += piece;
     len -= piece;
   }

@@ -109,7 +109,10 @@ class AuxRing {
   std::uint64_t write_position() const { return write_pos_.load(std::memory_order_acquire); }
   void set_write_position(std::uint64_t pos) { write_pos_.store(pos, std::memory_order_release); }
   // Bytes ever written (saturates at size() for "how much history the area holds").
-  std::uint64_t history() const;
+  std::uint64_t history() const {
+    const std::uint64_t pos = write_position();
+    return pos < size_ ? pos : size_;
+  }
 
   // ---- the byte lock ----
   enum class Lock { kTaken, kNested, kBusy };
@@ -140,7 +143,9 @@ class AuxRing {
   }
   // perf_output_copy_aux: copies the len bytes that end at position `end` (wrapping) into h.
   // len <= size(). Caller holds the byte lock or runs nested in its holder.
-  void copy_out(OutputHandle& h, std::uint64_t end, std::uint64_t len) const;
+  void copy_out(OutputHandle& h, std::uint64_t end, std::uint64_t len) const {
+    h.copy_from_ring(data_, mask_, end - len, len);
+  }
 
  private:
   AuxRing() = default;

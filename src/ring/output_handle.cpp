@@ -24,6 +24,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 
@@ -84,6 +85,19 @@ void OutputHandle::copy_wrapped(const void* src, std::size_t len) {
   for_each_chunk(len, [bytes](std::uint8_t* dst, std::size_t done, std::size_t piece) {
     std::memcpy(dst, bytes + done, piece);
   });
+}
+
+void OutputHandle::copy_from_ring_wrapped(const std::uint8_t* src, std::uint64_t src_mask,
+                                          std::uint64_t from, std::size_t len) {
+  // Each piece ends where the source or the destination wraps, whichever comes first.
+  while (len != 0) {
+    const std::uint64_t src_offset = from & src_mask;
+    const std::size_t piece =
+        static_cast<std::size_t>(std::min<std::uint64_t>(len, src_mask + 1 - src_offset));
+    copy(src + src_offset, piece);
+    from += piece;
+    len -= piece;
+  }
 }
 
 void OutputHandle::zero_wrapped(std::size_t len) {

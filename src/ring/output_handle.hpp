@@ -49,6 +49,21 @@ class OutputHandle {
     }
     copy_wrapped(src, len);
   }
+  // Copies the len bytes at position `from` of another ring (`src`, a power of two of
+  // `src_mask` + 1 bytes, len <= its size): one memcpy when neither ring wraps within them, three
+  // at most (each ring wraps once at most). The cursor moves before the copy, so that nothing is
+  // reloaded behind its stores.
+  void copy_from_ring(const std::uint8_t* src, std::uint64_t src_mask, std::uint64_t from,
+                      std::size_t len) {
+    const std::uint64_t offset = (start_ + cursor_) & mask_;
+    const std::uint64_t src_offset = from & src_mask;
+    if (offset + len <= mask_ + 1 && src_offset + len <= src_mask + 1) {
+      cursor_ += len;
+      std::memcpy(data_ + offset, src + src_offset, len);
+      return;
+    }
+    copy_from_ring_wrapped(src, src_mask, from, len);
+  }
   // The next len bytes as one piece of ring memory, the cursor moved past them; nullptr (cursor
   // unmoved) when they would wrap. For a writer that stores its fields in place.
   std::uint8_t* contiguous(std::size_t len) {
@@ -92,6 +107,8 @@ class OutputHandle {
   void copy_wrapped(const void* src, std::size_t len);
   void zero_wrapped(std::size_t len);
   std::size_t copy_custom_wrapped(CopyFn fn, const void* src, std::size_t len);
+  void copy_from_ring_wrapped(const std::uint8_t* src, std::uint64_t src_mask, std::uint64_t from,
+                              std::size_t len);
 
   DataRing* ring_ = nullptr;
   std::uint8_t* data_ = nullptr;  // the ring's data area and mask, copied at begin()

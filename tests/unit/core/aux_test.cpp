@@ -5,11 +5,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <memory>
 #include <numeric>
 
+#include "core/sample_output.hpp"
 #include "support/aux_events.hpp"
 
 namespace userperf {
@@ -404,6 +406,51 @@ TEST(AuxSample, StopsAtTheSixteenBitRecordLimit) {
   EXPECT_LE(recs[0].size(), 0xffffu);
   EXPECT_EQ(recs[0].size(), fixed + size);
   expect_words(recs[0].data() + fixed, size, 128 * 1024 / 8);
+}
+
+// A sample whose fields after PERIOD are PERF_SAMPLE_AUX alone is sized without prepare_sample
+// (output_sample's AUX-tail path); with any other tail field it goes through prepare_sample. Both
+// must give the kernel's size: what fits under the 16-bit record size after every field before the
+// data, rounded down to 8. Checked at the limit, where the AUX data's size depends on each of them.
+TEST(AuxSample, BothSizingPathsStopAtTheSixteenBitLimit) {
+  const std::uint64_t kHeadFields[] = {
+      0,
+      PERF_SAMPLE_IP,
+      PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_PERIOD,
+      PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU,
+      PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+          PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
+          PERF_SAMPLE_PERIOD,
+  };
+  // Other tail fields of one u64 word each.
+  const std::uint64_t kTails[] = {0, PERF_SAMPLE_WEIGHT, PERF_SAMPLE_DATA_SRC | PERF_SAMPLE_WEIGHT};
+  for (const std::uint64_t head : kHeadFields) {
+    for (const std::uint64_t tail : kTails) {
+      SCOPED_TRACE(::testing::Message() << "sample_type " << std::hex << (head | tail));
+      AuxGroup g(200000, 32, head | tail);  // 128 KiB area
+      ASSERT_GE(g.sampler, 0);
+      ASSERT_EQ(testing::event_ioctl(g.leader, PERF_EVENT_IOC_ENABLE, 0), 0);
+      write_words(g.leader, 1, 128 * 1024 / 8);
+      ASSERT_EQ(testing::fire(g.sampler, 1), 1u);
+      const auto recs = g.sampler_ring.drain();
+      ASSERT_EQ(recs.size(), 1u);
+      const std::size_t words = static_cast<std::size_t>(std::popcount(head | tail));
+      const std::size_t fixed = 8 + 8 * words + 8;  // header, head and tail words, aux size
+      const auto size = testing::field_at<std::uint64_t>(recs[0], fixed - 8);
+      EXPECT_EQ(size, (0xffffu - fixed) & ~7u);
+      EXPECT_EQ(recs[0].size(), fixed + size);
+      expect_words(recs[0].data() + fixed, size, 128 * 1024 / 8);
+      // And prepare_sample agrees with the record (it sized it only when tail != 0).
+      core::Event* sampler = testing::engine().event(g.sampler);
+      ASSERT_NE(sampler, nullptr);
+      core::SampleData data;
+      core::PreparedSample prepared;
+      prepared.aux_available = 128 * 1024;
+      ASSERT_TRUE(core::prepare_sample(*sampler, data, prepared));
+      EXPECT_EQ(prepared.size, recs[0].size());
+      EXPECT_EQ(prepared.aux_size, size);
+    }
+  }
 }
 
 TEST(AuxSample, ZeroWhenTheLeaderIsNotActive) {

@@ -280,6 +280,43 @@ TEST_P(RingWrites, CustomCopySplitsAtTheEnd) {
   }
 }
 
+// copy_from_ring (a sample's AUX data, from the AUX area into the record): the pieces end where
+// the source ring or the destination ring wraps, whichever comes first, and every byte lands in
+// order, for each combination of the two wrapping or not.
+TEST_P(RingWrites, CopyFromRingSplitsWhereEitherRingWraps) {
+  std::vector<std::uint8_t> src(256);  // the source ring: 256 bytes, mask 255
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::uint8_t>(i * 7 + 3);
+  struct Case {
+    std::uint64_t dst_at;  // where the record starts in the 4096-byte ring (its data 8 bytes on)
+    std::uint64_t from;    // source position (free-running: beyond 256 it wraps)
+    std::size_t len;
+  };
+  const Case cases[] = {
+      {0, 8, 200},       // neither wraps
+      {0, 1000, 200},    // the source wraps (1000 & 255 = 232: 24 bytes, then 176)
+      {4000, 16, 200},   // the destination wraps (88 bytes, then 112)
+      {4000, 250, 256},  // both, the source first: 6, 82, 168
+      {4000, 160, 200},  // both, the destination first: 88, 8, 104
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(::testing::Message() << "dst " << c.dst_at << " from " << c.from);
+    auto ring = make_ring(1);
+    for (std::uint64_t at = 0; at < c.dst_at; at += 16) {
+      ASSERT_EQ(write_record(*ring, 16, 0), OutputStatus::kOk);
+      ring->control()->data_tail = ring->control()->data_head;
+    }
+    OutputHandle h;
+    ASSERT_EQ(h.begin(*ring, static_cast<std::uint32_t>(c.len + 8), 24), OutputStatus::kOk);
+    h.put(std::uint64_t{0x1122334455667788});
+    h.copy_from_ring(src.data(), src.size() - 1, c.from, c.len);
+    EXPECT_EQ(h.position(), c.dst_at + 8 + c.len);
+    h.end();
+    for (std::size_t i = 0; i < c.len; ++i) {
+      ASSERT_EQ(ring->data()[(c.dst_at + 8 + i) & 4095], src[(c.from + i) & 255]) << i;
+    }
+  }
+}
+
 // A writer interrupted mid-record (what a signal handler does on the same thread): the inner
 // record completes first, but data_head covers neither until the outer writer leaves.
 TEST_P(RingWrites, OnlyTheOutermostWriterPublishes) {
