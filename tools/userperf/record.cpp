@@ -240,7 +240,8 @@ void report_tracepoints(const record::RecordConfig& config, const record::Record
   if (any && stats.uncounted_threads != 0) {
     std::fprintf(stderr,
                  "userperf record: %u thread%s ended without saying what %s events counted (a "
-                 "process killed): %s hits are not in the fired counts, %s losses only as far as "
+                 "process killed, or one that left by _exit): %s hits are not in the fired counts, "
+                 "%s losses only as far as "
                  "%s rings told\n",
                  stats.uncounted_threads, stats.uncounted_threads == 1 ? "" : "s",
                  stats.uncounted_threads == 1 ? "its" : "their",
