@@ -67,26 +67,36 @@ std::uint32_t record_size(std::uint64_t sample_type) {
          kRawField;
 }
 
-void BM_Enabled_Tracepoint(benchmark::State& state) {
-  const auto sample_type = static_cast<std::uint64_t>(state.range(0));
+// bench:request defined and registered, the engine unthrottled at benchmark rates; the attr of
+// an event of it with `sample_type`, or nullptr after SkipWithError.
+const char* prepare_request() {
   core::EngineLimits limits = api::engine().limits();
   limits.max_sample_rate = 1u << 30;  // no throttling at benchmark rates
   api::engine().set_limits(limits);
   // A strong reference: it links the library's userperf_tracepoint_* into this executable, so the
   // descriptors' constructors found them (weak references alone do not pull an archive member).
   if (userperf_tracepoint_check(&userperf_tp_bench_request, nullptr, 0) != 0) {
-    return state.SkipWithError("bench:request is not a valid descriptor");
+    return "bench:request is not a valid descriptor";
   }
   pmu::tracepoint_define(kRequestId, "bench:request");
-  if (userperf_tp_bench_request.library_slot == 0) {
-    return state.SkipWithError("bench:request did not register");
-  }
+  if (userperf_tp_bench_request.library_slot == 0) return "bench:request did not register";
+  return nullptr;
+}
+
+perf_event_attr request_attr(std::uint64_t sample_type) {
   perf_event_attr attr{};
   attr.size = sizeof attr;
   attr.type = PERF_TYPE_TRACEPOINT;
   attr.config = kRequestId;
   attr.sample_period = 1;
   attr.sample_type = sample_type;
+  return attr;
+}
+
+void BM_Enabled_Tracepoint(benchmark::State& state) {
+  const auto sample_type = static_cast<std::uint64_t>(state.range(0));
+  if (const char* err = prepare_request()) return state.SkipWithError(err);
+  perf_event_attr attr = request_attr(sample_type);
   const int fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
   if (fd < 0) return state.SkipWithError("cannot open the tracepoint event");
   {
@@ -118,19 +128,8 @@ BENCHMARK(BM_Enabled_Tracepoint)
 // under `userperf record`): the firing thread's lookup must not grow with them.
 void BM_Enabled_Tracepoint_AmongThreads(benchmark::State& state) {
   const auto threads = static_cast<int>(state.range(0));
-  core::EngineLimits limits = api::engine().limits();
-  limits.max_sample_rate = 1u << 30;
-  api::engine().set_limits(limits);
-  if (userperf_tracepoint_check(&userperf_tp_bench_request, nullptr, 0) != 0) {
-    return state.SkipWithError("bench:request is not a valid descriptor");
-  }
-  pmu::tracepoint_define(kRequestId, "bench:request");
-  perf_event_attr attr{};
-  attr.size = sizeof attr;
-  attr.type = PERF_TYPE_TRACEPOINT;
-  attr.config = kRequestId;
-  attr.sample_period = 1;
-  attr.sample_type = kIssueAttr;
+  if (const char* err = prepare_request()) return state.SkipWithError(err);
+  perf_event_attr attr = request_attr(kIssueAttr);
   std::atomic<int> opened{0};
   std::atomic<bool> done{false};
   std::vector<std::thread> others;
