@@ -93,29 +93,41 @@ perf_event_attr request_attr(std::uint64_t sample_type) {
   return attr;
 }
 
+// The timed loop: an event of `attr` on this thread, its ring consumed every kConsumeEvery hits,
+// one bench:request hit per iteration; after it, one record of the expected size per hit. Returns
+// nullptr or what went wrong.
+const char* time_hits(benchmark::State& state, perf_event_attr attr) {
+  const int fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
+  if (fd < 0) return "cannot open the tracepoint event";
+  const char* err = nullptr;
+  {
+    testing::MappedRing ring(fd, kDataPages);
+    if (!ring.ok()) {
+      err = "cannot map the ring";
+    } else {
+      perf_event_mmap_page* control = ring.control();
+      const std::uint64_t head_before = bench::load_head(control);
+      std::uint64_t n = 0;
+      for (auto _ : state) {
+        userperf_trace(bench, request, 5, "/x", -1);
+        if (++n % kConsumeEvery == 0) bench::consume_all(control);
+      }
+      const std::uint64_t written = bench::load_head(control) - head_before;
+      if (written != n * record_size(attr.sample_type)) {
+        err = "not one record of the expected size per iteration";
+      }
+      state.SetBytesProcessed(static_cast<std::int64_t>(written));
+    }
+  }
+  userperf_close(fd);
+  return err;
+}
+
 void BM_Enabled_Tracepoint(benchmark::State& state) {
   const auto sample_type = static_cast<std::uint64_t>(state.range(0));
   if (const char* err = prepare_request()) return state.SkipWithError(err);
   perf_event_attr attr = request_attr(sample_type);
-  const int fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
-  if (fd < 0) return state.SkipWithError("cannot open the tracepoint event");
-  {
-    testing::MappedRing ring(fd, kDataPages);
-    if (!ring.ok()) return state.SkipWithError("cannot map the ring");
-    perf_event_mmap_page* control = ring.control();
-    const std::uint64_t head_before = bench::load_head(control);
-    std::uint64_t n = 0;
-    for (auto _ : state) {
-      userperf_trace(bench, request, 5, "/x", -1);
-      if (++n % kConsumeEvery == 0) bench::consume_all(control);
-    }
-    const std::uint64_t written = bench::load_head(control) - head_before;
-    if (written != n * record_size(sample_type)) {
-      state.SkipWithError("not one record of the expected size per iteration");
-    }
-    state.SetBytesProcessed(static_cast<std::int64_t>(written));
-  }
-  userperf_close(fd);
+  if (const char* err = time_hits(state, attr)) state.SkipWithError(err);
 }
 BENCHMARK(BM_Enabled_Tracepoint)
     ->Arg(kMinimal)
@@ -142,25 +154,10 @@ void BM_Enabled_Tracepoint_AmongThreads(benchmark::State& state) {
     });
   }
   while (opened.load() < threads - 1) std::this_thread::yield();
-  const int fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
-  if (fd >= 0) {
-    testing::MappedRing ring(fd, kDataPages);
-    perf_event_mmap_page* control = ring.control();
-    const std::uint64_t head_before = bench::load_head(control);
-    std::uint64_t n = 0;
-    for (auto _ : state) {
-      userperf_trace(bench, request, 5, "/x", -1);
-      if (++n % kConsumeEvery == 0) bench::consume_all(control);
-    }
-    if (bench::load_head(control) - head_before != n * record_size(kIssueAttr)) {
-      state.SkipWithError("not one record of the expected size per iteration");
-    }
-    userperf_close(fd);
-  } else {
-    state.SkipWithError("cannot open the tracepoint event");
-  }
+  const char* err = time_hits(state, attr);
   done.store(true);
   for (std::thread& t : others) t.join();
+  if (err != nullptr) state.SkipWithError(err);
 }
 BENCHMARK(BM_Enabled_Tracepoint_AmongThreads)->ArgName("threads")->Arg(1)->Arg(64)->UseRealTime();
 
