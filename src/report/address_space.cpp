@@ -44,19 +44,23 @@ AddressSpace& ProcessTable::space(std::uint32_t pid) {
   return *slot;
 }
 
-void ProcessTable::on_mmap(std::uint32_t pid, const Mapping& mapping) {
+void ProcessTable::on_mmap(std::uint32_t pid, Mapping mapping) {
+  mapping.file =
+      files_.try_emplace(mapping.path, static_cast<std::uint32_t>(files_.size())).first->second;
   space(pid).map(mapping);
 }
 
 void ProcessTable::on_comm(std::uint32_t pid, std::uint32_t tid, const std::string& comm,
                            bool exec) {
   comms_[tid] = comm;
+  ++command_generation_;
   if (exec) spaces_[pid] = fresh_space();
 }
 
 void ProcessTable::on_fork(std::uint32_t pid, std::uint32_t ppid, std::uint32_t tid,
                            std::uint32_t ptid) {
   if (auto parent = comms_.find(ptid); parent != comms_.end()) comms_[tid] = parent->second;
+  ++command_generation_;
   if (pid == ppid) return;  // a thread: same process, same space
   auto parent = spaces_.find(ppid);
   auto copy = fresh_space();

@@ -14,6 +14,9 @@ struct Mapping {
   std::uint64_t start = 0, end = 0;  // [start, end)
   std::uint64_t pgoff = 0;           // file offset of start
   std::string path;
+  // The path's number in its ProcessTable, the same for every mapping of the file in any process:
+  // what caches of per-file answers (the report's locations) key on instead of the path.
+  std::uint32_t file = 0;
 };
 
 // One process image's mappings. A new mapping replaces whatever it overlaps, as mmap(2) does.
@@ -41,7 +44,8 @@ class AddressSpace {
 
 class ProcessTable {
  public:
-  void on_mmap(std::uint32_t pid, const Mapping& mapping);
+  // Numbers the mapping's path (Mapping::file) and maps it.
+  void on_mmap(std::uint32_t pid, Mapping mapping);
   // exec: the process gets an empty address space.
   void on_comm(std::uint32_t pid, std::uint32_t tid, const std::string& comm, bool exec);
   // A new process (pid != ppid) starts with a copy of its parent's mappings; a new thread shares
@@ -53,11 +57,16 @@ class ProcessTable {
   // The command of thread `tid` of `pid`: its COMM, else its process's, else ":<tid>" (perf's
   // name for a thread it knows nothing of).
   std::string command(std::uint32_t pid, std::uint32_t tid) const;
+  // Changes whenever a COMM or FORK may have changed a thread's command: caches of command()
+  // compare it.
+  std::uint64_t command_generation() const { return command_generation_; }
 
  private:
   std::shared_ptr<AddressSpace> fresh_space();
   std::unordered_map<std::uint32_t, std::shared_ptr<AddressSpace>> spaces_;  // pid -> space
   std::unordered_map<std::uint32_t, std::string> comms_;                     // tid -> command
+  std::unordered_map<std::string, std::uint32_t> files_;                     // path -> number
+  std::uint64_t command_generation_ = 0;
   std::uint64_t next_space_id_ = 1;
 };
 

@@ -79,18 +79,53 @@ bool ElfFile::vaddr_of_offset(std::uint64_t offset, std::uint64_t& vaddr) const 
 }
 
 std::string ElfFile::function_at(std::uint64_t vaddr, std::uint64_t* offset) const {
-  if (module_ == nullptr) return {};
+  std::string name;
+  std::uint64_t entry = 0;
+  if (!function_entry(vaddr, name, entry)) return {};
+  if (offset != nullptr) *offset = vaddr - entry;
+  return name;
+}
+
+bool ElfFile::function_entry(std::uint64_t vaddr, std::string& name, std::uint64_t& entry) const {
+  if (module_ == nullptr) return false;
   GElf_Off past_start = 0;
   GElf_Sym sym;
-  const char* name =
+  const char* raw =
       dwfl_module_addrinfo(module_, vaddr + bias_, &past_start, &sym, nullptr, nullptr, nullptr);
-  if (name == nullptr || *name == '\0') return {};
+  if (raw == nullptr || *raw == '\0') return false;
   const int type = GELF_ST_TYPE(sym.st_info);
-  if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE) return {};
-  if (offset != nullptr) *offset = past_start;
+  if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE) return false;
   // "__libc_start_main@@GLIBC_2.34": the version is not part of the function's name.
-  const std::string plain(name, std::strcspn(name, "@"));
-  return demangle(plain.c_str());
+  const std::string plain(raw, std::strcspn(raw, "@"));
+  name = demangle(plain.c_str());
+  entry = vaddr - past_start;
+  return true;
+}
+
+bool ElfFile::source_at(std::uint64_t vaddr, std::string& file, std::uint32_t& line) const {
+  if (module_ == nullptr) return false;
+  Dwfl_Line* found = dwfl_module_getsrc(module_, vaddr + bias_);
+  if (found == nullptr) return false;
+  int number = 0;
+  const char* name = dwfl_lineinfo(found, nullptr, &number, nullptr, nullptr, nullptr);
+  if (name == nullptr || number <= 0) return false;
+  file = name;
+  line = static_cast<std::uint32_t>(number);
+  return true;
+}
+
+std::string ElfFile::build_id() const {
+  if (module_ == nullptr) return {};
+  const unsigned char* bits = nullptr;
+  GElf_Addr vaddr = 0;
+  const int size = dwfl_module_build_id(module_, &bits, &vaddr);
+  std::string hex;
+  static const char kDigits[] = "0123456789abcdef";
+  for (int i = 0; i < size; ++i) {
+    hex += kDigits[bits[i] >> 4];
+    hex += kDigits[bits[i] & 15];
+  }
+  return hex;
 }
 
 }  // namespace userperf::report

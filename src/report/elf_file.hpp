@@ -36,6 +36,13 @@ class ElfFile {
   // The demangled name of the function symbol covering `vaddr`; empty when none does. With
   // `offset`, how far past the symbol's start vaddr is.
   std::string function_at(std::uint64_t vaddr, std::uint64_t* offset = nullptr) const;
+  // The function covering `vaddr`: its name (as function_at) and its entry's link-time address.
+  bool function_entry(std::uint64_t vaddr, std::string& name, std::uint64_t& entry) const;
+  // The source file and line of `vaddr` from DWARF (the file's or its debug file's); false when
+  // there is no line information for it.
+  bool source_at(std::uint64_t vaddr, std::string& file, std::uint32_t& line) const;
+  // The GNU build id in lower-case hex; "" when the file has none.
+  std::string build_id() const;
 
  private:
   ElfFile() = default;

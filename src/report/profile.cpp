@@ -1,19 +1,19 @@
 #include "report/profile.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "abi/sample_parser.hpp"
 #include "perfdata/malformed.hpp"
 #include "perfdata/record_names.hpp"
 #include "report/address_space.hpp"
 #include "report/dwarf_unwinder.hpp"
+#include "report/location_table.hpp"
 #include "report/process_records.hpp"
-#include "report/symbol_resolver.hpp"
 #include "report/user_regs.hpp"
 
 namespace userperf::report {
@@ -35,20 +35,23 @@ bool wanted(std::uint32_t type) {
 class ProfileBuilder {
  public:
   ProfileBuilder(const perfdata::Reader& reader, const ProfileOptions& options, Profile& out)
-      : reader_(reader), options_(options), out_(out) {}
+      : reader_(reader),
+        options_(options),
+        out_(out),
+        locations_(out, reader.features(), options.lines) {}
 
   Expected<void> run() {
-    out_ = Profile{};
     for (std::size_t i = 0; i < reader_.attrs().size(); ++i) {
-      out_.events.push_back({name_of(i), 0, 0, {}});
+      out_.events.push_back({name_of(i), reader_.attrs()[i].attr, 0, 0});
     }
-    rows_.assign(reader_.attrs().size(), {});
     std::vector<TimedRecord> records;
     if (Expected<void> collected = collect(records); !collected) return collected;
     std::stable_sort(records.begin(), records.end(),
                      [](const TimedRecord& a, const TimedRecord& b) { return a.time < b.time; });
-    for (const TimedRecord& record : records) {
-      if (Expected<void> replayed = replay(record); !replayed) return replayed;
+    // The second half of the progress: replaying, counted in records.
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      if ((i & 4095) == 0) progress(records.size() + i, 2 * records.size());
+      if (Expected<void> replayed = replay(records[i]); !replayed) return replayed;
     }
     return {};
   }
@@ -73,7 +76,13 @@ class ProfileBuilder {
     perfdata::RecordCursor cursor = reader_.records();
     perfdata::RecordView record;
     std::uint64_t last_time = 0;
-    for (;;) {
+    for (std::uint64_t count = 0;; ++count) {
+      if ((count & 4095) == 0) {
+        // The first half of the progress: reading, counted in bytes of the data section.
+        const std::uint64_t size = reader_.data_end() - reader_.data_begin();
+        const std::uint64_t done = record.offset - std::min(record.offset, reader_.data_begin());
+        progress(done, 2 * size);
+      }
       const auto next = cursor.next(record);
       if (next == perfdata::RecordCursor::Next::kEnd) return {};
       if (next == perfdata::RecordCursor::Next::kError) return cursor.error();
@@ -163,15 +172,66 @@ class ProfileBuilder {
     EventProfile& event = out_.events[timed.attr];
     ++event.samples;
     event.total_period += period;
-    const std::string command = processes_.command(s.pid, s.tid);
-    seen_.clear();
-    for (std::size_t i = 0; i < chain_.size(); ++i) {
-      const std::size_t row = row_of(timed.attr, command, chain_[i]);
-      if (i == 0) event.rows[row].self += period;
-      if (seen_.insert(row).second) event.rows[row].children += period;
+    const ThreadId thread = thread_of(s.pid, s.tid);
+    Stack& stack = out_.stacks[stack_of(timed.attr, thread)];
+    ++stack.samples;
+    stack.period += period;
+    if (options_.on_sample) {
+      options_.on_sample({out_, timed.attr, thread, period, out_.frames_of(stack)});
     }
-    if (options_.on_sample) options_.on_sample({timed.attr, command, period, chain_});
     return {};
+  }
+
+  ThreadId thread_of(std::uint32_t pid, std::uint32_t tid) {
+    const std::uint64_t key = std::uint64_t{pid} << 32 | tid;
+    auto [cached, fresh] = thread_cache_.try_emplace(key);
+    if (!fresh && cached->second.generation == processes_.command_generation()) {
+      return cached->second.thread;
+    }
+    std::string command = processes_.command(pid, tid);
+    std::string name = std::to_string(key);
+    name += '\0';
+    name += command;
+    auto [it, added] =
+        threads_.try_emplace(std::move(name), static_cast<ThreadId>(out_.threads.size()));
+    if (added) out_.threads.push_back({pid, tid, std::move(command)});
+    cached->second = {it->second, processes_.command_generation()};
+    return it->second;
+  }
+
+  // The stack of (event, thread, chain_), made when new.
+  std::size_t stack_of(int event, ThreadId thread) {
+    std::uint64_t hash =
+        (std::uint64_t{static_cast<std::uint32_t>(event)} << 32 | thread) * 0x9e3779b97f4a7c15ULL;
+    for (LocationId location : chain_) hash = (hash ^ location) * 0x100000001b3ULL;
+    auto [head, fresh] = stack_heads_.try_emplace(hash, kNoStack);
+    for (std::uint32_t at = head->second; at != kNoStack; at = stack_next_[at]) {
+      const Stack& stack = out_.stacks[at];
+      const auto frames = out_.frames_of(stack);
+      if (stack.event == event && stack.thread == thread &&
+          std::equal(frames.begin(), frames.end(), chain_.begin(), chain_.end())) {
+        return at;
+      }
+    }
+    Stack stack;
+    stack.event = event;
+    stack.thread = thread;
+    stack.first = static_cast<std::uint32_t>(out_.frames.size());
+    stack.depth = static_cast<std::uint32_t>(chain_.size());
+    out_.frames.insert(out_.frames.end(), chain_.begin(), chain_.end());
+    out_.stacks.push_back(stack);
+    stack_next_.push_back(head->second);
+    head->second = static_cast<std::uint32_t>(out_.stacks.size() - 1);
+    return head->second;
+  }
+
+  void progress(std::uint64_t done, std::uint64_t total) {
+    if (!options_.on_progress) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_progress_) return;
+    if (next_progress_ != std::chrono::steady_clock::time_point{})
+      options_.on_progress(done, total);
+    next_progress_ = now + std::chrono::seconds(2);
   }
 
   // chain_ = the sample's locations, leaf first.
@@ -196,7 +256,7 @@ class ProfileBuilder {
       if (!kernel && dwarf) continue;  // the unwound frames replace these
       const std::uint64_t address = first_of_context ? entry : entry - 1;
       first_of_context = false;
-      chain_.push_back(kernel ? symbols_.kernel(address) : symbols_.user(space, address));
+      chain_.push_back(kernel ? locations_.kernel(address) : locations_.user(space, address));
     }
     if (dwarf) {
       // dyn_size: how many of the copied bytes are real (0: none), as perf reads it.
@@ -204,39 +264,34 @@ class ProfileBuilder {
       const auto stack = record.bytes.subspan(s.stack.offset, valid);
       const std::size_t room = options_.max_frames - std::min(options_.max_frames, chain_.size());
       for (const UnwoundFrame& frame : unwinder_.unwind(s.pid, space, regs, stack, room)) {
-        chain_.push_back(symbols_.user(space, frame.activation ? frame.pc : frame.pc - 1));
+        chain_.push_back(locations_.user(space, frame.activation ? frame.pc : frame.pc - 1));
       }
       ++out_.dwarf_samples;
     }
     if (chain_.empty()) {
-      chain_.push_back(cpumode == PERF_RECORD_MISC_KERNEL ? symbols_.kernel(s.ip)
-                                                          : symbols_.user(space, s.ip));
+      chain_.push_back(cpumode == PERF_RECORD_MISC_KERNEL ? locations_.kernel(s.ip)
+                                                          : locations_.user(space, s.ip));
     }
-  }
-
-  std::size_t row_of(int attr, const std::string& command, const Location& location) {
-    std::string key = command;
-    key += '\0';
-    key += location.dso;
-    key += '\0';
-    key += location.symbol;
-    auto [it, fresh] = rows_[attr].try_emplace(std::move(key), out_.events[attr].rows.size());
-    if (fresh) {
-      out_.events[attr].rows.push_back(
-          {command, location.dso, location.symbol, location.kernel, 0, 0});
-    }
-    return it->second;
   }
 
   const perfdata::Reader& reader_;
   const ProfileOptions& options_;
   Profile& out_;
   ProcessTable processes_;
-  SymbolResolver symbols_;
+  LocationTable locations_;
   DwarfUnwinder unwinder_;
-  std::vector<std::unordered_map<std::string, std::size_t>> rows_;  // per attr: key -> row
-  std::vector<Location> chain_;
-  std::unordered_set<std::size_t> seen_;
+  std::vector<LocationId> chain_;
+  struct CachedThread {
+    ThreadId thread = 0;
+    std::uint64_t generation = 0;
+  };
+  std::unordered_map<std::uint64_t, CachedThread> thread_cache_;  // pid << 32 | tid
+  std::unordered_map<std::string, ThreadId> threads_;             // "key\0command" -> thread
+  // Stacks by hash of (event, thread, frames), chained through stack_next_ on collisions.
+  static constexpr std::uint32_t kNoStack = UINT32_MAX;
+  std::unordered_map<std::uint64_t, std::uint32_t> stack_heads_;
+  std::vector<std::uint32_t> stack_next_;
+  std::chrono::steady_clock::time_point next_progress_{};
 };
 
 }  // namespace

@@ -1,6 +1,12 @@
-// A perf.data file's samples summed per (command, shared object, symbol), per event, weighted by
-// PERF_SAMPLE_PERIOD: `self` counts the samples whose leaf is the symbol, `children` the samples
-// with the symbol anywhere in their call chain (once per sample), as perf report's columns.
+// A perf.data file's samples as merged call stacks: the one model every view of `userperf report`
+// reads (the tables and call graphs, the flame graph page, pprof, folded stacks, diffs).
+//
+// The model is pprof's: a stack is a list of Locations (one code address in one shared object),
+// each Location names a Function, each Function lives in a Dso. Samples with the same event, thread
+// and locations are merged into one Stack with their count and summed PERF_SAMPLE_PERIOD, so a
+// million samples of a hundred thousand distinct stacks are a hundred thousand Stacks. A Location
+// is made once per (shared object, address), whichever process mapped it where: symbolization is
+// paid once per address, not per sample.
 //
 // Records are replayed in time order (perf's rings are per CPU, so a sample may precede in the file
 // the MMAP it needs): MMAP/MMAP2/COMM/FORK build the address spaces, samples are resolved against
@@ -9,35 +15,83 @@
 // copy, from unwinding that copy (DwarfUnwinder); kernel frames come from the callchain.
 #pragma once
 
+#include <linux/perf_event.h>
+
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "perfdata/reader.hpp"
-#include "report/symbol_resolver.hpp"
 #include "support/expected.hpp"
 
 namespace userperf::report {
 
-struct ProfileRow {
-  std::string command;
-  std::string dso;
-  std::string symbol;
+using DsoId = std::uint32_t;
+using FunctionId = std::uint32_t;
+using LocationId = std::uint32_t;
+using ThreadId = std::uint32_t;
+
+// A shared object, the kernel, or nothing known ("[unknown]": an address no mapping covers).
+struct Dso {
+  std::string path;      // as mapped: "/usr/lib/x86_64-linux-gnu/libc.so.6", "[vdso]", ...
+  std::string name;      // what tables show: the basename, "[kernel.kallsyms]", "[unknown]"
+  std::string build_id;  // lower-case hex from the file's BUILD_ID feature or the ELF note; or ""
   bool kernel = false;
-  std::uint64_t self = 0;      // period of the samples whose leaf this is
-  std::uint64_t children = 0;  // period of the samples with this anywhere in the chain
+};
+
+// A function of a Dso. An address of a Dso that no symbol covers gets that Dso's "[unknown]"
+// function, so a stripped library keeps its own row instead of one "[unknown]" for the whole file.
+struct Function {
+  std::string name;  // demangled
+  DsoId dso = 0;
+  std::string file;        // source file from DWARF; "" when the Dso has no line information
+  std::uint32_t line = 0;  // the line its entry address is on; 0 when unknown
+};
+
+struct Location {
+  DsoId dso = 0;
+  // The address in the Dso's own terms: its link-time virtual address (what addr2line and pprof
+  // take) for a file; the address itself for the kernel and for "[unknown]"; the offset into the
+  // mapping for a mapping that is not an ELF file on this machine.
+  std::uint64_t address = 0;
+  FunctionId function = 0;
+  std::uint32_t line = 0;  // DWARF's line of this address; 0 when unknown
+};
+
+// A thread as its samples name it: the command is the one it had when sampled (exec changes it).
+struct Thread {
+  std::uint32_t pid = 0, tid = 0;
+  std::string command;  // COMM; ":<tid>" for a thread the file says nothing of (as perf)
+};
+
+// Samples of one event and thread with the same call stack.
+struct Stack {
+  int event = 0;  // index into Profile::events (the file's attr order)
+  ThreadId thread = 0;
+  std::uint32_t first = 0;  // frames are Profile::frames[first, first + depth), leaf first
+  std::uint32_t depth = 0;  // at least 1: a sample with no chain has its IP's location
+  std::uint64_t samples = 0;
+  std::uint64_t period = 0;  // sum of PERF_SAMPLE_PERIOD (else the attr's fixed period, else 1)
 };
 
 struct EventProfile {
   std::string name;  // EVENT_DESC's name, else perf's name for the attr ("cpu-clock", ...)
+  perf_event_attr attr{};
   std::uint64_t samples = 0;
   std::uint64_t total_period = 0;
-  std::vector<ProfileRow> rows;  // unordered
 };
 
 struct Profile {
   std::vector<EventProfile> events;  // one per attr, in attr order
+  std::vector<Dso> dsos;
+  std::vector<Function> functions;
+  std::vector<Location> locations;
+  std::vector<Thread> threads;
+  std::vector<Stack> stacks;  // in order of first appearance
+  std::vector<LocationId> frames;
+
   // PERF_RECORD_LOST_SAMPLES counts: perf report's "Total Lost Samples" (perf record, and userperf
   // record, write each event's lost samples as one at the end, those of full rings included).
   std::uint64_t lost_samples = 0;
@@ -46,20 +100,33 @@ struct Profile {
   std::uint64_t lost_records = 0;
   std::uint64_t lost_in_records = 0;
   std::uint64_t dwarf_samples = 0;  // samples whose user frames were unwound from a stack copy
+
+  std::span<const LocationId> frames_of(const Stack& stack) const {
+    return {frames.data() + stack.first, stack.depth};
+  }
+  const Function& function_of(LocationId location) const {
+    return functions[locations[location].function];
+  }
+  const Dso& dso_of(LocationId location) const { return dsos[locations[location].dso]; }
 };
 
-// One resolved sample: its event (attr index), command, period and locations, leaf first.
+// One sample as it is counted: its event, thread and locations, leaf first.
 struct ResolvedSample {
+  const Profile& profile;
   int event = 0;
-  const std::string& command;
+  ThreadId thread = 0;
   std::uint64_t period = 0;
-  const std::vector<Location>& chain;
+  std::span<const LocationId> chain;
 };
 
 struct ProfileOptions {
   std::size_t max_frames = 127;  // perf's default --max-stack
-  // Called for every sample as it is counted (tests, call-graph views); may be empty.
+  bool lines = false;            // look up DWARF source lines (Function::file/line, Location::line)
+  // Called for every sample as it is counted (tests); may be empty.
   std::function<void(const ResolvedSample&)> on_sample;
+  // Called about every 2 s while the file is read, with the bytes done and the file's data size
+  // (the report's progress line); may be empty.
+  std::function<void(std::uint64_t done, std::uint64_t total)> on_progress;
 };
 
 // The profile, or the first malformed record (malformed_at its file offset).

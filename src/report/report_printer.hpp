@@ -6,6 +6,7 @@
 
 #include <cstdio>
 
+#include "report/hist.hpp"
 #include "report/profile.hpp"
 
 namespace userperf::report {

@@ -5,10 +5,6 @@
 
 namespace userperf::report {
 
-namespace {
-constexpr const char* kUnknown = "[unknown]";
-}  // namespace
-
 std::string short_name(const std::string& path) {
   const std::size_t slash = path.rfind('/');
   if (path.empty() || path.front() == '[' || slash == std::string::npos) return path;
@@ -19,20 +15,6 @@ const ElfFile& SymbolResolver::image(const std::string& path) {
   auto [it, fresh] = images_.try_emplace(path);
   if (fresh) it->second = ElfFile::open(path);
   return *it->second;
-}
-
-Location SymbolResolver::user(const AddressSpace& space, std::uint64_t address) {
-  const Mapping* mapping = space.find(address);
-  if (mapping == nullptr) return {kUnknown, kUnknown, false};
-  Location location{short_name(mapping->path), kUnknown, false};
-  std::uint64_t vaddr = 0;
-  if (mapping->path.empty() || mapping->path.front() != '/') return location;
-  const ElfFile& elf = image(mapping->path);
-  if (elf.vaddr_of_offset(address - mapping->start + mapping->pgoff, vaddr)) {
-    std::string name = elf.function_at(vaddr);
-    if (!name.empty()) location.symbol = std::move(name);
-  }
-  return location;
 }
 
 void SymbolResolver::load_kallsyms() {
@@ -53,14 +35,13 @@ void SymbolResolver::load_kallsyms() {
             [](const KernelSymbol& a, const KernelSymbol& b) { return a.address < b.address; });
 }
 
-Location SymbolResolver::kernel(std::uint64_t address) {
+const std::string& SymbolResolver::kernel_function(std::uint64_t address) {
+  static const std::string kNone;
   if (!kallsyms_loaded_) load_kallsyms();
-  Location location{"[kernel.kallsyms]", kUnknown, true};
   auto it = std::upper_bound(
       kallsyms_.begin(), kallsyms_.end(), address,
       [](std::uint64_t a, const KernelSymbol& symbol) { return a < symbol.address; });
-  if (it != kallsyms_.begin()) location.symbol = std::prev(it)->name;
-  return location;
+  return it == kallsyms_.begin() ? kNone : std::prev(it)->name;
 }
 
 }  // namespace userperf::report

@@ -1,7 +1,6 @@
-// Names a code address of a sampled process: the shared object that maps it and the function
-// symbol there (ElfFile, when the file exists on this machine). Kernel addresses are named from
-// this machine's /proc/kallsyms when it is readable (the file is assumed to come from the running
-// kernel, as for the ELF files); else [unknown].
+// The symbol tables a report names addresses with: each mapped ELF file (ElfFile, when the file
+// exists on this machine), opened once; this machine's /proc/kallsyms for kernel addresses when it
+// is readable (the file is assumed to come from the running kernel, as for the ELF files).
 #pragma once
 
 #include <cstdint>
@@ -15,16 +14,10 @@
 
 namespace userperf::report {
 
-struct Location {
-  std::string dso;     // short name: the file's basename, "[kernel.kallsyms]", "[unknown]"
-  std::string symbol;  // "[unknown]" when no symbol covers the address
-  bool kernel = false;
-};
-
 class SymbolResolver {
  public:
-  Location user(const AddressSpace& space, std::uint64_t address);
-  Location kernel(std::uint64_t address);
+  // The kernel function covering `address`, from /proc/kallsyms; "" when none does.
+  const std::string& kernel_function(std::uint64_t address);
 
   // The mapped ELF file (cached); an image with loaded false when missing or not ELF.
   const ElfFile& image(const std::string& path);

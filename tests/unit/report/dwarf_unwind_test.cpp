@@ -207,7 +207,9 @@ class DwarfUnwindTest : public ::testing::Test {
     auto on_sample = options.on_sample;
     options.on_sample = [&](const ResolvedSample& sample) {
       std::vector<std::string> symbols;
-      for (const Location& location : sample.chain) symbols.push_back(location.symbol);
+      for (LocationId location : sample.chain) {
+        symbols.push_back(sample.profile.function_of(location).name);
+      }
       out.push_back(symbols);
       if (on_sample) on_sample(sample);
     };
@@ -398,7 +400,7 @@ TEST_F(DwarfUnwindTest, MaxStackZeroKeepsTheLeaf) {
   EXPECT_EQ(found[0], std::vector<std::string>{"unwind_test_capture"});
   EXPECT_EQ(profile.dwarf_samples, 1u);
   ASSERT_EQ(profile.events.size(), 1u);
-  EXPECT_FALSE(profile.events[0].rows.empty());
+  EXPECT_FALSE(profile.stacks.empty());
 }
 
 // A FIFO at a mapping's path: opening it for reading would wait for a writer forever. The

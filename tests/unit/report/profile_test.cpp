@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "perfdata/reader.hpp"
 #include "perfdata/writer.hpp"
 #include "report/address_space.hpp"
+#include "report/hist.hpp"
 #include "report/profile.hpp"
 #include "report/report_printer.hpp"
 #include "unit/perfdata/test_files.hpp"
@@ -117,11 +119,20 @@ class ProfileTest : public ::testing::Test {
   bool finished_ = false;
 };
 
-const ProfileRow* row(const EventProfile& event, const std::string& symbol) {
-  for (const ProfileRow& r : event.rows) {
-    if (r.symbol == symbol) return &r;
+// A row of the default table (comm, dso, sym) of event 0, as its parts' names.
+struct Row {
+  std::string command, dso;
+  std::uint64_t self = 0, children = 0;
+};
+
+std::optional<Row> row(const Profile& profile, const std::string& symbol) {
+  for (const HistRow& r : build_hist(profile, 0, {})) {
+    if (profile.function_of(r.location).name == symbol) {
+      return Row{profile.threads[r.thread].command, profile.dso_of(r.location).name, r.self,
+                 r.children};
+    }
   }
-  return nullptr;
+  return std::nullopt;
 }
 
 TEST(AddressSpaceTest, NewMappingCutsTheOnesItOverlaps) {
@@ -187,12 +198,12 @@ TEST_F(ProfileTest, SamplesResolveAgainstMappingsRecordedLaterInTheFileButEarlie
   EXPECT_EQ(profile.lost_records, 1u);
   EXPECT_EQ(profile.lost_in_records, 7u);
 
-  const ProfileRow* leaf_row = row(event, "report_test_leaf");
-  const ProfileRow* caller_row = row(event, "report_test_caller");
-  const ProfileRow* unknown_row = row(event, "[unknown]");
-  ASSERT_NE(leaf_row, nullptr);
-  ASSERT_NE(caller_row, nullptr);
-  ASSERT_NE(unknown_row, nullptr);
+  const auto leaf_row = row(profile, "report_test_leaf");
+  const auto caller_row = row(profile, "report_test_caller");
+  const auto unknown_row = row(profile, "[unknown]");
+  ASSERT_TRUE(leaf_row);
+  ASSERT_TRUE(caller_row);
+  ASSERT_TRUE(unknown_row);
   EXPECT_EQ(leaf_row->command, "synthetic");
   EXPECT_EQ(leaf_row->dso, std::filesystem::path(exe.path).filename().string());
   EXPECT_EQ(leaf_row->self, 300u);
@@ -235,11 +246,11 @@ TEST_F(ProfileTest, MaxStackCutsTheChainButKeepsTheLeaf) {
     const Profile& profile = *built;
     const EventProfile& event = profile.events.at(0);
     EXPECT_EQ(event.samples, 1u);
-    const ProfileRow* leaf_row = row(event, "report_test_leaf");
-    ASSERT_NE(leaf_row, nullptr);
+    const auto leaf_row = row(profile, "report_test_leaf");
+    ASSERT_TRUE(leaf_row);
     EXPECT_EQ(leaf_row->self, 100u);
     EXPECT_EQ(leaf_row->children, 100u);
-    EXPECT_EQ(row(event, "report_test_caller"), nullptr);
+    EXPECT_FALSE(row(profile, "report_test_caller"));
   }
 }
 

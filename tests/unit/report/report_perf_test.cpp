@@ -12,6 +12,7 @@
 #include <string>
 
 #include "perfdata/reader.hpp"
+#include "report/hist.hpp"
 #include "report/profile.hpp"
 #include "report/report_printer.hpp"
 #include "unit/perfdata/test_files.hpp"
@@ -75,9 +76,10 @@ struct Shares {
 Shares userperf_shares(const Profile& profile) {
   Shares shares;
   const EventProfile& event = profile.events.at(0);
-  for (const ProfileRow& row : event.rows) {
-    shares.self[row.symbol] += 100.0 * row.self / event.total_period;
-    shares.children[row.symbol] += 100.0 * row.children / event.total_period;
+  for (const HistRow& row : build_hist(profile, 0, {})) {
+    const std::string& symbol = profile.function_of(row.location).name;
+    shares.self[symbol] += 100.0 * row.self / event.total_period;
+    shares.children[symbol] += 100.0 * row.children / event.total_period;
   }
   return shares;
 }
@@ -113,10 +115,11 @@ std::map<std::string, double> call_paths(const std::string& file) {
   options.on_sample = [&](const ResolvedSample& sample) {
     total += sample.period;
     std::string path;
-    for (const Location& location : sample.chain) {
-      if (location.kernel) continue;
-      path += (path.empty() ? "" : "<") + location.symbol;
-      if (location.symbol == "main") {
+    for (LocationId location : sample.chain) {
+      if (sample.profile.dso_of(location).kernel) continue;
+      const std::string& symbol = sample.profile.function_of(location).name;
+      path += (path.empty() ? "" : "<") + symbol;
+      if (symbol == "main") {
         periods[path] += sample.period;
         return;
       }

@@ -1,0 +1,113 @@
+#include "report/location_table.hpp"
+
+namespace userperf::report {
+
+namespace {
+
+constexpr const char* kUnknown = "[unknown]";
+constexpr std::uint64_t kNoMapping = 0, kKernel = 1, kFirstFile = 2;
+
+std::string to_hex(const std::vector<std::uint8_t>& bytes) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string hex;
+  for (std::uint8_t byte : bytes) {
+    hex += kDigits[byte >> 4];
+    hex += kDigits[byte & 15];
+  }
+  return hex;
+}
+
+}  // namespace
+
+LocationTable::LocationTable(Profile& profile, const perfdata::Features& features, bool lines)
+    : profile_(profile), lines_(lines) {
+  if (features.build_ids) {
+    for (const perfdata::BuildIdEntry& entry : *features.build_ids) {
+      recorded_build_ids_.emplace(entry.filename, to_hex(entry.id));
+    }
+  }
+}
+
+DsoId LocationTable::dso(const std::string& path, bool kernel) {
+  auto [it, fresh] = dsos_.try_emplace(path, static_cast<DsoId>(profile_.dsos.size()));
+  if (fresh) {
+    Dso dso{path, kernel ? "[kernel.kallsyms]" : short_name(path), {}, kernel};
+    if (auto recorded = recorded_build_ids_.find(path); recorded != recorded_build_ids_.end()) {
+      dso.build_id = recorded->second;
+    } else if (!kernel && !path.empty() && path.front() == '/') {
+      dso.build_id = resolver_.image(path).build_id();
+    }
+    profile_.dsos.push_back(std::move(dso));
+  }
+  return it->second;
+}
+
+FunctionId LocationTable::function(DsoId dso, const std::string& name, const std::string& file,
+                                   std::uint32_t line) {
+  std::string key = std::to_string(dso);
+  key += '\0';
+  key += name;
+  auto [it, fresh] =
+      functions_.try_emplace(std::move(key), static_cast<FunctionId>(profile_.functions.size()));
+  if (fresh) profile_.functions.push_back({name, dso, file, line});
+  return it->second;
+}
+
+LocationId LocationTable::make(DsoId dso, std::uint64_t address, FunctionId function,
+                               std::uint32_t line) {
+  profile_.locations.push_back({dso, address, function, line});
+  return static_cast<LocationId>(profile_.locations.size() - 1);
+}
+
+LocationId LocationTable::user(const AddressSpace& space, std::uint64_t address) {
+  const Mapping* mapping = space.find(address);
+  if (mapping == nullptr) {
+    auto [it, fresh] = locations_.try_emplace({kNoMapping, address});
+    if (fresh) {
+      const DsoId none = dso(kUnknown, false);
+      it->second = make(none, address, function(none, kUnknown, {}, 0), 0);
+    }
+    return it->second;
+  }
+  const std::uint64_t offset = address - mapping->start + mapping->pgoff;
+  auto [it, fresh] = locations_.try_emplace({kFirstFile + mapping->file, offset});
+  if (fresh) it->second = resolve_file(*mapping, offset);
+  return it->second;
+}
+
+LocationId LocationTable::resolve_file(const Mapping& mapping, std::uint64_t offset) {
+  auto [known, fresh] = file_dsos_.try_emplace(mapping.file);
+  if (fresh) known->second = dso(mapping.path, false);
+  const DsoId owner = known->second;
+  // Only a path is a file to read: "[vdso]", "[heap]", "//anon" and JIT maps are not.
+  const bool file = !mapping.path.empty() && mapping.path.front() == '/';
+  const ElfFile* elf = file ? &resolver_.image(mapping.path) : nullptr;
+  std::uint64_t vaddr = 0;
+  if (elf == nullptr || !elf->vaddr_of_offset(offset, vaddr)) {
+    return make(owner, offset, function(owner, kUnknown, {}, 0), 0);
+  }
+  std::string name;
+  std::uint64_t entry = 0;
+  if (!elf->function_entry(vaddr, name, entry)) {
+    return make(owner, vaddr, function(owner, kUnknown, {}, 0), 0);
+  }
+  std::string source, entry_source;
+  std::uint32_t line = 0, entry_line = 0;
+  if (lines_) {
+    elf->source_at(vaddr, source, line);
+    elf->source_at(entry, entry_source, entry_line);
+  }
+  return make(owner, vaddr, function(owner, name, entry_source, entry_line), line);
+}
+
+LocationId LocationTable::kernel(std::uint64_t address) {
+  auto [it, fresh] = locations_.try_emplace({kKernel, address});
+  if (fresh) {
+    const DsoId owner = dso("[kernel.kallsyms]", true);
+    const std::string& name = resolver_.kernel_function(address);
+    it->second = make(owner, address, function(owner, name.empty() ? kUnknown : name, {}, 0), 0);
+  }
+  return it->second;
+}
+
+}  // namespace userperf::report

@@ -1,0 +1,53 @@
+// Turns the code addresses of samples into a Profile's Locations, Functions and Dsos, each made
+// once: a location per (mapped file, file offset) whichever process mapped the file where, a
+// function per (dso, name), a dso per path. Symbolization (ELF symbols through SymbolResolver,
+// DWARF lines when asked) is paid once per distinct address, which is what keeps a report of a
+// million samples of forty processes as fast as perf's.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+
+#include "perfdata/features.hpp"
+#include "report/address_space.hpp"
+#include "report/profile.hpp"
+#include "report/symbol_resolver.hpp"
+
+namespace userperf::report {
+
+class LocationTable {
+ public:
+  // `lines`: look up DWARF source lines too (pprof's Line; the tables do not show them).
+  LocationTable(Profile& profile, const perfdata::Features& features, bool lines);
+
+  // A user address of a process with address space `space`.
+  LocationId user(const AddressSpace& space, std::uint64_t address);
+  LocationId kernel(std::uint64_t address);
+
+  SymbolResolver& resolver() { return resolver_; }
+
+ private:
+  struct KeyHash {
+    std::size_t operator()(const std::pair<std::uint64_t, std::uint64_t>& key) const {
+      return std::hash<std::uint64_t>()(key.first * 0x9e3779b97f4a7c15ULL ^ key.second);
+    }
+  };
+  DsoId dso(const std::string& path, bool kernel);
+  FunctionId function(DsoId dso, const std::string& name, const std::string& file,
+                      std::uint32_t line);
+  LocationId resolve_file(const Mapping& mapping, std::uint64_t offset);
+  LocationId make(DsoId dso, std::uint64_t address, FunctionId function, std::uint32_t line);
+
+  Profile& profile_;
+  SymbolResolver resolver_;
+  bool lines_;
+  std::unordered_map<std::string, std::string> recorded_build_ids_;  // path -> hex (BUILD_ID)
+  std::unordered_map<std::string, DsoId> dsos_;                      // path -> dso
+  std::unordered_map<std::string, FunctionId> functions_;            // dso, '\0', name -> function
+  // (what, address) -> location; what: a Mapping::file + 2, 1 for the kernel, 0 for no mapping.
+  std::unordered_map<std::pair<std::uint64_t, std::uint64_t>, LocationId, KeyHash> locations_;
+  std::unordered_map<std::uint32_t, DsoId> file_dsos_;  // Mapping::file -> dso
+};
+
+}  // namespace userperf::report
