@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "report/demangle.hpp"
@@ -56,7 +57,8 @@ std::unique_ptr<ElfFile> ElfFile::open(const std::string& path) {
   for (std::size_t i = 0; i < phnum; ++i) {
     GElf_Phdr phdr;
     if (gelf_getphdr(elf, static_cast<int>(i), &phdr) != nullptr && phdr.p_type == PT_LOAD) {
-      file->segments_.push_back({phdr.p_offset, phdr.p_vaddr, phdr.p_filesz});
+      file->segments_.push_back(
+          {phdr.p_offset, phdr.p_vaddr, phdr.p_filesz, (phdr.p_flags & PF_X) != 0});
     }
   }
   file->bias_ = bias;
@@ -86,19 +88,80 @@ std::string ElfFile::function_at(std::uint64_t vaddr, std::uint64_t* offset) con
   return name;
 }
 
+const ElfFile::Segment* ElfFile::segment_of_vaddr(std::uint64_t vaddr) const {
+  for (const Segment& segment : segments_) {
+    if (vaddr >= segment.vaddr && vaddr - segment.vaddr < segment.filesz) return &segment;
+  }
+  return nullptr;
+}
+
+void ElfFile::load_symbols() const {
+  symbols_loaded_ = true;
+  if (module_ == nullptr) return;
+  struct Candidate {
+    Symbol symbol;
+    std::uint64_t size = 0;
+    int binding = 0;
+  };
+  std::vector<Candidate> found;
+  const int count = dwfl_module_getsymtab(module_);
+  for (int i = 1; i < count; ++i) {
+    GElf_Sym sym;
+    GElf_Addr address = 0;
+    GElf_Word section = 0;
+    const char* name =
+        dwfl_module_getsym_info(module_, i, &sym, &address, &section, nullptr, nullptr);
+    if (name == nullptr || *name == '\0' || section == SHN_UNDEF || section == SHN_ABS ||
+        section == static_cast<GElf_Word>(-1)) {
+      continue;
+    }
+    const int type = GELF_ST_TYPE(sym.st_info);
+    if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE) continue;
+    const std::uint64_t vaddr = address - bias_;
+    // A label of no type counts only in code: _end, __bss_start and the like are not functions.
+    const Segment* segment = segment_of_vaddr(vaddr);
+    if (type == STT_NOTYPE && (segment == nullptr || !segment->executable)) continue;
+    found.push_back({{vaddr, vaddr + sym.st_size, name}, sym.st_size, GELF_ST_BIND(sym.st_info)});
+  }
+  // Of the names at one address (memcpy and memmove), the one perf shows: a sized one, a
+  // non-weak one, a global one, the one with fewer leading underscores, the longer one, else the
+  // first in the table.
+  const auto underscores = [](const char* name) { return std::strspn(name, "_"); };
+  const auto better = [&](const Candidate& a, const Candidate& b) {
+    if ((a.size > 0) != (b.size > 0)) return a.size > 0;
+    if ((a.binding == STB_WEAK) != (b.binding == STB_WEAK)) return b.binding == STB_WEAK;
+    if ((a.binding == STB_GLOBAL) != (b.binding == STB_GLOBAL)) return a.binding == STB_GLOBAL;
+    const std::size_t ua = underscores(a.symbol.name), ub = underscores(b.symbol.name);
+    if (ua != ub) return ua < ub;
+    return std::strlen(a.symbol.name) > std::strlen(b.symbol.name);
+  };
+  std::stable_sort(found.begin(), found.end(), [&](const Candidate& a, const Candidate& b) {
+    if (a.symbol.start != b.symbol.start) return a.symbol.start < b.symbol.start;
+    return better(a, b);
+  });
+  for (std::size_t i = 0; i < found.size(); ++i) {
+    if (!symbols_.empty() && symbols_.back().start == found[i].symbol.start) continue;
+    symbols_.push_back(found[i].symbol);
+  }
+  // A sizeless symbol reaches the next one's start, as perf's symbols__fixup_end makes it.
+  for (std::size_t i = 0; i < symbols_.size(); ++i) {
+    if (symbols_[i].end > symbols_[i].start) continue;
+    symbols_[i].end = i + 1 < symbols_.size() ? symbols_[i + 1].start : UINT64_MAX;
+  }
+}
+
 bool ElfFile::function_entry(std::uint64_t vaddr, std::string& name, std::uint64_t& entry) const {
-  if (module_ == nullptr) return false;
-  GElf_Off past_start = 0;
-  GElf_Sym sym;
-  const char* raw =
-      dwfl_module_addrinfo(module_, vaddr + bias_, &past_start, &sym, nullptr, nullptr, nullptr);
-  if (raw == nullptr || *raw == '\0') return false;
-  const int type = GELF_ST_TYPE(sym.st_info);
-  if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE) return false;
+  if (!symbols_loaded_) load_symbols();
+  auto it =
+      std::upper_bound(symbols_.begin(), symbols_.end(), vaddr,
+                       [](std::uint64_t a, const Symbol& symbol) { return a < symbol.start; });
+  if (it == symbols_.begin()) return false;
+  const Symbol& symbol = *std::prev(it);
+  if (vaddr >= symbol.end) return false;
   // "__libc_start_main@@GLIBC_2.34": the version is not part of the function's name.
-  const std::string plain(raw, std::strcspn(raw, "@"));
+  const std::string plain(symbol.name, std::strcspn(symbol.name, "@"));
   name = demangle(plain.c_str());
-  entry = vaddr - past_start;
+  entry = symbol.start;
   return true;
 }
 

@@ -48,11 +48,22 @@ class ElfFile {
   ElfFile() = default;
   struct Segment {
     std::uint64_t offset = 0, vaddr = 0, filesz = 0;
+    bool executable = false;
   };
+  // A function symbol, by link-time address: the file's symbol table read once and sorted, so a
+  // lookup is a binary search (dwfl_module_addrinfo scans the whole table on every call).
+  struct Symbol {
+    std::uint64_t start = 0, end = 0;  // [start, end); a sizeless symbol ends where the next starts
+    const char* name = nullptr;        // in the ELF file's string table, valid while dwfl_ is
+  };
+  void load_symbols() const;
+  const Segment* segment_of_vaddr(std::uint64_t vaddr) const;
   Dwfl* dwfl_ = nullptr;
   Dwfl_Module* module_ = nullptr;
   std::uint64_t bias_ = 0;  // dwfl address - link-time address
   std::vector<Segment> segments_;
+  mutable std::vector<Symbol> symbols_;
+  mutable bool symbols_loaded_ = false;
 };
 
 }  // namespace userperf::report
