@@ -123,6 +123,7 @@ void ElfFile::load_symbols() const {
     if (type == STT_NOTYPE && (segment == nullptr || !segment->executable)) continue;
     found.push_back({{vaddr, vaddr + sym.st_size, name}, sym.st_size, GELF_ST_BIND(sym.st_info)});
   }
+  for (const Symbol& stub : plt_stubs()) found.push_back({stub, stub.end - stub.start, STB_GLOBAL});
   // Of the names at one address (memcpy and memmove), the one perf shows: a sized one, a
   // non-weak one, a global one, the one with fewer leading underscores, the longer one, else the
   // first in the table.
@@ -150,6 +151,70 @@ void ElfFile::load_symbols() const {
   }
 }
 
+std::vector<ElfFile::Symbol> ElfFile::plt_stubs() const {
+  // x86-64's lazy-binding PLT: the stub of .rela.plt's i-th relocation is the i-th 16-byte entry
+  // of .plt.sec when there is one (IBT), else of .plt after its first, resolver entry. The stubs
+  // have no symbols; perf names them "function@plt" from the relocation's symbol, and so do we.
+  std::vector<Symbol> stubs;
+  Dwarf_Addr bias = 0;
+  Elf* elf = dwfl_module_getelf(module_, &bias);
+  GElf_Ehdr ehdr;
+  if (elf == nullptr || gelf_getehdr(elf, &ehdr) == nullptr || ehdr.e_machine != EM_X86_64) {
+    return stubs;
+  }
+  std::size_t names = 0;
+  if (elf_getshdrstrndx(elf, &names) != 0) return stubs;
+  Elf_Scn* relocations = nullptr;
+  GElf_Shdr relocations_header{}, plt{}, plt_sec{};
+  bool have_plt = false, have_plt_sec = false;
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr header;
+    if (gelf_getshdr(scn, &header) == nullptr) continue;
+    const char* name = elf_strptr(elf, names, header.sh_name);
+    if (name == nullptr) continue;
+    if (std::strcmp(name, ".rela.plt") == 0 && header.sh_type == SHT_RELA) {
+      relocations = scn;
+      relocations_header = header;
+    } else if (std::strcmp(name, ".plt") == 0) {
+      plt = header;
+      have_plt = true;
+    } else if (std::strcmp(name, ".plt.sec") == 0) {
+      plt_sec = header;
+      have_plt_sec = true;
+    }
+  }
+  if (relocations == nullptr || !(have_plt || have_plt_sec)) return stubs;
+  Elf_Scn* symbols = elf_getscn(elf, relocations_header.sh_link);
+  GElf_Shdr symbols_header;
+  Elf_Data* symbol_data = symbols == nullptr ? nullptr : elf_getdata(symbols, nullptr);
+  Elf_Data* relocation_data = elf_getdata(relocations, nullptr);
+  if (symbol_data == nullptr || relocation_data == nullptr ||
+      gelf_getshdr(symbols, &symbols_header) == nullptr || relocations_header.sh_entsize == 0) {
+    return stubs;
+  }
+  constexpr std::uint64_t kEntry = 16;
+  const std::uint64_t first = have_plt_sec ? plt_sec.sh_addr : plt.sh_addr + kEntry;
+  const std::uint64_t end =
+      have_plt_sec ? plt_sec.sh_addr + plt_sec.sh_size : plt.sh_addr + plt.sh_size;
+  const std::size_t count = relocations_header.sh_size / relocations_header.sh_entsize;
+  for (std::size_t i = 0; i < count && first + (i + 1) * kEntry <= end; ++i) {
+    GElf_Rela rela;
+    GElf_Sym sym;
+    if (gelf_getrela(relocation_data, static_cast<int>(i), &rela) == nullptr ||
+        gelf_getsym(symbol_data, static_cast<int>(GELF_R_SYM(rela.r_info)), &sym) == nullptr) {
+      continue;
+    }
+    const char* name = elf_strptr(elf, symbols_header.sh_link, sym.st_name);
+    if (name == nullptr || *name == '\0') continue;
+    plt_names_.push_back(std::string(name) + "@plt");
+    const std::uint64_t start = first + i * kEntry;
+    stubs.push_back({start, start + kEntry, nullptr});
+  }
+  // The names are kept in plt_names_, which is done growing: point at them now.
+  for (std::size_t i = 0; i < stubs.size(); ++i) stubs[i].name = plt_names_[i].c_str();
+  return stubs;
+}
+
 bool ElfFile::function_entry(std::uint64_t vaddr, std::string& name, std::uint64_t& entry) const {
   if (!symbols_loaded_) load_symbols();
   auto it =
@@ -158,9 +223,10 @@ bool ElfFile::function_entry(std::uint64_t vaddr, std::string& name, std::uint64
   if (it == symbols_.begin()) return false;
   const Symbol& symbol = *std::prev(it);
   if (vaddr >= symbol.end) return false;
-  // "__libc_start_main@@GLIBC_2.34": the version is not part of the function's name.
-  const std::string plain(symbol.name, std::strcspn(symbol.name, "@"));
-  name = demangle(plain.c_str());
+  // "clock_gettime@@GLIBC_2.17": perf shows the version; the name before it is what demangles.
+  const std::size_t plain = std::strcspn(symbol.name, "@");
+  name = demangle_without_parameters(std::string(symbol.name, plain).c_str());
+  name += symbol.name + plain;
   entry = symbol.start;
   return true;
 }

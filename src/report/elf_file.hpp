@@ -57,12 +57,14 @@ class ElfFile {
     const char* name = nullptr;        // in the ELF file's string table, valid while dwfl_ is
   };
   void load_symbols() const;
+  std::vector<Symbol> plt_stubs() const;
   const Segment* segment_of_vaddr(std::uint64_t vaddr) const;
   Dwfl* dwfl_ = nullptr;
   Dwfl_Module* module_ = nullptr;
   std::uint64_t bias_ = 0;  // dwfl address - link-time address
   std::vector<Segment> segments_;
   mutable std::vector<Symbol> symbols_;
+  mutable std::vector<std::string> plt_names_;  // "name@plt" of the PLT stubs: Symbol::name
   mutable bool symbols_loaded_ = false;
 };
 

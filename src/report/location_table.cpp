@@ -79,9 +79,7 @@ LocationId LocationTable::resolve_file(const Mapping& mapping, std::uint64_t off
   auto [known, fresh] = file_dsos_.try_emplace(mapping.file);
   if (fresh) known->second = dso(mapping.path, false);
   const DsoId owner = known->second;
-  // Only a path is a file to read: "[vdso]", "[heap]", "//anon" and JIT maps are not.
-  const bool file = !mapping.path.empty() && mapping.path.front() == '/';
-  const ElfFile* elf = file ? &resolver_.image(mapping.path) : nullptr;
+  const ElfFile* elf = resolver_.image_of_mapping(mapping.path);
   std::uint64_t vaddr = 0;
   if (elf == nullptr || !elf->vaddr_of_offset(offset, vaddr)) {
     return make(owner, offset, function(owner, kUnknown, {}, 0), 0);

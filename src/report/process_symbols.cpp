@@ -14,12 +14,13 @@ std::string ProcessSymbols::describe(std::uint32_t pid, std::uint64_t address) {
   const Mapping* mapping = processes_.space(pid).find(address);
   if (mapping == nullptr) return {};
   const std::string where = "(" + mapping->path + ")";
-  if (mapping->path.empty() || mapping->path.front() != '/') return where;
-  const ElfFile& elf = resolver_.image(mapping->path);
+  const ElfFile* elf = resolver_.image_of_mapping(mapping->path);
   std::uint64_t vaddr = 0;
   std::uint64_t offset = 0;
-  if (!elf.vaddr_of_offset(address - mapping->start + mapping->pgoff, vaddr)) return where;
-  const std::string name = elf.function_at(vaddr, &offset);
+  if (elf == nullptr || !elf->vaddr_of_offset(address - mapping->start + mapping->pgoff, vaddr)) {
+    return where;
+  }
+  const std::string name = elf->function_at(vaddr, &offset);
   if (name.empty()) return where;
   char past_start[32];
   std::snprintf(past_start, sizeof past_start, "+0x%llx", static_cast<unsigned long long>(offset));

@@ -1,7 +1,12 @@
 #include "report/symbol_resolver.hpp"
 
+#include <sys/mman.h>
+#include <unistd.h>
 #include <algorithm>
+
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 
 namespace userperf::report {
 
@@ -9,6 +14,48 @@ std::string short_name(const std::string& path) {
   const std::size_t slash = path.rfind('/');
   if (path.empty() || path.front() == '[' || slash == std::string::npos) return path;
   return path.substr(slash + 1);
+}
+
+SymbolResolver::~SymbolResolver() {
+  if (vdso_fd_ >= 0) close(vdso_fd_);
+}
+
+const ElfFile* SymbolResolver::image_of_mapping(const std::string& path) {
+  if (!path.empty() && path.front() == '/') return &image(path);
+  if (path != "[vdso]") return nullptr;
+  if (!vdso_copied_) {
+    vdso_copied_ = true;
+    copy_vdso();
+  }
+  return vdso_fd_ < 0 ? nullptr : &image("/proc/self/fd/" + std::to_string(vdso_fd_));
+}
+
+void SymbolResolver::copy_vdso() {
+  // The vDSO's extent from /proc/self/maps: its ELF header alone does not say how far it goes.
+  std::FILE* maps = std::fopen("/proc/self/maps", "re");
+  if (maps == nullptr) return;
+  unsigned long long start = 0, end = 0;
+  char line[512];
+  bool found = false;
+  while (!found && std::fgets(line, sizeof line, maps) != nullptr) {
+    found = std::strstr(line, "[vdso]") != nullptr &&
+            std::sscanf(line, "%llx-%llx", &start, &end) == 2 && end > start;
+  }
+  std::fclose(maps);
+  if (!found) return;
+  const int fd = memfd_create("userperf-vdso", MFD_CLOEXEC);
+  if (fd < 0) return;
+  const auto* bytes = reinterpret_cast<const char*>(static_cast<std::uintptr_t>(start));
+  std::size_t done = 0;
+  while (done < end - start) {
+    const ssize_t n = write(fd, bytes + done, end - start - done);
+    if (n <= 0) {
+      close(fd);
+      return;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  vdso_fd_ = fd;
 }
 
 const ElfFile& SymbolResolver::image(const std::string& path) {

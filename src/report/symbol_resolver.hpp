@@ -16,11 +16,20 @@ namespace userperf::report {
 
 class SymbolResolver {
  public:
+  SymbolResolver() = default;
+  ~SymbolResolver();
+  SymbolResolver(const SymbolResolver&) = delete;
+  SymbolResolver& operator=(const SymbolResolver&) = delete;
+
   // The kernel function covering `address`, from /proc/kallsyms; "" when none does.
   const std::string& kernel_function(std::uint64_t address);
 
   // The mapped ELF file (cached); an image with loaded false when missing or not ELF.
   const ElfFile& image(const std::string& path);
+  // The ELF image behind a mapping's path: the file for a path, this machine's vDSO for
+  // "[vdso]" (assumed to be the sampled kernel's, as kallsyms is; perf reads it the same way),
+  // nullptr for what is no file ("[heap]", "//anon", a JIT's map).
+  const ElfFile* image_of_mapping(const std::string& path);
 
  private:
   struct KernelSymbol {
@@ -28,9 +37,12 @@ class SymbolResolver {
     std::string name;
   };
   void load_kallsyms();
+  void copy_vdso();
 
   std::map<std::string, std::unique_ptr<ElfFile>> images_;
   std::vector<KernelSymbol> kallsyms_;  // sorted by address
+  int vdso_fd_ = -1;  // a memfd holding this process's vDSO, made at the first "[vdso]"
+  bool vdso_copied_ = false;
   bool kallsyms_loaded_ = false;
 };
 

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -15,6 +16,8 @@
 #include "perfdata/reader.hpp"
 #include "perfdata/writer.hpp"
 #include "report/address_space.hpp"
+#include "report/demangle.hpp"
+#include "report/elf_file.hpp"
 #include "report/hist.hpp"
 #include "report/profile.hpp"
 #include "report/report_printer.hpp"
@@ -278,6 +281,103 @@ TEST_F(ProfileTest, FileWithoutSamplesSaysSo) {
   std::fclose(out);
   EXPECT_EQ(std::string(text, size), "# No samples.\n");
   std::free(text);
+}
+
+}  // namespace
+}  // namespace userperf::report
+
+namespace userperf::report {
+namespace {
+
+std::vector<std::uint8_t> sample_of(std::uint32_t pid, std::uint64_t time, std::uint64_t period,
+                                    const std::vector<std::uint64_t>& chain) {
+  RecordBytes r(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+  r.put(chain[1]).put(pid).put(pid).put(time).put(period);
+  r.put(std::uint64_t{chain.size()});
+  for (std::uint64_t entry : chain) r.put(entry);
+  return r.done();
+}
+
+// Identical samples are one Stack; the same file mapped at different addresses by two processes
+// gives one Location per file offset (symbolized once), and the two threads stay apart.
+TEST_F(ProfileTest, SamplesMergeAndLocationsAreSharedAcrossProcesses) {
+  const ExeMapping exe = mapping_of(reinterpret_cast<void*>(&report_test_leaf));
+  ASSERT_FALSE(exe.path.empty());
+  const auto leaf = reinterpret_cast<std::uint64_t>(&report_test_leaf) + 1;
+  const auto ret = reinterpret_cast<std::uint64_t>(report_test_return_address);
+  constexpr std::uint32_t kOther = kPid + 1;
+  constexpr std::uint64_t kShift = 0x100000000ULL;
+  append(mmap2(exe, 1));
+  append(
+      testing::mmap2_record(kOther, exe.start + kShift, exe.end + kShift, exe.pgoff, exe.path, 1));
+  const std::uint64_t user = PERF_CONTEXT_USER;
+  append(sample_of(kPid, 2, 10, {user, leaf, ret}));
+  append(sample_of(kPid, 3, 20, {user, leaf, ret}));
+  append(sample_of(kOther, 4, 40, {user, leaf + kShift, ret + kShift}));
+  const Expected<Profile> built = this->profile();
+  ASSERT_TRUE(built) << built.error().message;
+  const Profile& profile = *built;
+  ASSERT_EQ(profile.stacks.size(), 2u);
+  EXPECT_EQ(profile.stacks[0].samples, 2u);
+  EXPECT_EQ(profile.stacks[0].period, 30u);
+  EXPECT_EQ(profile.stacks[1].samples, 1u);
+  EXPECT_NE(profile.stacks[0].thread, profile.stacks[1].thread);
+  EXPECT_EQ(profile.locations.size(), 2u);  // the leaf and the return address, once each
+  EXPECT_TRUE(std::equal(profile.frames_of(profile.stacks[0]).begin(),
+                         profile.frames_of(profile.stacks[0]).end(),
+                         profile.frames_of(profile.stacks[1]).begin()));
+  EXPECT_EQ(profile.function_of(profile.frames[profile.stacks[0].first]).name, "report_test_leaf");
+  EXPECT_EQ(profile.dso_of(profile.frames[0]).path, exe.path);
+}
+
+// Addresses no symbol names stay apart per shared object (perf's "[unknown]" of each dso), and an
+// address no mapping covers is the "[unknown]" dso's.
+TEST_F(ProfileTest, UnknownSymbolsStayPerSharedObject) {
+  append(testing::mmap2_record(kPid, 0x10000, 0x20000, 0, "/nonexistent/libfoo.so", 1));
+  append(testing::mmap2_record(kPid, 0x20000, 0x30000, 0, "/nonexistent/libbar.so", 1));
+  const std::uint64_t user = PERF_CONTEXT_USER;
+  append(sample_of(kPid, 2, 10, {user, 0x10100}));
+  append(sample_of(kPid, 3, 20, {user, 0x20100}));
+  append(sample_of(kPid, 4, 40, {user, 0x90100}));
+  const Expected<Profile> built = this->profile();
+  ASSERT_TRUE(built) << built.error().message;
+  const Profile& profile = *built;
+  std::map<std::string, std::uint64_t> self;  // dso name -> self period of its [unknown]
+  for (const HistRow& r : build_hist(profile, 0, {})) {
+    EXPECT_EQ(profile.function_of(r.location).name, "[unknown]");
+    self[profile.dso_of(r.location).name] += r.self;
+  }
+  const std::map<std::string, std::uint64_t> expected{
+      {"libfoo.so", 10}, {"libbar.so", 20}, {"[unknown]", 40}};
+  EXPECT_EQ(self, expected);
+}
+
+TEST(DemangleTest, NamesAsPerfShowsThemWithoutParameters) {
+  EXPECT_EQ(demangle_without_parameters("_Z9fold_stmtP20gimple_stmt_iterator"), "fold_stmt");
+  EXPECT_EQ(demangle_without_parameters("_ZNK9text_info12get_locationEj"),
+            "text_info::get_location");
+  EXPECT_EQ(demangle_without_parameters("_ZN1AclEi"), "A::operator()");
+  EXPECT_EQ(demangle_without_parameters("_Z3minIiET_S0_S0_"), "min<int>");
+  EXPECT_EQ(demangle_without_parameters("main"), "main");
+  EXPECT_EQ(demangle_without_parameters("_ZN12_GLOBAL__N_13fooEv"), "(anonymous namespace)::foo");
+}
+
+// PLT stubs have no symbols; they are named "function@plt" from .rela.plt, as perf names them.
+TEST(ElfFileTest, PltStubsAreNamedAfterTheirFunction) {
+  const char* path = USERPERF_REPORT_WORKLOAD_DIR "/workload_fp";
+  const auto elf = ElfFile::open(path);
+  ASSERT_TRUE(elf->loaded());
+  FILE* readelf = popen((std::string("readelf -SW ") + path + " | grep ' .plt '").c_str(), "r");
+  ASSERT_NE(readelf, nullptr);
+  char line[256] = "";
+  const bool found = std::fgets(line, sizeof line, readelf) != nullptr;
+  pclose(readelf);
+  if (!found) GTEST_SKIP() << "no .plt in " << path << " (readelf missing?)";
+  unsigned long long plt = 0;
+  ASSERT_EQ(std::sscanf(std::strstr(line, ".plt"), ".plt PROGBITS %llx", &plt), 1) << line;
+  // Stub 0 follows the resolver entry; whichever function it is, its name ends in @plt.
+  const std::string name = elf->function_at(plt + 16 + 4);
+  EXPECT_TRUE(name.ends_with("@plt")) << name;
 }
 
 }  // namespace

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# `userperf report`'s output files against consumers nobody here wrote, on files from userperf
+# record and from kernel perf record: folded stacks equal to perf's own
+# `perf script report stackcollapse`; an output file is replaced whole or not at all; a corrupt
+# input is an error naming its offset.
+# Usage: report_formats_test.sh PATH_TO_USERPERF PATH_TO_HOTSPOTS
+set -uo pipefail
+userperf=$1
+hotspots=$2
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+failures=0
+fail() {
+  echo "FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+
+files=()
+if "$userperf" record -q -g -o "$dir/userperf.data" -- "$hotspots" 1 >"$dir/record.log" 2>&1; then
+  files+=(userperf)
+else
+  fail "userperf record: $(tail -3 "$dir/record.log")"
+fi
+if perf record -q -g -F 999 -o "$dir/perf.data" -- "$hotspots" 1 >"$dir/perf.log" 2>&1; then
+  files+=(perf)
+else
+  echo "skip: kernel perf record cannot run here: $(tail -1 "$dir/perf.log")"
+fi
+
+for name in "${files[@]}"; do
+  data=$dir/$name.data
+  # perf's stackcollapse.py runs in perf's embedded Python; without it there is nothing to compare.
+  if ! perf script report stackcollapse -i "$data" >"$dir/$name.perf.folded" 2>"$dir/script.log"; then
+    echo "skip: perf script report stackcollapse: $(tail -1 "$dir/script.log")"
+    continue
+  fi
+  "$userperf" report -i "$data" --format=collapsed -o "$dir/$name.folded" || fail "$name: collapsed"
+  if ! diff <(sort "$dir/$name.perf.folded") <(sort "$dir/$name.folded") >"$dir/diff"; then
+    fail "$name: folded stacks differ from perf's stackcollapse: $(head -6 "$dir/diff")"
+  else
+    echo "ok: $name: folded stacks equal perf's stackcollapse ($(wc -l <"$dir/$name.folded") stacks)"
+  fi
+  grep -q "^hotspots;.*main;hot_parse [0-9]*$" "$dir/$name.folded" ||
+    fail "$name: no hotspots;...;main;hot_parse stack"
+done
+
+# A corrupt input: an error naming the offset, and the previous output left as it was.
+[[ -e $dir/userperf.data ]] && {
+  echo "previous" >"$dir/out.folded"
+  size=$(stat -c %s "$dir/userperf.data")
+  head -c $((size / 2)) "$dir/userperf.data" >"$dir/torn.data"
+  cp "$dir/userperf.data" "$dir/corrupt.data"
+  # The first record's header size (data section at the header's data.offset): 4 is below the
+  # header itself, which no record can be.
+  offset=$(od -An -t u8 -j 40 -N 8 "$dir/userperf.data" | tr -d ' ')
+  printf '\x04\x00' | dd of="$dir/corrupt.data" bs=1 seek=$((offset + 6)) conv=notrunc status=none
+  if "$userperf" report -i "$dir/corrupt.data" --format=collapsed -o "$dir/out.folded" \
+    2>"$dir/err"; then
+    fail "corrupt input: exit 0"
+  fi
+  grep -q "offset" "$dir/err" || fail "corrupt input: no offset in '$(cat "$dir/err")'"
+  [[ $(cat "$dir/out.folded") == previous ]] || fail "corrupt input: the previous output changed"
+  ls "$dir" | grep -q 'out.folded\.' && fail "a temporary file was left: $(ls "$dir")"
+  echo "ok: corrupt input: $(head -1 "$dir/err")"
+  "$userperf" report -i "$dir/userperf.data" --format=collapsed -o /nonexistent-dir/x.folded \
+    2>"$dir/err" && fail "unwritable output: exit 0"
+  grep -q "/nonexistent-dir/x.folded" "$dir/err" || fail "unwritable output: '$(cat "$dir/err")'"
+}
+
+if ((failures > 0)); then
+  echo "$failures failure(s)" >&2
+  exit 1
+fi
