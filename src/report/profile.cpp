@@ -43,6 +43,7 @@ class ProfileBuilder {
   Expected<void> run() {
     for (std::size_t i = 0; i < reader_.attrs().size(); ++i) {
       out_.events.push_back({name_of(i), reader_.attrs()[i].attr, 0, 0});
+      formats_.push_back(abi::SampleFormat::from_attr(reader_.attrs()[i].attr));
     }
     std::vector<TimedRecord> records;
     if (Expected<void> collected = collect(records); !collected) return collected;
@@ -95,8 +96,7 @@ class ProfileBuilder {
           return perfdata::malformed_at(record.offset, "sample of no event in the file");
         const perf_event_attr& a = reader_.attrs()[attr].attr;
         abi::ParsedSample sample;
-        const abi::ParseStatus status =
-            abi::parse_sample(record.bytes, abi::SampleFormat::from_attr(a), sample);
+        const abi::ParseStatus status = abi::parse_sample(record.bytes, formats_[attr], sample);
         if (!status.ok()) return bad_sample(record, status);
         if (a.sample_type & PERF_SAMPLE_TIME) time = sample.time;
       } else if (attr >= 0 && reader_.attrs()[attr].attr.sample_id_all) {
@@ -156,8 +156,7 @@ class ProfileBuilder {
     const perfdata::RecordView& record = timed.record;
     const perf_event_attr& attr = reader_.attrs()[timed.attr].attr;
     abi::ParsedSample s;
-    const abi::ParseStatus status =
-        abi::parse_sample(record.bytes, abi::SampleFormat::from_attr(attr), s);
+    const abi::ParseStatus status = abi::parse_sample(record.bytes, formats_[timed.attr], s);
     if (!status.ok()) return bad_sample(record, status);
 
     chain_.clear();
@@ -277,6 +276,7 @@ class ProfileBuilder {
   const perfdata::Reader& reader_;
   const ProfileOptions& options_;
   Profile& out_;
+  std::vector<abi::SampleFormat> formats_;  // per attr, made once: it is a vector of fields
   ProcessTable processes_;
   LocationTable locations_;
   DwarfUnwinder unwinder_;
