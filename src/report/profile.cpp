@@ -155,7 +155,7 @@ class ProfileBuilder {
   Expected<void> sample(const TimedRecord& timed) {
     const perfdata::RecordView& record = timed.record;
     const perf_event_attr& attr = reader_.attrs()[timed.attr].attr;
-    abi::ParsedSample s;
+    abi::ParsedSample& s = parsed_;
     const abi::ParseStatus status = abi::parse_sample(record.bytes, formats_[timed.attr], s);
     if (!status.ok()) return bad_sample(record, status);
 
@@ -277,6 +277,7 @@ class ProfileBuilder {
   const ProfileOptions& options_;
   Profile& out_;
   std::vector<abi::SampleFormat> formats_;  // per attr, made once: it is a vector of fields
+  abi::ParsedSample parsed_;  // reused: parse_sample keeps its vectors' capacity
   ProcessTable processes_;
   LocationTable locations_;
   DwarfUnwinder unwinder_;
