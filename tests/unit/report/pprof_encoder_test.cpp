@@ -228,5 +228,42 @@ TEST(PprofWriter, ProfileProtoFields) {
   EXPECT_EQ(std::set<std::string>(strings.begin(), strings.end()).size(), strings.size());
 }
 
+// The period's sample type and the sampling period by event kind.
+TEST(PprofWriter, SampleTypesByEvent) {
+  struct Case {
+    std::uint32_t type;
+    std::uint64_t config;
+    bool freq;
+    std::uint64_t period_or_freq;
+    std::string name, expected_type;
+    std::uint64_t expected_period;
+  };
+  const Case cases[] = {
+      {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, false, 1000000, "task-clock",
+       "cpu/nanoseconds", 1000000},
+      {PERF_TYPE_TRACEPOINT, 321, false, 1, "sched:sched_switch", "events/count", 1},
+      {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, true, 4000, "cycles", "cycles/count", 0},
+  };
+  for (const Case& c : cases) {
+    Profile profile = small_profile();
+    profile.events[0].name = c.name;
+    profile.events[0].attr.type = c.type;
+    profile.events[0].attr.config = c.config;
+    profile.events[0].attr.freq = c.freq;
+    profile.events[0].attr.sample_period = c.period_or_freq;  // sample_freq shares the field
+    const auto fields = by_number(read_message(encode_pprof(profile, {})));
+    std::vector<std::string> strings;
+    for (auto [it, end] = fields.equal_range(6); it != end; ++it) {
+      strings.push_back(it->second.bytes);
+    }
+    const auto period_type = by_number(read_message(fields.find(11)->second.bytes));
+    EXPECT_EQ(strings.at(period_type.find(1)->second.value) + "/" +
+                  strings.at(period_type.find(2)->second.value),
+              c.expected_type)
+        << c.name;
+    EXPECT_EQ(fields.count(12) ? fields.find(12)->second.value : 0, c.expected_period) << c.name;
+  }
+}
+
 }  // namespace
 }  // namespace userperf::report
