@@ -5,12 +5,16 @@
 # userperf report's, the top 10 functions by flat and by cumulative value (pprof -top, -cum) have
 # the values of userperf report's self and children columns by symbol (report_hist_dump prints them
 # exactly), pprof -traces shows the thread and process labels, -raw the mappings' build ids.
-# Usage: report_pprof_test.sh USERPERF HOTSPOTS REPORT_HIST_DUMP WORK_DIR
+# The same comparisons on a synthetic file of many processes and functions over this machine's
+# shared objects (bench/synthetic_profile), where unknown addresses of several objects and ties
+# are many.
+# Usage: report_pprof_test.sh USERPERF HOTSPOTS REPORT_HIST_DUMP WORK_DIR SYNTHETIC_PROFILE
 set -uo pipefail
 userperf=$1
 hotspots=$2
 hist_dump=$3
 work=$4
+synthetic=$5
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 failures=0
@@ -99,6 +103,12 @@ top_rows() {
                         / flat +flat% +sum% +cum +cum%/ { started = 1 }'
 }
 
+if "$synthetic" "$dir/synthetic.data" 20000 2000 4 >"$dir/synthetic.log" 2>&1; then
+  files+=(synthetic)
+else
+  fail "synthetic_profile: $(tail -3 "$dir/synthetic.log")"
+fi
+
 for name in "${files[@]}"; do
   data=$dir/$name.data
   out=$dir/$name.pb.gz
@@ -121,8 +131,11 @@ for name in "${files[@]}"; do
   grep -q "^PeriodType: cpu nanoseconds" "$dir/$name.raw" || fail "$name: no cpu/nanoseconds"
   grep -q "samples/count cpu/nanoseconds\[dflt\]" "$dir/$name.raw" ||
     fail "$name: sample types: $(grep -A1 '^Samples:' "$dir/$name.raw" | tail -1)"
-  build_id=$(sed -n '/^Mappings/,$p' "$dir/$name.raw" | grep -m1 " $hotspots " | grep -oE '[0-9a-f]{40}')
-  [[ $build_id =~ ^[0-9a-f]{40}$ ]] || fail "$name: hotspots' mapping has no build id: '$build_id'"
+  if [[ $name != synthetic ]]; then
+    build_id=$(sed -n '/^Mappings/,$p' "$dir/$name.raw" | grep -m1 " $hotspots " |
+      grep -oE '[0-9a-f]{40}')
+    [[ $build_id =~ ^[0-9a-f]{40}$ ]] || fail "$name: hotspots' mapping has no build id"
+  fi
 
   # Totals: pprof -top's "N, 100% of N total" for each sample type.
   for index in samples cpu; do
@@ -144,13 +157,21 @@ for name in "${files[@]}"; do
   compare "$name: flat cpu (self)" "$dir/ours.self" "$dir/theirs.flat" 0
   compare "$name: cum cpu (children)" "$dir/ours.children" "$dir/theirs.cum" 1
 
-  # Samples with their labels, and the functions of the example on one trace.
+  # Samples with their labels (one of each per trace), and the example's functions on one trace.
   pprof_text -traces "$out" >"$dir/$name.traces" || fail "$name: pprof -traces"
-  for label in "comm: +hotspots" "pid: +[0-9]+" "thread: +[0-9]+"; do
-    grep -Eq "^ +$label$" "$dir/$name.traces" || fail "$name: no label '$label' in pprof -traces"
+  # A separator line before each trace and one after the last.
+  traces=$(($(grep -c "^-----------+" "$dir/$name.traces") - 1))
+  before=$failures
+  for label in "comm: +[^ ]+" "pid: +[0-9]+" "thread: +[0-9]+"; do
+    count=$(grep -Ec "^ +$label$" "$dir/$name.traces")
+    ((count == traces && traces > 0)) ||
+      fail "$name: label '$label' on $count of $traces traces of pprof -traces"
   done
+  [[ $name == synthetic ]] && continue
+  grep -Eq "^ +comm: +hotspots$" "$dir/$name.traces" || fail "$name: no comm hotspots"
   grep -A3 -E "hot_parse$" "$dir/$name.traces" | grep -q "main$" ||
     fail "$name: no trace of main -> hot_parse"
+  ((failures == before)) && echo "ok: $name: labels on all $traces traces, build id $build_id"
 done
 
 if ((failures > 0)); then
