@@ -174,6 +174,34 @@ for name in "${files[@]}"; do
   ((failures == before)) && echo "ok: $name: labels on all $traces traces, build id $build_id"
 done
 
+# A file of two events: the first with samples is written, the other named on stderr and in the
+# profile's comments.
+if perf record -q -g -e page-faults -e cpu-clock -o "$dir/two.data" -- "$hotspots" 1 \
+  >"$dir/two.log" 2>&1; then
+  "$userperf" report -i "$dir/two.data" --format=pprof -o "$dir/two.pb.gz" 2>"$dir/two.err" ||
+    fail "two events: $(cat "$dir/two.err")"
+  grep -q "writing event page-faults only, not cpu-clock" "$dir/two.err" ||
+    fail "two events: stderr '$(cat "$dir/two.err")'"
+  pprof_text -raw "$dir/two.pb.gz" | grep -q "^Comment: not in this profile: event cpu-clock" ||
+    fail "two events: no comment naming cpu-clock"
+  pprof_text -raw "$dir/two.pb.gz" | grep -q "^samples/count page-faults/count" ||
+    fail "two events: sample types not samples/count page-faults/count"
+  echo "ok: two events: page-faults written, cpu-clock named"
+fi
+
+# A corrupt input: an error, and the previous output file left as it was, no temporary file.
+if [[ -e $dir/userperf.data ]]; then
+  echo previous >"$dir/out.pb.gz"
+  head -c $(($(stat -c %s "$dir/userperf.data") / 2)) "$dir/userperf.data" >"$dir/torn.data"
+  offset=$(od -An -t u8 -j 40 -N 8 "$dir/userperf.data" | tr -d ' ')
+  printf '\x04\x00' | dd of="$dir/torn.data" bs=1 seek=$((offset + 6)) conv=notrunc status=none
+  "$userperf" report -i "$dir/torn.data" --format=pprof -o "$dir/out.pb.gz" 2>"$dir/err" &&
+    fail "corrupt input: exit 0"
+  [[ $(cat "$dir/out.pb.gz") == previous ]] || fail "corrupt input: the previous output changed"
+  ls "$dir" | grep -q 'out.pb.gz\.' && fail "a temporary file was left: $(ls "$dir")"
+  echo "ok: corrupt input: $(head -1 "$dir/err"); previous output kept"
+fi
+
 if ((failures > 0)); then
   echo "$failures failure(s)" >&2
   exit 1
