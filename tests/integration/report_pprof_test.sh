@@ -168,6 +168,16 @@ for name in "${files[@]}"; do
       fail "$name: label '$label' on $count of $traces traces of pprof -traces"
   done
   [[ $name == synthetic ]] && continue
+  # DWARF lines: hot_parse's Locations name hotspots.c, lines inside its body, and its Function
+  # the line where the source defines it.
+  read -r source line start < <(sed -n 's/^ *[0-9]*: 0x[0-9a-f]* M=[0-9]* hot_parse \([^ ]*\):\([0-9]*\) s=\([0-9]*\)$/\1 \2 \3/p' \
+    "$dir/$name.raw" | head -1)
+  defined=$(grep -n "uint64_t hot_parse(" "${source:-/dev/null}" 2>/dev/null | cut -d: -f1)
+  if [[ -z $defined || $start != "$defined" || $line -lt 1 ]]; then
+    fail "$name: hot_parse at '$source:$line', start line '$start', defined at line '$defined'"
+  else
+    echo "ok: $name: hot_parse at $(basename "$source"):$line, start_line $start as the source"
+  fi
   grep -Eq "^ +comm: +hotspots$" "$dir/$name.traces" || fail "$name: no comm hotspots"
   grep -A3 -E "hot_parse$" "$dir/$name.traces" | grep -q "main$" ||
     fail "$name: no trace of main -> hot_parse"
