@@ -207,6 +207,9 @@ std::string encode_pprof(const Profile& profile, const PprofOptions& options) {
 }
 
 Expected<void> write_pprof(const Profile& profile, const PprofOptions& options, std::FILE* out) {
+  if (options.event < 0 || static_cast<std::size_t>(options.event) >= profile.events.size()) {
+    return Error{EINVAL, "pprof: the file has no event " + std::to_string(options.event)};
+  }
   const std::string encoded = encode_pprof(profile, options);
   z_stream stream{};
   // windowBits 15 + 16: a gzip header and trailer rather than zlib's.

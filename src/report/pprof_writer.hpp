@@ -35,10 +35,12 @@ struct PprofOptions {
   std::string source;                        // the input file's name, for a comment; may be ""
 };
 
-// The profile.proto message, not compressed (tests decode it).
+// The profile.proto message, not compressed (tests decode it); options.event must be an event of
+// the profile.
 std::string encode_pprof(const Profile& profile, const PprofOptions& options);
 
-// encode_pprof gzipped (pprof reads both; gzip is what the tools write and stores expect).
+// encode_pprof gzipped (pprof reads both; gzip is what the tools write and stores expect); an
+// error for an event the profile does not have (a file without attrs).
 Expected<void> write_pprof(const Profile& profile, const PprofOptions& options, std::FILE* out);
 
 // The name a Function has in the pprof file: its own, but "[unknown] <dso>" for a Dso's unknown

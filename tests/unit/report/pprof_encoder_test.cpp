@@ -6,6 +6,7 @@
 #include <linux/perf_event.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <string>
@@ -263,6 +264,16 @@ TEST(PprofWriter, SampleTypesByEvent) {
         << c.name;
     EXPECT_EQ(fields.count(12) ? fields.find(12)->second.value : 0, c.expected_period) << c.name;
   }
+}
+
+// A file without attrs has no event to write: an error, nothing written.
+TEST(PprofWriter, NoEventIsAnError) {
+  std::FILE* out = std::tmpfile();
+  ASSERT_NE(out, nullptr);
+  const Expected<void> written = write_pprof(Profile{}, {}, out);
+  EXPECT_FALSE(written);
+  EXPECT_EQ(std::ftell(out), 0);
+  std::fclose(out);
 }
 
 }  // namespace
