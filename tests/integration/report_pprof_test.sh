@@ -4,7 +4,8 @@
 # and kernel perf record -g of the hotspots example: the totals of both sample types equal
 # userperf report's, the top 10 functions by flat and by cumulative value (pprof -top, -cum) have
 # the values of userperf report's self and children columns by symbol (report_hist_dump prints them
-# exactly), pprof -traces shows the thread and process labels, -raw the mappings' build ids.
+# exactly), pprof -traces shows the thread and process labels, -raw the mappings' build ids, and
+# pprof's own symbolizer puts the executable's addresses in the report's functions and lines.
 # The same comparisons on a synthetic file of many processes and functions over this machine's
 # shared objects (bench/synthetic_profile), where unknown addresses of several objects and ties
 # are many.
@@ -178,6 +179,45 @@ for name in "${files[@]}"; do
   else
     echo "ok: $name: hot_parse at $(basename "$source"):$line, start_line $start as the source"
   fi
+  # The addresses themselves: pprof's own symbolizer (addr2line on the file the mapping names,
+  # -symbolize=local:force) puts every Location of hotspots' mapping in the function and on the
+  # line the report gave it (pprof adds inline frames: the innermost has the line, the outermost
+  # the function).
+  pprof_text -symbolize=local:force -raw "$out" >"$dir/$name.resymbolized"
+  python3 - "$dir/$name.raw" "$dir/$name.resymbolized" "$name" <<'PY' || fail "$name: resymbolized"
+import re, sys
+def locations(path):
+    found, current, inside = {}, None, False
+    for line in open(path):
+        if line.startswith("Locations"):
+            inside = True
+            continue
+        if line.startswith("Mappings"):
+            break
+        if not inside:
+            continue
+        m = re.match(r" *(\d+): 0x([0-9a-f]+) M=1 (.*) \S*:(\d+) s=\d+$", line)
+        if not m and re.match(r" *\d+: 0x", line):  # another mapping's location
+            current = None
+        elif m:
+            current = found[m.group(1)] = [m.group(2), [(m.group(3), int(m.group(4)))]]
+        elif current and (m := re.match(r" +(.*) \S*:(\d+) s=\d+$", line)):
+            current[1].append((m.group(1), int(m.group(2))))
+        else:
+            current = None
+    return found
+ours, theirs = locations(sys.argv[1]), locations(sys.argv[2])
+bad = []
+for id, (address, lines) in ours.items():
+    name, line = lines[0]
+    their = theirs.get(id)
+    if not their or their[1][-1][0] != name or their[1][0][1] != line:
+        bad.append(f"0x{address}: ours {name}:{line}, pprof's {their and their[1]}")
+if bad or not ours:
+    print("FAIL: resymbolized:", *bad, sep="\n  ", file=sys.stderr)
+    sys.exit(1)
+print(f"ok: {sys.argv[3]}: pprof's own symbolizer agrees on all {len(ours)} locations of hotspots")
+PY
   grep -Eq "^ +comm: +hotspots$" "$dir/$name.traces" || fail "$name: no comm hotspots"
   grep -A3 -E "hot_parse$" "$dir/$name.traces" | grep -q "main$" ||
     fail "$name: no trace of main -> hot_parse"
