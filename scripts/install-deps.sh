@@ -11,6 +11,7 @@ packages=(
   libbpf-dev libelf-dev libdw-dev zlib1g-dev clang llvm lld
   linux-perf libgoogle-perftools4 uftrace
   xz-utils sqlite3 time procps
+  nodejs chromium  # the flame graph page checked in a headless browser (report_flamegraph_browser)
 )
 missing=()
 for p in "${packages[@]}"; do
