@@ -1,11 +1,15 @@
 // Writes the flame graph page of a synthetic profile (tests/support/synthetic_profile.hpp) for the
 // page's size and render-time measurement (tests/integration/flamegraph_browser_test.sh).
-// Usage: flamegraph_synthetic OUTPUT.html [SAMPLES [STACKS]]   (default 1,000,000 and 100,000)
+// With --diff, the differential page of two such profiles (random walks of other seeds down the
+// same call graph): the new one's frames colored by the change from the base.
+// Usage: flamegraph_synthetic OUTPUT.html [SAMPLES [STACKS [--diff]]]
+//        (default 1,000,000 samples and 100,000 stacks)
 #include <time.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include "report/flamegraph_writer.hpp"
 #include "report/output_file.hpp"
@@ -28,14 +32,18 @@ int main(int argc, char** argv) {
   }
   const std::uint64_t samples = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 1000000;
   const std::size_t stacks = argc > 3 ? std::strtoull(argv[3], nullptr, 10) : 100000;
+  const bool diff = argc > 4 && std::string(argv[4]) == "--diff";
   const auto profile = userperf::testing::synthetic_profile(samples, stacks);
+  const auto base =
+      diff ? userperf::testing::synthetic_profile(samples, stacks, 2) : userperf::report::Profile{};
   const auto start = std::chrono::steady_clock::now();
   const double cpu_start = cpu_ms();
   userperf::report::FlamegraphOptions options;
   options.subtitle = "synthetic: " + std::to_string(samples) + " samples, " +
                      std::to_string(stacks) + " distinct stacks";
   const auto written = userperf::report::write_output_file(argv[1], [&](std::FILE* out) {
-    return userperf::report::write_flamegraph(profile, options, out);
+    return diff ? userperf::report::write_diff_flamegraph(base, profile, options, out)
+                : userperf::report::write_flamegraph(profile, options, out);
   });
   if (!written) {
     std::fprintf(stderr, "flamegraph_synthetic: %s\n", written.error().message.c_str());

@@ -215,12 +215,12 @@
     return frameNames.map((name, frame) =>
       mode === 'dso' ? dsoColor(frame) : kindColor(frameKinds[frame], name));
   }
-  // A diff: white for no change, red as the share grew, blue as it shrank (full color at the
-  // largest change in the view).
+  // A diff: light grey for no change (white would vanish into the page), red as the share grew,
+  // blue as it shrank (full color at the largest change in the view).
   function diffColor(delta, largest) {
-    if (largest <= 0 || delta === 0) return 'rgb(250,250,250)';
+    if (largest <= 0 || delta === 0) return 'rgb(236,236,236)';
     const k = Math.min(1, Math.abs(delta) / largest);
-    const other = Math.round(250 - 190 * k);
+    const other = Math.round(236 - 176 * k);
     return delta > 0 ? `rgb(250,${other},${other})` : `rgb(${other},${other},250)`;
   }
   const MATCH_COLOR = 'rgb(230,0,230)';
@@ -395,7 +395,7 @@
     const legend = $('legend');
     const items = [];
     if (data.diff) {
-      items.push(['rgb(250,60,60)', 'share grew'], ['rgb(250,250,250)', 'unchanged'],
+      items.push(['rgb(250,60,60)', 'share grew'], ['rgb(236,236,236)', 'unchanged'],
                  ['rgb(60,60,250)', 'share shrank']);
     } else if (state.colorMode === 'kind') {
       for (const kind of [KIND_USER, KIND_KERNEL, KIND_UNKNOWN, KIND_COMMAND]) {

@@ -13,8 +13,10 @@
 //   3. a regex typed into the search box: the matched share shown equals the report's children
 //      share of the matched functions, and the matched frames are painted in the match color;
 //   4. the page makes no network request and names no http(s) URL;
-//   5. a screenshot (docs/images/flamegraph.png when USERPERF_UPDATE_SCREENSHOT=1).
-// Then the page of a synthetic 1,000,000-sample, 100,000-stack profile: its size (at most 10 MB)
+//   5. a screenshot (docs/images/flamegraph.png when USERPERF_UPDATE_SCREENSHOT=1);
+// and no script error in any page. The differential page of two synthetic profiles: red and blue
+// frames, a tooltip with both shares and the change, a reverse view.
+// Last, the page of a synthetic 1,000,000-sample, 100,000-stack profile: its size (at most 10 MB)
 // and the time until it is drawn (at most 2 s).
 //
 // Usage: flamegraph_browser_test.js USERPERF HOTSPOTS FLAMEGRAPH_SYNTHETIC SOURCE_DIR
@@ -25,7 +27,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 
-const [userperf, hotspots, synthetic, sourceDir] = process.argv.slice(2);
+const [userperf, hotspots, synthetic, sourceDir] = process.argv.slice(2).map((p) => path.resolve(p));
 const SKIP = 77;
 let failures = 0;
 function fail(message) {
@@ -116,8 +118,11 @@ class Page {
     const page = new Page(browser, sessionId);
     page.requests = [];
     browser.listeners.push((message) => {
-      if (message.sessionId === sessionId && message.method === 'Network.requestWillBeSent') {
+      if (message.sessionId !== sessionId) return;
+      if (message.method === 'Network.requestWillBeSent') {
         page.requests.push(message.params.request.url);
+      } else if (message.method === 'Runtime.exceptionThrown') {
+        fail(`script error in the page: ${JSON.stringify(message.params.exceptionDetails)}`);
       }
     });
     await page.send('Page.enable');
@@ -384,6 +389,46 @@ async function checkSyntheticPage(browser, dir) {
   await page.send('Page.close').catch(() => {});
 }
 
+// The differential page of two synthetic profiles: drawn, colored by change, the tooltip with both
+// shares, the reverse view.
+async function checkDiffPage(browser, dir) {
+  const html = path.join(dir, 'diff.html');
+  const made = spawnSync(synthetic, [html, '20000', '2000', '--diff'], { encoding: 'utf8' });
+  if (made.status !== 0) throw new Error(`flamegraph_synthetic --diff failed: ${made.stderr}`);
+  const page = await Page.open(browser, 1200, 700);
+  await page.navigate(`file://${html}`);
+  // The callers are at the bottom of a deep graph: scroll there.
+  await page.evaluate('window.scrollTo(0, document.body.scrollHeight)');
+  const frames = await page.frames();
+  const wide = frames.filter((f) => f.depth === 6).sort((a, b) => b.width - a.width)[0];
+  await page.mouse('mouseMoved', wide.x + wide.width / 2, wide.y + wide.height / 2);
+  const tip = await page.evaluate("document.getElementById('tooltip').textContent");
+  if (!/base: [\d.]+% .*new: [\d.]+% [\s\S]*change: [-+][\d.]+ points/.test(tip)) {
+    fail(`diff page: the tooltip says '${tip}'`);
+  }
+  const colors = await page.evaluate(`(() => { const c = document.getElementById('canvas');
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; let red = 0, blue = 0;
+    for (let i = 0; i < d.length; i += 4) {
+      if (d[i] === 250 && d[i + 2] < 200) ++red; else if (d[i + 2] === 250 && d[i] < 200) ++blue;
+    }
+    return [red, blue]; })()`);
+  if (colors[0] === 0 || colors[1] === 0) fail(`diff page: red and blue pixels ${colors}`);
+  await page.clickElement('#reverse');
+  const reversed = (await page.frames()).length;
+  if (reversed < 2) fail('diff page: the reverse view is empty');
+  ok(`diff page: tooltip '${tip.split('\n').slice(-2).join('; ')}', ${colors[0]} red and ` +
+     `${colors[1]} blue pixels, reverse view of ${reversed} frames`);
+  if (process.env.USERPERF_KEEP_PAGES) {
+    await page.clickElement('#reverse');
+    await page.evaluate('window.scrollTo(0, document.body.scrollHeight)');
+    await page.mouse('mouseMoved', wide.x + wide.width / 2, wide.y + wide.height / 2);
+    const shot = await page.send('Page.captureScreenshot', { format: 'png' });
+    fs.writeFileSync(path.join(process.env.USERPERF_KEEP_PAGES, 'diff.png'),
+                     Buffer.from(shot.data, 'base64'));
+  }
+  await page.send('Page.close').catch(() => {});
+}
+
 async function main() {
   const chromium = findChromium();
   if (!chromium) {
@@ -405,6 +450,7 @@ async function main() {
     for (const name of files) {
       await checkRecordedPage(browser, name, path.join(dir, `${name}.data`), dir);
     }
+    await checkDiffPage(browser, dir);
     await checkSyntheticPage(browser, dir);
   } catch (e) {
     fail(`${e.stack}\nchromium's stderr: ${browser.stderr.slice(-2000)}`);
