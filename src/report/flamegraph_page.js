@@ -30,6 +30,18 @@
         value = 0;
       }
     }
+    return values.subarray(0, n);
+  }
+
+  // A mostly-zero column: (zeros skipped, value) pairs.
+  function decodeSparseColumn(text, count) {
+    const pairs = decodeColumn(text, text.length);
+    const values = new Float64Array(count);
+    let at = 0;
+    for (let k = 0; k + 1 < pairs.length; k += 2) {
+      at += pairs[k];
+      values[at++] = pairs[k + 1];
+    }
     return values;
   }
 
@@ -77,15 +89,16 @@
   function callerTree(event) {
     const n = event.nodes;
     const frame = Int32Array.from(decodeColumn(event.frame, n));
-    const ascend = decodeColumn(event.ascend, n);
+    const ascend = decodeSparseColumn(event.ascend, n);
     const depth = new Int32Array(n);
     for (let i = 1; i < n; ++i) depth[i] = depth[i - 1] + 1 - ascend[i];
     const columns = {
-      samples: decodeColumn(event.selfSamples, n), period: decodeColumn(event.selfPeriod, n),
+      samples: decodeSparseColumn(event.selfSamples, n),
+      period: decodeSparseColumn(event.selfPeriod, n),
     };
     if (data.diff) {
-      columns.baseSamples = decodeColumn(event.baseSelfSamples, n);
-      columns.basePeriod = decodeColumn(event.baseSelfPeriod, n);
+      columns.baseSamples = decodeSparseColumn(event.baseSelfSamples, n);
+      columns.basePeriod = decodeSparseColumn(event.baseSelfPeriod, n);
     }
     return makeTree(frame, depth, columns);
   }

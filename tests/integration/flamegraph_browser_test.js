@@ -17,7 +17,7 @@
 // and no script error in any page. The differential page of two synthetic profiles: red and blue
 // frames, a tooltip with both shares and the change, a reverse view.
 // Last, the page of a synthetic 1,000,000-sample, 100,000-stack profile: its size (at most 10 MB)
-// and the time until it is drawn (at most 2 s).
+// and the time until it is drawn (at most 2 s); the same of USERPERF_MEASURE_PAGE when set.
 //
 // Usage: flamegraph_browser_test.js USERPERF HOTSPOTS FLAMEGRAPH_SYNTHETIC SOURCE_DIR
 // Exit 77 (ctest's SKIP_RETURN_CODE) when chromium is not installed.
@@ -366,9 +366,14 @@ async function checkSyntheticPage(browser, dir) {
   const made = spawnSync(synthetic, [html, '1000000', '100000'], { encoding: 'utf8' });
   console.log(made.stderr.trim());
   if (made.status !== 0) throw new Error(`flamegraph_synthetic failed: ${made.stderr}`);
+  await measurePage(browser, html, 'synthetic 1,000,000 samples / 100,000 stacks', 'synthetic.png');
+}
+
+// A page's size (at most 10 MB) and the time until it is drawn (at most 2 s).
+async function measurePage(browser, html, label, screenshot) {
   const size = fs.statSync(html).size;
   const mb = (size / 1e6).toFixed(2);
-  if (size > 10e6) fail(`synthetic page: ${mb} MB, above 10 MB`);
+  if (size > 10e6) fail(`${label}: ${mb} MB, above 10 MB`);
   const page = await Page.open(browser, 1200, 700);
   const wallMs = await page.navigate(`file://${html}`);
   const renderMs = await page.evaluate('window.flamegraph.renderMs');
@@ -376,14 +381,14 @@ async function checkSyntheticPage(browser, dir) {
   const drawn = (await page.evaluate('window.flamegraph.frames().length'));
   const reverseMs = await page.evaluate(`(() => { const t = performance.now();
     document.getElementById('reverse').click(); return performance.now() - t; })()`);
-  const line = `synthetic 1,000,000 samples / 100,000 stacks: page ${mb} MB, ${nodes} tree nodes, ` +
+  const line = `${label}: page ${mb} MB, ${nodes} tree nodes, ` +
     `drawn ${Math.round(renderMs)} ms after navigation start (${wallMs} ms until loaded and drawn, ` +
     `${drawn} frames drawn); reverse view built and drawn in ${Math.round(reverseMs)} ms`;
   if (renderMs > 2000) fail(line + ': above 2 s');
   else ok(line);
   if (process.env.USERPERF_KEEP_PAGES) {
     const shot = await page.send('Page.captureScreenshot', { format: 'png' });
-    fs.writeFileSync(path.join(process.env.USERPERF_KEEP_PAGES, 'synthetic.png'),
+    fs.writeFileSync(path.join(process.env.USERPERF_KEEP_PAGES, screenshot),
                      Buffer.from(shot.data, 'base64'));
   }
   await page.send('Page.close').catch(() => {});
@@ -452,6 +457,11 @@ async function main() {
     }
     await checkDiffPage(browser, dir);
     await checkSyntheticPage(browser, dir);
+    // Any other page to measure (a report of a large recorded file, say).
+    if (process.env.USERPERF_MEASURE_PAGE) {
+      await measurePage(browser, path.resolve(process.env.USERPERF_MEASURE_PAGE),
+                        process.env.USERPERF_MEASURE_PAGE, 'measured.png');
+    }
   } catch (e) {
     fail(`${e.stack}\nchromium's stderr: ${browser.stderr.slice(-2000)}`);
   } finally {
