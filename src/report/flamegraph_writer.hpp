@@ -7,8 +7,9 @@
 // The data is one JSON object inside the page: a string table, a frame table (name, dso, kind) and
 // per event the tree in pre-order as columns: frame, ascend (levels up from the previous node
 // before descending one), self samples and self period (divided by the event's period unit, the gcd
-// of all periods), each column one string of base-32 variable-length numbers
-// (flamegraph_writer.cpp). Totals, positions and the reverse tree are computed by the page.
+// of all periods), each column one string of base-32 variable-length numbers, the mostly-zero ones
+// (all but frame) as (zeros skipped, value) pairs (flamegraph_writer.cpp). Totals, positions and
+// the reverse tree are computed by the page.
 #pragma once
 
 #include <cstdio>
