@@ -14,7 +14,7 @@
 //      share of the matched functions, and the matched frames are painted in the match color;
 //   4. the page makes no network request and names no http(s) URL;
 //   5. a screenshot (docs/images/flamegraph.png when USERPERF_UPDATE_SCREENSHOT=1);
-// and no script error in any page. The differential page of two synthetic profiles: red and blue
+// and no script error in any page. A file of two events: the event selector. The differential page of two synthetic profiles: red and blue
 // frames, a tooltip with both shares and the change, a reverse view.
 // Last, the page of a synthetic 1,000,000-sample, 100,000-stack profile: its size (at most 10 MB)
 // and the time until it is drawn (at most 2 s); the same of USERPERF_MEASURE_PAGE when set.
@@ -394,6 +394,39 @@ async function measurePage(browser, html, label, screenshot) {
   await page.send('Page.close').catch(() => {});
 }
 
+// A file of two events (kernel perf record -e cpu-clock -e task-clock): a selector of both, each
+// drawn when chosen.
+async function checkEventSelector(browser, dir) {
+  const data = path.join(dir, 'two-events.data');
+  const perf = spawnSync('perf', ['record', '-q', '-e', 'cpu-clock', '-e', 'task-clock', '-g', '-o',
+                                  data, '--', hotspots, '0.3'], { encoding: 'utf8' });
+  if (perf.status !== 0) {
+    console.log('skip: event selector: kernel perf record cannot record here');
+    return;
+  }
+  const html = path.join(dir, 'two-events.html');
+  execFileSync(userperf, ['report', '-i', data, '--format=flamegraph', '-o', html]);
+  const page = await Page.open(browser, 1200, 700);
+  await page.navigate(`file://${html}`);
+  const options = await page.evaluate(
+    "Array.from(document.querySelectorAll('#event option'), (o) => o.textContent)");
+  const visible = await page.evaluate("!document.getElementById('event-choice').hidden");
+  if (options.length !== 2 || !visible || !/^cpu-clock/.test(options[0]) || !/^task-clock/.test(options[1])) {
+    fail(`event selector: ${visible ? 'shown' : 'hidden'} with ${JSON.stringify(options)}`);
+  }
+  await page.evaluate("(() => { const s = document.getElementById('event'); s.value = '1';" +
+                      " s.dispatchEvent(new Event('change')); })()");
+  const state = await page.state();
+  const info = await page.evaluate("document.getElementById('info').textContent");
+  const drawn = (await page.frames()).length;
+  if (state.event !== 1 || !info.startsWith('task-clock') || drawn < 3) {
+    fail(`event selector: after choosing task-clock: event ${state.event}, '${info}', ${drawn} frames`);
+  } else {
+    ok(`event selector: ${options.join(', ')}; task-clock drawn when chosen (${drawn} frames)`);
+  }
+  await page.send('Page.close').catch(() => {});
+}
+
 // The differential page of two synthetic profiles: drawn, colored by change, the tooltip with both
 // shares, the reverse view.
 async function checkDiffPage(browser, dir) {
@@ -455,6 +488,7 @@ async function main() {
     for (const name of files) {
       await checkRecordedPage(browser, name, path.join(dir, `${name}.data`), dir);
     }
+    await checkEventSelector(browser, dir);
     await checkDiffPage(browser, dir);
     await checkSyntheticPage(browser, dir);
     // Any other page to measure (a report of a large recorded file, say).
