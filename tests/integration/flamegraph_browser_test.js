@@ -330,6 +330,15 @@ async function checkRecordedPage(browser, name, data, dir) {
   await page.evaluate("(() => { const s = document.getElementById('search'); s.value = '';" +
                       " s.dispatchEvent(new Event('input')); })()");
 
+  // Colors by shared object: the legend names them.
+  await page.evaluate("(() => { const s = document.getElementById('color'); s.value = 'dso';" +
+                      " s.dispatchEvent(new Event('change')); })()");
+  const legend = await page.evaluate("document.getElementById('legend').textContent");
+  if (!legend.includes('hotspots')) fail(`${name}: colored by shared object, the legend says '${legend}'`);
+  else ok(`${name}: colored by shared object: legend '${legend}'`);
+  await page.evaluate("(() => { const s = document.getElementById('color'); s.value = 'kind';" +
+                      " s.dispatchEvent(new Event('change')); })()");
+
   // 4. No network.
   const foreign = page.requests.filter((url) => url !== `file://${html}`);
   if (foreign.length > 0) fail(`${name}: the page requested ${foreign.join(', ')}`);
