@@ -19,10 +19,13 @@ test: deps
 	@bash scripts/run-tests.sh
 
 # The demo: record examples/hotspots.c (a plain program, 50/30/20 CPU in three functions) with
-# callchains, unprivileged-style (no perf_event_open), then show the profile.
+# callchains, unprivileged-style (no perf_event_open), then show the profile and write its flame
+# graph page.
 run: build
 	@$(BUILD)/bin/userperf record -g -o $(BUILD)/hotspots.data -- $(BUILD)/bin/hotspots 2
 	@$(BUILD)/bin/userperf report -i $(BUILD)/hotspots.data --stdio
+	@$(BUILD)/bin/userperf report -i $(BUILD)/hotspots.data --format=flamegraph -o $(BUILD)/hotspots.html
+	@echo "flame graph page: $(BUILD)/hotspots.html (open it in a browser)"
 
 bench: build
 	@bash bench/run.sh

@@ -13,6 +13,7 @@ packages=(
   xz-utils sqlite3 time procps
   # cli_report_pprof builds Google's pprof from its Debian sources (offline, GOPATH mode)
   golang-go golang-github-google-pprof-dev
+  nodejs chromium  # the flame graph page checked in a headless browser (report_flamegraph_browser)
 )
 missing=()
 for p in "${packages[@]}"; do

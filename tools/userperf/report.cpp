@@ -8,6 +8,7 @@
 #include "commands.hpp"
 #include "perfdata/reader.hpp"
 #include "report/collapsed_writer.hpp"
+#include "report/flamegraph_writer.hpp"
 #include "report/output_file.hpp"
 #include "report/pprof_writer.hpp"
 #include "report/profile.hpp"
@@ -85,6 +86,11 @@ int run_report(const ReportArgs& args) {
     }
     written = report::write_output_file(
         args.output, [&](std::FILE* out) { return report::write_pprof(*profile, pprof, out); });
+  } else if (args.format == "flamegraph") {
+    report::FlamegraphOptions page;
+    page.subtitle = args.input;
+    written = report::write_output_file(
+        args.output, [&](std::FILE* out) { return report::write_flamegraph(*profile, page, out); });
   }
   if (!written) {
     std::fprintf(stderr, "userperf report: %s\n", written.error().message.c_str());
@@ -102,8 +108,9 @@ void add_report_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--stdio", args->stdio, "text output (the default format; accepted as perf does)");
   cmd->add_option(
          "--format", args->format,
-         "stdio (perf report's tables), collapsed (folded stacks) or pprof (gzipped profile.proto)")
-      ->check(CLI::IsMember({"stdio", "collapsed", "pprof"}))
+         "stdio (perf report's tables), collapsed (folded stacks), pprof (gzipped profile.proto) "
+         "or flamegraph (an HTML page)")
+      ->check(CLI::IsMember({"stdio", "collapsed", "pprof", "flamegraph"}))
       ->capture_default_str();
   cmd->add_option("-o,--output", args->output, "file to write (- for stdout), replaced whole")
       ->capture_default_str();
