@@ -3,43 +3,39 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "report/flat_id_map.hpp"
+
 namespace userperf::report {
 
 namespace {
 
-// Children are found through one map of (parent, key) for the whole tree rather than a map per
-// node: a tree of a million nodes stays a few vectors.
-struct EdgeHash {
-  std::size_t operator()(const std::pair<std::uint32_t, std::int64_t>& edge) const {
-    return std::hash<std::uint64_t>()((std::uint64_t{edge.first} << 32) ^
-                                      static_cast<std::uint64_t>(edge.second) *
-                                          0x9e3779b97f4a7c15ULL);
-  }
-};
+// A child's key under its parent: a function id, or a command's index with the top bit set.
+constexpr std::uint32_t kCommandBit = 0x80000000u;
 
 }  // namespace
 
 CallTree build_call_tree(const Profile& profile, int event, const CallTreeOptions& options) {
   CallTree tree;
   tree.nodes.emplace_back();
-  // Keys: a function id, or -(command index + 1) for a command node.
-  std::unordered_map<std::pair<std::uint32_t, std::int64_t>, std::uint32_t, EdgeHash> edges;
+  // Children are found through one flat map of (parent, key) for the whole tree rather than a map
+  // per node: a tree of millions of nodes stays a few vectors.
+  FlatIdMap edges;
   std::unordered_map<std::string, std::int32_t> commands;
-  const auto child = [&](std::uint32_t parent, std::int64_t key) {
-    auto [it, fresh] =
-        edges.try_emplace({parent, key}, static_cast<std::uint32_t>(tree.nodes.size()));
-    if (fresh) {
-      CallTreeNode node;
-      node.parent = parent;
-      if (key >= 0) {
-        node.function = static_cast<FunctionId>(key);
-      } else {
-        node.command = static_cast<std::int32_t>(-key - 1);
-      }
-      tree.nodes.push_back(std::move(node));
-      tree.nodes[parent].children.push_back(it->second);
+  const auto child = [&](std::uint32_t parent, std::uint32_t key) {
+    const std::uint64_t edge = std::uint64_t{parent} << 32 | key;
+    if (const std::uint32_t known = edges.find(edge); known != FlatIdMap::kNone) return known;
+    const auto made = static_cast<std::uint32_t>(tree.nodes.size());
+    edges.insert(edge, made);
+    CallTreeNode node;
+    node.parent = parent;
+    if (key & kCommandBit) {
+      node.command = static_cast<std::int32_t>(key & ~kCommandBit);
+    } else {
+      node.function = key;
     }
-    return it->second;
+    tree.nodes.push_back(std::move(node));
+    tree.nodes[parent].children.push_back(made);
+    return made;
   };
   const auto count = [&](std::uint32_t node, const Stack& stack) {
     tree.nodes[node].total += stack.period;
@@ -55,7 +51,7 @@ CallTree build_call_tree(const Profile& profile, int event, const CallTreeOption
       auto [it, fresh] =
           commands.try_emplace(name, static_cast<std::int32_t>(tree.commands.size()));
       if (fresh) tree.commands.push_back(name);
-      node = child(node, -std::int64_t{it->second} - 1);
+      node = child(node, kCommandBit | static_cast<std::uint32_t>(it->second));
       count(node, stack);
     }
     const auto frames = profile.frames_of(stack);
