@@ -29,7 +29,6 @@ void print_margin(std::FILE* out, int margin) {
 }  // namespace
 
 EntryCallGraphs::EntryCallGraphs(const Profile& profile, int event, const Hist& hist,
-                                 const std::vector<SortKey>& keys,
                                  const std::vector<const HistRow*>& entries, bool children,
                                  CallOrder order, const std::function<bool(const Stack&)>& accept)
     : profile_(profile) {
@@ -44,7 +43,6 @@ EntryCallGraphs::EntryCallGraphs(const Profile& profile, int event, const Hist& 
   for (const Function& function : profile.functions)
     unnamed.push_back(function.name == "[unknown]");
   std::unordered_map<std::pair<std::uint32_t, std::uint64_t>, std::uint32_t, EdgeHash> edges;
-  RowKeyer keyer(profile, keys);
   std::vector<LocationId> chain;
   std::vector<std::size_t> rows, seen;
   const auto append = [&](std::int32_t entry, std::size_t from, std::uint64_t period) {
@@ -71,7 +69,7 @@ EntryCallGraphs::EntryCallGraphs(const Profile& profile, int event, const Hist& 
     chain.assign(frames.begin(), frames.end());
     if (order == CallOrder::kCaller) std::reverse(chain.begin(), chain.end());
     rows.clear();
-    for (LocationId location : chain) rows.push_back(hist.index.at(keyer(stack.thread, location)));
+    for (LocationId location : chain) rows.push_back(hist.row_of(stack.thread, location));
     const std::size_t leaf = order == CallOrder::kCaller ? chain.size() - 1 : 0;
     if (slot[rows[leaf]] >= 0) append(slot[rows[leaf]], 0, stack.period);
     if (!children) continue;

@@ -31,10 +31,10 @@ struct CallGraphOptions {
 
 class EntryCallGraphs {
  public:
-  // Trees for `entries` (rows of `hist`, built over the same stacks with the same keys).
+  // Trees for `entries` (rows of `hist`, built over the same stacks).
   EntryCallGraphs(const Profile& profile, int event, const Hist& hist,
-                  const std::vector<SortKey>& keys, const std::vector<const HistRow*>& entries,
-                  bool children, CallOrder order, const std::function<bool(const Stack&)>& accept);
+                  const std::vector<const HistRow*>& entries, bool children, CallOrder order,
+                  const std::function<bool(const Stack&)>& accept);
 
   // The graph of entries[entry]. `total` is the period percentages of graph/flat/folded are of
   // (and the threshold's base); `skip_entry_frame` leaves out the first frame of a single chain

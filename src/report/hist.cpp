@@ -4,14 +4,6 @@
 
 namespace userperf::report {
 
-std::size_t RowKeyHash::operator()(const RowKey& key) const {
-  std::uint64_t hash = 0xcbf29ce484222325ULL;
-  for (std::uint64_t part : {key.command, key.tid, key.dso, key.function}) {
-    hash = (hash ^ part) * 0x100000001b3ULL;
-  }
-  return hash;
-}
-
 RowKeyer::RowKeyer(const Profile& profile, const std::vector<SortKey>& keys) : profile_(profile) {
   for (SortKey key : keys) {
     command_ |= key == SortKey::kComm;
@@ -19,55 +11,87 @@ RowKeyer::RowKeyer(const Profile& profile, const std::vector<SortKey>& keys) : p
     dso_ |= key == SortKey::kDso;
     function_ |= key == SortKey::kSym;
   }
+  thread_keys_.assign(profile.threads.size(), FlatIdMap::kNone);
+  location_keys_.assign(profile.locations.size(), FlatIdMap::kNone);
 }
 
-RowKey RowKeyer::operator()(ThreadId thread, LocationId location) {
-  RowKey key;
-  if (command_) {
-    key.command =
-        commands_.try_emplace(profile_.threads[thread].command, commands_.size() + 1).first->second;
+namespace {
+
+std::uint32_t number(std::unordered_map<std::string, std::uint32_t>& parts, std::string part) {
+  return parts.try_emplace(std::move(part), static_cast<std::uint32_t>(parts.size())).first->second;
+}
+
+}  // namespace
+
+std::uint32_t RowKeyer::thread_key(ThreadId thread) {
+  std::uint32_t& key = thread_keys_[thread];
+  if (key == FlatIdMap::kNone) {
+    const Thread& t = profile_.threads[thread];
+    std::string name = tid_ ? std::to_string(t.tid) : std::string();
+    name += '\0';
+    if (command_) name += t.command;
+    key = number(thread_parts_, std::move(name));
   }
-  if (tid_) key.tid = profile_.threads[thread].tid + 1;
-  const Location& where = profile_.locations[location];
-  if (dso_) key.dso = where.dso + 1;
-  // A symbol is a function of a dso: perf's sym key compares the symbol, which is the dso's.
-  if (function_) key.function = where.function + 1;
+  return key;
+}
+
+std::uint32_t RowKeyer::location_key(LocationId location) {
+  std::uint32_t& key = location_keys_[location];
+  if (key == FlatIdMap::kNone) {
+    const Location& l = profile_.locations[location];
+    // A function is one dso's, so sym alone also tells dsos apart, as perf's sym key does.
+    const std::uint64_t dso = dso_ ? l.dso + std::uint64_t{1} : 0;
+    const std::uint64_t function = function_ ? l.function + std::uint64_t{1} : 0;
+    key = number(location_parts_, std::to_string(dso) + ':' + std::to_string(function));
+  }
   return key;
 }
 
 Hist build_hist_indexed(const Profile& profile, int event, const HistOptions& options) {
-  Hist hist;
-  RowKeyer keyer(profile, options.keys);
-  std::vector<std::size_t> rows;  // the row of each frame, leaf first
-  for (const Stack& stack : profile.stacks) {
+  Hist hist(profile, options.keys);
+  RowKeyer& keys = hist.keyer;
+  // The last stack each row counted its children period for (recursion puts a row in a stack
+  // more than once, and children counts the stack once), and the last one that gave it its
+  // caller-order depth.
+  std::vector<std::size_t> counted_in, caller_depth_in;
+  std::vector<std::uint32_t> rows;  // the row of each frame, leaf first
+  for (std::size_t s = 0; s < profile.stacks.size(); ++s) {
+    const Stack& stack = profile.stacks[s];
     if (stack.event != event || (options.accept && !options.accept(stack))) continue;
-    rows.clear();
     const auto frames = profile.frames_of(stack);
     const auto depth = static_cast<std::uint32_t>(frames.size());
+    rows.clear();
     for (std::size_t i = 0; i < frames.size(); ++i) {
-      auto [it, fresh] = hist.index.try_emplace(keyer(stack.thread, frames[i]), hist.rows.size());
-      if (fresh) hist.rows.push_back({stack.thread, frames[i], 0, 0, 0, 0, 0});
-      HistRow& row = hist.rows[it->second];
+      const std::uint64_t key = keys(stack.thread, frames[i]);
+      std::uint32_t row = hist.index.find(key);
+      if (row == FlatIdMap::kNone) {
+        row = static_cast<std::uint32_t>(hist.rows.size());
+        hist.index.insert(key, row);
+        hist.rows.push_back({stack.thread, frames[i], 0, 0, 0, 0, 0});
+        counted_in.push_back(SIZE_MAX);
+        caller_depth_in.push_back(SIZE_MAX);
+      }
+      rows.push_back(row);
+      HistRow& counted = hist.rows[row];
       if (i == 0) {
-        row.self += stack.period;
-        row.samples += stack.samples;
-        row.caller_depth = std::max(row.caller_depth, depth);
-        row.callee_depth = std::max(row.callee_depth, depth);
+        counted.self += stack.period;
+        counted.samples += stack.samples;
+        counted.caller_depth = std::max(counted.caller_depth, depth);
+        counted.callee_depth = std::max(counted.callee_depth, depth);
+        caller_depth_in[row] = s;
       }
-      // Recursion puts a row in a stack more than once; children counts the stack once, and its
-      // callee-order chain starts at the place nearest the leaf.
-      if (std::find(rows.begin(), rows.end(), it->second) == rows.end()) {
-        row.children += stack.period;
-        row.callee_depth = std::max(row.callee_depth, depth - static_cast<std::uint32_t>(i));
+      if (counted_in[row] != s) {
+        counted_in[row] = s;
+        counted.children += stack.period;
+        // Its callee-order chain starts at its place nearest the leaf: this one.
+        counted.callee_depth =
+            std::max(counted.callee_depth, depth - static_cast<std::uint32_t>(i));
       }
-      rows.push_back(it->second);
     }
     // A caller-order chain starts at the row's place nearest the root.
     for (std::size_t i = rows.size(); i-- > 1;) {
-      if (std::find(rows.begin() + static_cast<std::ptrdiff_t>(i) + 1, rows.end(), rows[i]) !=
-          rows.end()) {
-        continue;
-      }
+      if (caller_depth_in[rows[i]] == s) continue;
+      caller_depth_in[rows[i]] = s;
       HistRow& row = hist.rows[rows[i]];
       row.caller_depth = std::max(row.caller_depth, static_cast<std::uint32_t>(i + 1));
     }

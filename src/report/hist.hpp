@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "report/call_tree.hpp"
+#include "report/flat_id_map.hpp"
 #include "report/profile.hpp"
 
 namespace userperf::report {
@@ -35,31 +36,39 @@ struct HistOptions {
   std::function<bool(const Stack&)> accept;  // when set, only the stacks it accepts count
 };
 
-// The key of a (thread, location) under a list of sort keys: the ids of the parts the keys name,
-// the rest 0. Commands are numbered by name, so two threads of one command share a comm key.
-struct RowKey {
-  std::uint64_t command = 0, tid = 0, dso = 0, function = 0;
-  bool operator==(const RowKey&) const = default;
-};
-
-struct RowKeyHash {
-  std::size_t operator()(const RowKey& key) const;
-};
-
+// The row key of a (thread, location) under a list of sort keys, in two halves each numbered
+// densely and cached: the thread's part (command, tid) per ThreadId, the location's part (dso,
+// function) per LocationId. A frame's row is then two array reads and one lookup in a flat map,
+// with no string hashed per frame.
 class RowKeyer {
  public:
   RowKeyer(const Profile& profile, const std::vector<SortKey>& keys);
-  RowKey operator()(ThreadId thread, LocationId location);
+  std::uint64_t operator()(ThreadId thread, LocationId location) {
+    return std::uint64_t{thread_key(thread)} << 32 | location_key(location);
+  }
 
  private:
+  std::uint32_t thread_key(ThreadId thread);
+  std::uint32_t location_key(LocationId location);
+
   const Profile& profile_;
   bool command_ = false, tid_ = false, dso_ = false, function_ = false;
-  std::unordered_map<std::string, std::uint64_t> commands_;
+  std::vector<std::uint32_t> thread_keys_, location_keys_;
+  std::unordered_map<std::string, std::uint32_t> thread_parts_, location_parts_;
 };
 
 struct Hist {
-  std::vector<HistRow> rows;                                  // in no particular order
-  std::unordered_map<RowKey, std::size_t, RowKeyHash> index;  // a key's row
+  Hist(const Profile& profile, const std::vector<SortKey>& keys) : keyer(profile, keys) {}
+
+  // The row of a frame (FlatIdMap::kNone for one of no counted stack). The keyer numbers key
+  // parts in the order it meets them, so only this hist's own keyer gives its rows' keys.
+  std::uint32_t row_of(ThreadId thread, LocationId location) const {
+    return index.find(keyer(thread, location));
+  }
+
+  std::vector<HistRow> rows;  // in no particular order
+  FlatIdMap index;            // a key's row
+  mutable RowKeyer keyer;     // caches key parts as it meets them
 };
 
 Hist build_hist_indexed(const Profile& profile, int event, const HistOptions& options);

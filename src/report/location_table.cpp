@@ -5,7 +5,8 @@ namespace userperf::report {
 namespace {
 
 constexpr const char* kUnknown = "[unknown]";
-constexpr std::uint64_t kNoMapping = 0, kKernel = 1, kFirstFile = 2;
+constexpr int kFileShift = 48;
+constexpr std::uint64_t kOffsetMask = (std::uint64_t{1} << kFileShift) - 1;
 
 std::string to_hex(const std::vector<std::uint8_t>& bytes) {
   static const char kDigits[] = "0123456789abcdef";
@@ -61,18 +62,24 @@ LocationId LocationTable::make(DsoId dso, std::uint64_t address, FunctionId func
 
 LocationId LocationTable::user(const AddressSpace& space, std::uint64_t address) {
   const Mapping* mapping = space.find(address);
-  if (mapping == nullptr) {
-    auto [it, fresh] = locations_.try_emplace({kNoMapping, address});
-    if (fresh) {
-      const DsoId none = dso(kUnknown, false);
-      it->second = make(none, address, function(none, kUnknown, {}, 0), 0);
-    }
-    return it->second;
+  const std::uint64_t offset = mapping == nullptr ? 0 : address - mapping->start + mapping->pgoff;
+  // An address or offset past 2^48 cannot be packed into a key; it is left uncached (rare: no
+  // x86-64 user address or file offset is that large).
+  const bool packable = (mapping == nullptr ? address : offset) <= kOffsetMask;
+  const std::uint64_t key =
+      mapping == nullptr ? address : (std::uint64_t{mapping->file} + 1) << kFileShift | offset;
+  if (packable) {
+    if (const LocationId known = user_locations_.find(key); known != FlatIdMap::kNone) return known;
   }
-  const std::uint64_t offset = address - mapping->start + mapping->pgoff;
-  auto [it, fresh] = locations_.try_emplace({kFirstFile + mapping->file, offset});
-  if (fresh) it->second = resolve_file(*mapping, offset);
-  return it->second;
+  LocationId made;
+  if (mapping == nullptr) {
+    const DsoId none = dso(kUnknown, false);
+    made = make(none, address, function(none, kUnknown, {}, 0), 0);
+  } else {
+    made = resolve_file(*mapping, offset);
+  }
+  if (packable) user_locations_.insert(key, made);
+  return made;
 }
 
 LocationId LocationTable::resolve_file(const Mapping& mapping, std::uint64_t offset) {
@@ -99,13 +106,15 @@ LocationId LocationTable::resolve_file(const Mapping& mapping, std::uint64_t off
 }
 
 LocationId LocationTable::kernel(std::uint64_t address) {
-  auto [it, fresh] = locations_.try_emplace({kKernel, address});
-  if (fresh) {
-    const DsoId owner = dso("[kernel.kallsyms]", true);
-    const std::string& name = resolver_.kernel_function(address);
-    it->second = make(owner, address, function(owner, name.empty() ? kUnknown : name, {}, 0), 0);
+  if (const LocationId known = kernel_locations_.find(address); known != FlatIdMap::kNone) {
+    return known;
   }
-  return it->second;
+  const DsoId owner = dso("[kernel.kallsyms]", true);
+  const std::string& name = resolver_.kernel_function(address);
+  const LocationId made =
+      make(owner, address, function(owner, name.empty() ? kUnknown : name, {}, 0), 0);
+  kernel_locations_.insert(address, made);
+  return made;
 }
 
 }  // namespace userperf::report

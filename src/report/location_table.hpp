@@ -11,6 +11,7 @@
 
 #include "perfdata/features.hpp"
 #include "report/address_space.hpp"
+#include "report/flat_id_map.hpp"
 #include "report/profile.hpp"
 #include "report/symbol_resolver.hpp"
 
@@ -28,11 +29,6 @@ class LocationTable {
   SymbolResolver& resolver() { return resolver_; }
 
  private:
-  struct KeyHash {
-    std::size_t operator()(const std::pair<std::uint64_t, std::uint64_t>& key) const {
-      return std::hash<std::uint64_t>()(key.first * 0x9e3779b97f4a7c15ULL ^ key.second);
-    }
-  };
   DsoId dso(const std::string& path, bool kernel);
   FunctionId function(DsoId dso, const std::string& name, const std::string& file,
                       std::uint32_t line);
@@ -45,8 +41,10 @@ class LocationTable {
   std::unordered_map<std::string, std::string> recorded_build_ids_;  // path -> hex (BUILD_ID)
   std::unordered_map<std::string, DsoId> dsos_;                      // path -> dso
   std::unordered_map<std::string, FunctionId> functions_;            // dso, '\0', name -> function
-  // (what, address) -> location; what: a Mapping::file + 2, 1 for the kernel, 0 for no mapping.
-  std::unordered_map<std::pair<std::uint64_t, std::uint64_t>, LocationId, KeyHash> locations_;
+  // User locations by (Mapping::file + 1) << 48 | file offset, or the address itself (below 2^48
+  // in user space) where no mapping covers it; kernel locations by address.
+  FlatIdMap user_locations_;
+  FlatIdMap kernel_locations_;
   std::unordered_map<std::uint32_t, DsoId> file_dsos_;  // Mapping::file -> dso
 };
 

@@ -277,7 +277,7 @@ class ProfileBuilder {
   const ProfileOptions& options_;
   Profile& out_;
   std::vector<abi::SampleFormat> formats_;  // per attr, made once: it is a vector of fields
-  abi::ParsedSample parsed_;  // reused: parse_sample keeps its vectors' capacity
+  abi::ParsedSample parsed_;                // reused: parse_sample keeps its vectors' capacity
   ProcessTable processes_;
   LocationTable locations_;
   DwarfUnwinder unwinder_;

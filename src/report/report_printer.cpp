@@ -119,7 +119,7 @@ void print_event(const Profile& profile, int event_index, const ReportOptions& o
   }
   std::optional<EntryCallGraphs> call_graphs;
   if (graphs) {
-    call_graphs.emplace(profile, event_index, hist, options.keys, printed, options.children,
+    call_graphs.emplace(profile, event_index, hist, printed, options.children,
                         options.call_graph.order, accept);
   }
   // perf leaves out the entry's own frame atop a single chain when the keys start with sym.
