@@ -4,18 +4,10 @@
 #include <cinttypes>
 #include <cmath>
 #include <string>
-#include <unordered_map>
 
 namespace userperf::report {
 
 namespace {
-
-struct EdgeHash {
-  std::size_t operator()(const std::pair<std::uint32_t, std::uint64_t>& edge) const {
-    return std::hash<std::uint64_t>()((std::uint64_t{edge.first} * 0x9e3779b97f4a7c15ULL) ^
-                                      edge.second);
-  }
-};
 
 double percent(std::uint64_t part, std::uint64_t total) {
   return total == 0 ? 0.0 : static_cast<double>(part) * 100.0 / static_cast<double>(total);
@@ -42,7 +34,7 @@ EntryCallGraphs::EntryCallGraphs(const Profile& profile, int event, const Hist& 
   std::vector<bool> unnamed;
   for (const Function& function : profile.functions)
     unnamed.push_back(function.name == "[unknown]");
-  std::unordered_map<std::pair<std::uint32_t, std::uint64_t>, std::uint32_t, EdgeHash> edges;
+  FlatIdMap edges;  // (parent node, frame key) -> child node, for every tree at once
   std::vector<LocationId> chain;
   std::vector<std::size_t> rows, seen;
   const auto append = [&](std::int32_t entry, std::size_t from, std::uint64_t period) {
@@ -51,14 +43,16 @@ EntryCallGraphs::EntryCallGraphs(const Profile& profile, int event, const Hist& 
     for (std::size_t k = from; k < chain.size(); ++k) {
       const LocationId location = chain[k];
       const FunctionId function = profile.locations[location].function;
-      const std::uint64_t key =
-          unnamed[function] ? kAddressKey | location : std::uint64_t{function};
-      auto [it, fresh] = edges.try_emplace({node, key}, static_cast<std::uint32_t>(nodes_.size()));
-      if (fresh) {
-        nodes_[node].children.push_back(it->second);
+      const std::uint32_t key = unnamed[function] ? kAddressKey | location : function;
+      const std::uint64_t edge = std::uint64_t{node} << 32 | key;
+      std::uint32_t child = edges.find(edge);
+      if (child == FlatIdMap::kNone) {
+        child = static_cast<std::uint32_t>(nodes_.size());
+        edges.insert(edge, child);
+        nodes_[node].children.push_back(child);
         nodes_.push_back({key, location, 0, 0, {}});
       }
-      node = it->second;
+      node = child;
       nodes_[node].total += period;
     }
     nodes_[node].self += period;
@@ -84,7 +78,7 @@ EntryCallGraphs::EntryCallGraphs(const Profile& profile, int event, const Hist& 
 }
 
 std::string EntryCallGraphs::name_of(std::uint32_t node) const {
-  const std::uint64_t key = nodes_[node].key;
+  const std::uint32_t key = nodes_[node].key;
   if ((key & kAddressKey) == 0) return profile_.functions[key].name;
   char address[32];
   std::snprintf(address, sizeof address, "%#" PRIx64,

@@ -49,7 +49,7 @@ class EntryCallGraphs {
     std::uint64_t total = 0, self = 0;
     std::vector<std::uint32_t> children;
   };
-  static constexpr std::uint64_t kAddressKey = std::uint64_t{1} << 32;
+  static constexpr std::uint32_t kAddressKey = std::uint32_t{1} << 31;
 
   // A node of perf's radix tree: a run of frames each the only child of the one before with no
   // sample ending in it, from `first` to `last`.
