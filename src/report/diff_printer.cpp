@@ -61,8 +61,8 @@ void print_event_diff(const Profile& base, int base_event, const ProfileFilter& 
   for (const DiffRow& row : rows) {
     char baseline[16] = "", delta[16] = "";
     if (row.in_base) std::snprintf(baseline, sizeof baseline, "%.2f%%", row.baseline);
-    // A change that rounds to 0.00 is not shown, nor one without a pair in NEW.
-    if (row.in_new && std::fabs(row.delta) >= 0.005) {
+    // perf diff shows the change of every symbol NEW has ("-0.00%" too), none for the others.
+    if (row.in_new) {
       std::snprintf(delta, sizeof delta, "%+.2f%%", row.delta);
     }
     const MatchedFunction& function = keys[row.key];
