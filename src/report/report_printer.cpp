@@ -68,12 +68,6 @@ void print_event(const Profile& profile, int event_index, const ReportOptions& o
       total += stack.period;
     }
   }
-  std::fprintf(out, "# Total Lost Samples: %" PRIu64 "\n", profile.lost_samples);
-  if (profile.lost_records != 0) {  // userperf's: perf shows these with --stats only
-    std::fprintf(out, "# Lost chunks: %" PRIu64 " LOST records, %" PRIu64 " samples\n",
-                 profile.lost_records, profile.lost_in_records);
-  }
-  std::fprintf(out, "#\n");
   std::fprintf(out, "# Samples: %s of event '%s'\n", sample_count_text(samples).c_str(),
                event.name.c_str());
   std::fprintf(out, "# Event count (approx.): %" PRIu64 "\n#\n", total);
@@ -183,6 +177,13 @@ void print_report(const Profile& profile, const ReportOptions& options, std::FIL
   }
   if (options.filters.dsos.size() == 1) {
     std::fprintf(out, "# dso: %s\n", options.filters.dsos[0].c_str());
+  }
+  std::fprintf(out, "#\n");
+  // Once for the file, above the first event, as perf 6.1 prints it.
+  std::fprintf(out, "# Total Lost Samples: %" PRIu64 "\n", profile.lost_samples);
+  if (profile.lost_records != 0) {  // userperf's: perf shows these with --stats only
+    std::fprintf(out, "# Lost chunks: %" PRIu64 " LOST records, %" PRIu64 " samples\n",
+                 profile.lost_records, profile.lost_in_records);
   }
   std::fprintf(out, "#\n");
   bool first = true;

@@ -70,6 +70,12 @@ for name in "${files[@]}"; do
   done
 done
 
+# A file of two events: a section per event, perf's lost-samples line once above them.
+if perf record -q -g -e cpu-clock,task-clock -F 999 -o "$dir/two.data" -- "$hotspots" 1 >"$dir/perf.log" 2>&1; then
+  compare two-events "$dir/two.data"
+  compare two-events "$dir/two.data" --no-children -g none
+fi
+
 # perf diff's table: the two kernel perf files both ways.
 if [[ -e $dir/perf2.data ]]; then
   for pair in "perf perf2" "perf2 perf"; do
