@@ -11,6 +11,8 @@ packages=(
   libbpf-dev libelf-dev libdw-dev zlib1g-dev clang llvm lld
   linux-perf libgoogle-perftools4 uftrace
   xz-utils sqlite3 time procps
+  # cli_report_pprof builds Google's pprof from its Debian sources (offline, GOPATH mode)
+  golang-go golang-github-google-pprof-dev
 )
 missing=()
 for p in "${packages[@]}"; do

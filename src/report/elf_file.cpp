@@ -1,5 +1,6 @@
 #include "report/elf_file.hpp"
 
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -240,6 +241,52 @@ bool ElfFile::source_at(std::uint64_t vaddr, std::string& file, std::uint32_t& l
   if (name == nullptr || number <= 0) return false;
   file = name;
   line = static_cast<std::uint32_t>(number);
+  return true;
+}
+
+namespace {
+
+// dwarf_getfuncs' callback: the defining DW_TAG_subprogram whose code holds `pc`.
+struct FunctionSearch {
+  Dwarf_Addr pc = 0;
+  Dwarf_Die found{};
+  bool hit = false;
+};
+
+int find_function(Dwarf_Die* die, void* arg) {
+  auto* search = static_cast<FunctionSearch*>(arg);
+  if (dwarf_haspc(die, search->pc) <= 0) return DWARF_CB_OK;
+  search->found = *die;
+  search->hit = true;
+  return DWARF_CB_ABORT;
+}
+
+}  // namespace
+
+bool ElfFile::declaration_at(std::uint64_t vaddr, std::string& file, std::uint32_t& line) const {
+  if (module_ == nullptr) return false;
+  auto [known, fresh] = declarations_.try_emplace(vaddr);
+  if (!fresh) {
+    file = known->second.first;
+    line = known->second.second;
+    return line != 0;
+  }
+  Dwarf_Addr cu_bias = 0;
+  Dwarf_Die* cu = dwfl_module_addrdie(module_, vaddr + bias_, &cu_bias);
+  if (cu == nullptr) return false;
+  // Not dwarf_getscopes: past an inlined instance it follows the abstract origin's scopes, so the
+  // subprogram the code was inlined into is not among them. A scan of the CU's functions, once
+  // per address (declarations_).
+  FunctionSearch search;
+  search.pc = vaddr + bias_ - cu_bias;
+  dwarf_getfuncs(cu, find_function, &search, 0);
+  if (!search.hit) return false;
+  int number = 0;
+  const char* name = dwarf_decl_file(&search.found);
+  if (dwarf_decl_line(&search.found, &number) != 0 || number <= 0 || name == nullptr) return false;
+  file = name;
+  line = static_cast<std::uint32_t>(number);
+  known->second = {file, line};
   return true;
 }
 

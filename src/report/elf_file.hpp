@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 struct Dwfl;
@@ -41,6 +43,11 @@ class ElfFile {
   // The source file and line of `vaddr` from DWARF (the file's or its debug file's); false when
   // there is no line information for it.
   bool source_at(std::uint64_t vaddr, std::string& file, std::uint32_t& line) const;
+  // Where the function containing `vaddr` is declared (DW_AT_decl_file and DW_AT_decl_line of the
+  // DW_TAG_subprogram around it, not of a function inlined there): pprof's Function start_line.
+  // The line of a function's entry address may be a line of code inlined into it. False when
+  // DWARF does not say.
+  bool declaration_at(std::uint64_t vaddr, std::string& file, std::uint32_t& line) const;
   // The GNU build id in lower-case hex; "" when the file has none.
   std::string build_id() const;
 
@@ -66,6 +73,8 @@ class ElfFile {
   mutable std::vector<Symbol> symbols_;
   mutable std::vector<std::string> plt_names_;  // "name@plt" of the PLT stubs: Symbol::name
   mutable bool symbols_loaded_ = false;
+  // declaration_at's answers by address (several locations of a function ask for its entry).
+  mutable std::unordered_map<std::uint64_t, std::pair<std::string, std::uint32_t>> declarations_;
 };
 
 }  // namespace userperf::report

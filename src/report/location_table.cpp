@@ -100,7 +100,9 @@ LocationId LocationTable::resolve_file(const Mapping& mapping, std::uint64_t off
   std::uint32_t line = 0, entry_line = 0;
   if (lines_) {
     elf->source_at(vaddr, source, line);
-    elf->source_at(entry, entry_source, entry_line);
+    if (!elf->declaration_at(entry, entry_source, entry_line)) {
+      elf->source_at(entry, entry_source, entry_line);
+    }
   }
   return make(owner, vaddr, function(owner, name, entry_source, entry_line), line);
 }

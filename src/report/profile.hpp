@@ -46,8 +46,9 @@ struct Dso {
 struct Function {
   std::string name;  // demangled
   DsoId dso = 0;
-  std::string file;        // source file from DWARF; "" when the Dso has no line information
-  std::uint32_t line = 0;  // the line its entry address is on; 0 when unknown
+  std::string file;  // source file from DWARF; "" when the Dso has no line information
+  // The line DWARF declares it on (DW_AT_decl_line), else the line of its entry; 0 when unknown.
+  std::uint32_t line = 0;
 };
 
 struct Location {

@@ -14,6 +14,7 @@
 #include "report/collapsed_writer.hpp"
 #include "report/diff_printer.hpp"
 #include "report/output_file.hpp"
+#include "report/pprof_writer.hpp"
 #include "report/profile.hpp"
 #include "report/profile_filter.hpp"
 #include "report/report_printer.hpp"
@@ -166,6 +167,7 @@ std::optional<report::Profile> load_profile(const std::string& path, const Repor
   }
   report::ProfileOptions options;
   options.max_frames = args.max_stack;
+  options.lines = args.format == "pprof";  // pprof's Line and Function file and line
   const bool terminal = isatty(STDERR_FILENO) == 1;
   bool progressed = false;
   options.on_progress = [&](std::uint64_t done, std::uint64_t total) {
@@ -226,6 +228,20 @@ int run_report(const ReportArgs& args) {
     written = report::write_output_file(args.output, [&](std::FILE* out) {
       return report::write_collapsed(input.profile, input.event, collapsed, out);
     });
+  } else if (args.format == "pprof") {
+    // One event per pprof file (one set of sample types); the others are named on stderr.
+    report::PprofOptions pprof;
+    pprof.event = input.event;
+    pprof.accept = input.filter.predicate();
+    pprof.source = args.input;
+    for (std::size_t i = 0; i < profile->events.size(); ++i) {
+      if (static_cast<int>(i) != pprof.event && profile->events[i].samples != 0) {
+        std::fprintf(stderr, "userperf report: pprof: writing event %s only, not %s\n",
+                     profile->events[pprof.event].name.c_str(), profile->events[i].name.c_str());
+      }
+    }
+    written = report::write_output_file(
+        args.output, [&](std::FILE* out) { return report::write_pprof(*profile, pprof, out); });
   }
   return written ? 0 : report_error(written.error());
 }
@@ -237,9 +253,10 @@ void add_report_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<ReportArgs>();
   cmd->add_option("-i,--input", args->input, "perf.data file to read")->capture_default_str();
   cmd->add_flag("--stdio", args->stdio, "text output (the default format; accepted as perf does)");
-  cmd->add_option("--format", args->format,
-                  "stdio (perf report's text) or collapsed (folded stacks)")
-      ->check(CLI::IsMember({"stdio", "collapsed"}))
+  cmd->add_option(
+         "--format", args->format,
+         "stdio (perf report's text), collapsed (folded stacks) or pprof (gzipped profile.proto)")
+      ->check(CLI::IsMember({"stdio", "collapsed", "pprof"}))
       ->capture_default_str();
   cmd->add_option("-o,--output", args->output, "file to write (- for stdout), replaced whole")
       ->capture_default_str();
