@@ -11,6 +11,7 @@
 
 #include "report/call_tree.hpp"
 #include "report/flamegraph_page.hpp"
+#include "report/profile_match.hpp"
 
 namespace userperf::report {
 
@@ -409,9 +410,9 @@ std::string diff_flamegraph_json(const Profile& before, const Profile& after,
     // The base's event of the same name; none leaves every frame new.
     const EventProfile* base = nullptr;
     for (std::size_t j = 0; j < before.events.size() && base == nullptr; ++j) {
-      if (before.events[j].name == after.events[i].name) {
+      if (same_event(before.events[j], after.events[i])) {
         base = &before.events[j];
-        tree.add(before, static_cast<int>(j), options.accept, 1, frames);
+        tree.add(before, static_cast<int>(j), options.accept_before, 1, frames);
       }
     }
     const EventProfile empty;

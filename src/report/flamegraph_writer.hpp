@@ -25,6 +25,8 @@ struct FlamegraphOptions {
   std::string title = "Flame Graph";
   std::string subtitle;                      // e.g. the input file's name
   std::function<bool(const Stack&)> accept;  // when set, only the stacks it accepts
+  // A differential page's filter of the `before` profile (a filter is made for one profile).
+  std::function<bool(const Stack&)> accept_before;
 };
 
 // Every event of `profile` with samples, a selector between them when there are several.

@@ -1,103 +1,145 @@
 #include "report/hist.hpp"
 
-#include <unordered_map>
-
-#include "report/flat_id_map.hpp"
+#include <algorithm>
 
 namespace userperf::report {
 
+RowKeyer::RowKeyer(const Profile& profile, const std::vector<SortKey>& keys) : profile_(profile) {
+  for (SortKey key : keys) {
+    command_ |= key == SortKey::kComm;
+    tid_ |= key == SortKey::kPid;
+    dso_ |= key == SortKey::kDso;
+    function_ |= key == SortKey::kSym;
+  }
+  thread_keys_.assign(profile.threads.size(), FlatIdMap::kNone);
+  location_keys_.assign(profile.locations.size(), FlatIdMap::kNone);
+}
+
 namespace {
 
-// Row keys in two halves, each numbered densely and cached: the thread's part (command, pid) per
-// ThreadId, the location's part (dso, function) per LocationId. A frame's row is then two array
-// reads and one lookup in a flat map, with no string hashed per frame.
-class RowKeys {
- public:
-  RowKeys(const Profile& profile, const std::vector<SortKey>& keys) : profile_(profile) {
-    for (SortKey key : keys) {
-      command_ |= key == SortKey::kComm;
-      pid_ |= key == SortKey::kPid;
-      dso_ |= key == SortKey::kDso;
-      function_ |= key == SortKey::kSym;
-    }
-    thread_keys_.assign(profile.threads.size(), FlatIdMap::kNone);
-    location_keys_.assign(profile.locations.size(), FlatIdMap::kNone);
-  }
-
-  std::uint64_t operator()(ThreadId thread, LocationId location) {
-    return std::uint64_t{thread_key(thread)} << 32 | location_key(location);
-  }
-
- private:
-  std::uint32_t thread_key(ThreadId thread) {
-    std::uint32_t& key = thread_keys_[thread];
-    if (key == FlatIdMap::kNone) {
-      const Thread& t = profile_.threads[thread];
-      std::string name = pid_ ? std::to_string(t.pid) : std::string();
-      name += '\0';
-      if (command_) name += t.command;
-      key = number(thread_parts_, std::move(name));
-    }
-    return key;
-  }
-
-  std::uint32_t location_key(LocationId location) {
-    std::uint32_t& key = location_keys_[location];
-    if (key == FlatIdMap::kNone) {
-      const Location& l = profile_.locations[location];
-      // A function is one dso's, so sym alone also tells dsos apart, as perf's sym key does.
-      const std::uint64_t dso = dso_ ? l.dso + std::uint64_t{1} : 0;
-      const std::uint64_t function = function_ ? l.function + std::uint64_t{1} : 0;
-      key = number(location_parts_, std::to_string(dso) + ':' + std::to_string(function));
-    }
-    return key;
-  }
-
-  static std::uint32_t number(std::unordered_map<std::string, std::uint32_t>& parts,
-                              std::string part) {
-    return parts.try_emplace(std::move(part), static_cast<std::uint32_t>(parts.size()))
-        .first->second;
-  }
-
-  const Profile& profile_;
-  bool command_ = false, pid_ = false, dso_ = false, function_ = false;
-  std::vector<std::uint32_t> thread_keys_, location_keys_;
-  std::unordered_map<std::string, std::uint32_t> thread_parts_, location_parts_;
-};
+std::uint32_t number(std::unordered_map<std::string, std::uint32_t>& parts, std::string part) {
+  return parts.try_emplace(std::move(part), static_cast<std::uint32_t>(parts.size())).first->second;
+}
 
 }  // namespace
 
-std::vector<HistRow> build_hist(const Profile& profile, int event, const HistOptions& options) {
-  std::vector<HistRow> rows;
-  FlatIdMap index;
-  RowKeys keys(profile, options.keys);
-  // The last stack each row counted its children period for: recursion puts a row in a stack
-  // more than once, and children counts the stack once.
-  std::vector<std::size_t> counted_in;
+std::uint32_t RowKeyer::thread_key(ThreadId thread) {
+  std::uint32_t& key = thread_keys_[thread];
+  if (key == FlatIdMap::kNone) {
+    const Thread& t = profile_.threads[thread];
+    std::string name = tid_ ? std::to_string(t.tid) : std::string();
+    name += '\0';
+    if (command_) name += t.command;
+    key = number(thread_parts_, std::move(name));
+  }
+  return key;
+}
+
+std::uint32_t RowKeyer::location_key(LocationId location) {
+  std::uint32_t& key = location_keys_[location];
+  if (key == FlatIdMap::kNone) {
+    const Location& l = profile_.locations[location];
+    // A function is one dso's, so sym alone also tells dsos apart, as perf's sym key does.
+    const std::uint64_t dso = dso_ ? l.dso + std::uint64_t{1} : 0;
+    const std::uint64_t function = function_ ? l.function + std::uint64_t{1} : 0;
+    key = number(location_parts_, std::to_string(dso) + ':' + std::to_string(function));
+  }
+  return key;
+}
+
+Hist build_hist_indexed(const Profile& profile, int event, const HistOptions& options) {
+  Hist hist(profile, options.keys);
+  RowKeyer& keys = hist.keyer;
+  // The last stack each row counted its children period for (recursion puts a row in a stack
+  // more than once, and children counts the stack once), and the last one that gave it its
+  // caller-order depth.
+  std::vector<std::size_t> counted_in, caller_depth_in;
+  std::vector<std::uint32_t> rows;  // the row of each frame, leaf first
   for (std::size_t s = 0; s < profile.stacks.size(); ++s) {
     const Stack& stack = profile.stacks[s];
     if (stack.event != event || (options.accept && !options.accept(stack))) continue;
     const auto frames = profile.frames_of(stack);
+    const auto depth = static_cast<std::uint32_t>(frames.size());
+    rows.clear();
     for (std::size_t i = 0; i < frames.size(); ++i) {
       const std::uint64_t key = keys(stack.thread, frames[i]);
-      std::uint32_t row = index.find(key);
+      std::uint32_t row = hist.index.find(key);
       if (row == FlatIdMap::kNone) {
-        row = static_cast<std::uint32_t>(rows.size());
-        index.insert(key, row);
-        rows.push_back({stack.thread, frames[i], 0, 0, 0});
+        row = static_cast<std::uint32_t>(hist.rows.size());
+        hist.index.insert(key, row);
+        hist.rows.push_back({stack.thread, frames[i], 0, 0, 0, 0, 0});
         counted_in.push_back(SIZE_MAX);
+        caller_depth_in.push_back(SIZE_MAX);
       }
+      rows.push_back(row);
+      HistRow& counted = hist.rows[row];
       if (i == 0) {
-        rows[row].self += stack.period;
-        rows[row].samples += stack.samples;
+        counted.self += stack.period;
+        counted.samples += stack.samples;
+        counted.caller_depth = std::max(counted.caller_depth, depth);
+        counted.callee_depth = std::max(counted.callee_depth, depth);
+        caller_depth_in[row] = s;
       }
       if (counted_in[row] != s) {
         counted_in[row] = s;
-        rows[row].children += stack.period;
+        counted.children += stack.period;
+        // Its callee-order chain starts at its place nearest the leaf: this one.
+        counted.callee_depth =
+            std::max(counted.callee_depth, depth - static_cast<std::uint32_t>(i));
       }
     }
+    // A caller-order chain starts at the row's place nearest the root.
+    for (std::size_t i = rows.size(); i-- > 1;) {
+      if (caller_depth_in[rows[i]] == s) continue;
+      caller_depth_in[rows[i]] = s;
+      HistRow& row = hist.rows[rows[i]];
+      row.caller_depth = std::max(row.caller_depth, static_cast<std::uint32_t>(i + 1));
+    }
   }
-  return rows;
+  return hist;
+}
+
+std::vector<HistRow> build_hist(const Profile& profile, int event, const HistOptions& options) {
+  return build_hist_indexed(profile, event, options).rows;
+}
+
+void sort_hist_rows(const Profile& profile, const std::vector<SortKey>& keys, bool by_children,
+                    const CallOrder* graph_order, std::vector<const HistRow*>& rows) {
+  const auto by_keys = [&](const HistRow& a, const HistRow& b) {
+    for (SortKey key : keys) {
+      int order = 0;
+      switch (key) {
+        case SortKey::kComm:
+          order = profile.threads[a.thread].command.compare(profile.threads[b.thread].command);
+          break;
+        case SortKey::kPid: {
+          const std::uint32_t x = profile.threads[a.thread].tid, y = profile.threads[b.thread].tid;
+          order = x < y ? -1 : (x > y ? 1 : 0);
+          break;
+        }
+        case SortKey::kDso:
+          order = profile.dso_of(a.location).name.compare(profile.dso_of(b.location).name);
+          break;
+        case SortKey::kSym:
+          order =
+              profile.function_of(a.location).name.compare(profile.function_of(b.location).name);
+          break;
+      }
+      if (order != 0) return order < 0;
+    }
+    return false;
+  };
+  std::stable_sort(rows.begin(), rows.end(), [&](const HistRow* a, const HistRow* b) {
+    if (by_children && a->children != b->children) return a->children > b->children;
+    if (by_children && graph_order != nullptr && a->thread == b->thread) {
+      const bool caller = *graph_order == CallOrder::kCaller;
+      const std::uint32_t x = caller ? a->caller_depth : a->callee_depth;
+      const std::uint32_t y = caller ? b->caller_depth : b->callee_depth;
+      if (x != y) return caller ? x > y : x < y;
+    }
+    if (a->self != b->self) return a->self > b->self;
+    return by_keys(*a, *b);
+  });
 }
 
 }  // namespace userperf::report

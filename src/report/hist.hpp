@@ -7,20 +7,28 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "report/call_tree.hpp"
+#include "report/flat_id_map.hpp"
 #include "report/profile.hpp"
 
 namespace userperf::report {
 
+// perf's "pid" key is the thread (its column shows tid:command), as here.
 enum class SortKey { kComm, kPid, kDso, kSym };
 
 struct HistRow {
-  ThreadId thread = 0;      // a thread of the row (its command and pid when those are keys)
+  ThreadId thread = 0;      // a thread of the row (its command and tid when those are keys)
   LocationId location = 0;  // a location of the row (its dso and function when those are keys)
   std::uint64_t self = 0;
   std::uint64_t children = 0;
   std::uint64_t samples = 0;  // samples whose leaf has the key
+  // The longest chain perf's --children call graph of the row holds: its samples' whole chains,
+  // and the chains from the row's first place on (from the root side in caller order, from the
+  // leaf side in callee order). perf puts callers above callees of equal children with it.
+  std::uint32_t caller_depth = 0, callee_depth = 0;
 };
 
 struct HistOptions {
@@ -28,7 +36,51 @@ struct HistOptions {
   std::function<bool(const Stack&)> accept;  // when set, only the stacks it accepts count
 };
 
+// The row key of a (thread, location) under a list of sort keys, in two halves each numbered
+// densely and cached: the thread's part (command, tid) per ThreadId, the location's part (dso,
+// function) per LocationId. A frame's row is then two array reads and one lookup in a flat map,
+// with no string hashed per frame.
+class RowKeyer {
+ public:
+  RowKeyer(const Profile& profile, const std::vector<SortKey>& keys);
+  std::uint64_t operator()(ThreadId thread, LocationId location) {
+    return std::uint64_t{thread_key(thread)} << 32 | location_key(location);
+  }
+
+ private:
+  std::uint32_t thread_key(ThreadId thread);
+  std::uint32_t location_key(LocationId location);
+
+  const Profile& profile_;
+  bool command_ = false, tid_ = false, dso_ = false, function_ = false;
+  std::vector<std::uint32_t> thread_keys_, location_keys_;
+  std::unordered_map<std::string, std::uint32_t> thread_parts_, location_parts_;
+};
+
+struct Hist {
+  Hist(const Profile& profile, const std::vector<SortKey>& keys) : keyer(profile, keys) {}
+
+  // The row of a frame (FlatIdMap::kNone for one of no counted stack). The keyer numbers key
+  // parts in the order it meets them, so only this hist's own keyer gives its rows' keys.
+  std::uint32_t row_of(ThreadId thread, LocationId location) const {
+    return index.find(keyer(thread, location));
+  }
+
+  std::vector<HistRow> rows;  // in no particular order
+  FlatIdMap index;            // a key's row
+  mutable RowKeyer keyer;     // caches key parts as it meets them
+};
+
+Hist build_hist_indexed(const Profile& profile, int event, const HistOptions& options);
+
 // Rows in no particular order.
 std::vector<HistRow> build_hist(const Profile& profile, int event, const HistOptions& options);
+
+// perf report's order of rows: by children (when `by_children`; rows of one thread with equal
+// children by the depth of their call graph in `graph_order`, deeper first in caller order, when
+// call graphs are shown), then self, descending; then by the sort keys in their order, each
+// ascending (commands and names as strcmp, tids as numbers).
+void sort_hist_rows(const Profile& profile, const std::vector<SortKey>& keys, bool by_children,
+                    const CallOrder* graph_order, std::vector<const HistRow*>& rows);
 
 }  // namespace userperf::report

@@ -362,7 +362,9 @@ case $scenario in
         ((lost > 0)) || fail "-m $pages: nothing lost in a 4-page ring"
       fi
       "$userperf" report -i "$file" --top 1 >"$dir/ureport.txt" 2>&1 || fail "userperf report exited $?"
-      u_samples=$(sed -n "s/^# Samples: \([0-9]*\)  of event 'loop:tick'\$/\1/p" "$dir/ureport.txt")
+      # perf's header rounds the sample count ("1000K"); a tracepoint sample's period is 1, so the
+      # event count that follows it is the count of samples.
+      u_samples=$(sed -n "/^# Samples: .* of event 'loop:tick'\$/{n;s/^# Event count (approx.): \([0-9]*\)\$/\1/p}" "$dir/ureport.txt")
       u_lost=$(sed -n 's/^# Total Lost Samples: \([0-9]*\)$/\1/p' "$dir/ureport.txt")
       ((${u_samples:-0} == samples && ${u_lost:-0} == lost)) ||
         fail "-m $pages: userperf report says ${u_samples:-no} samples, ${u_lost:-0} lost: $(head -4 "$dir/ureport.txt")"

@@ -44,6 +44,24 @@ for name in "${files[@]}"; do
     fail "$name: no hotspots;...;main;hot_parse stack"
 done
 
+# --diff BASE NEW as a differential flame graph page, through the command line (the page itself is
+# checked in a browser by report_flamegraph_browser); other formats are refused, nothing written.
+if [[ -e $dir/userperf.data && -e $dir/perf.data ]]; then
+  "$userperf" report --diff "$dir/perf.data" "$dir/userperf.data" --format=flamegraph \
+    -o "$dir/diff.html" 2>"$dir/err" || fail "diff flame graph: $(cat "$dir/err")"
+  grep -q "Differential Flame Graph" "$dir/diff.html" || fail "diff flame graph: no title"
+  grep -q "hot_parse" "$dir/diff.html" || fail "diff flame graph: no hot_parse frame"
+  "$userperf" report --diff "$dir/perf.data" "$dir/userperf.data" >"$dir/diff.txt" ||
+    fail "diff table"
+  grep -q "\[\.\] hot_parse" "$dir/diff.txt" || fail "diff table: no hot_parse row: $(head -8 "$dir/diff.txt")"
+  if "$userperf" report --diff "$dir/perf.data" "$dir/userperf.data" --format=pprof \
+    -o "$dir/diff.pb.gz" 2>"$dir/err"; then
+    fail "diff as pprof: exit 0"
+  fi
+  [[ -e $dir/diff.pb.gz ]] && fail "diff as pprof: a file was written"
+  echo "ok: --diff as a flame graph page and as perf diff's table (kernel perf's file as the base)"
+fi
+
 # A corrupt input: an error naming the offset, and the previous output left as it was.
 [[ -e $dir/userperf.data ]] && {
   echo "previous" >"$dir/out.folded"

@@ -219,7 +219,9 @@ TEST_F(ProfileTest, SamplesResolveAgainstMappingsRecordedLaterInTheFileButEarlie
   char* text = nullptr;
   std::size_t size = 0;
   std::FILE* out = open_memstream(&text, &size);
-  print_report(profile, ReportOptions{}, out);
+  ReportOptions options;
+  options.children = true;
+  print_report(profile, options, out);
   std::fclose(out);
   const std::string report(text, size);
   std::free(text);
