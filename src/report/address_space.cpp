@@ -71,6 +71,8 @@ void ProcessTable::on_fork(std::uint32_t pid, std::uint32_t ppid, std::uint32_t 
 std::string ProcessTable::command(std::uint32_t pid, std::uint32_t tid) const {
   if (auto it = comms_.find(tid); it != comms_.end()) return it->second;
   if (auto it = comms_.find(pid); it != comms_.end()) return it->second;
+  // The idle task of a system-wide file: perf names it as the kernel does.
+  if (pid == 0 && tid == 0) return "swapper";
   return ":" + std::to_string(tid);
 }
 

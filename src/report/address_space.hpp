@@ -54,8 +54,8 @@ class ProcessTable {
 
   // The address space of `pid` (an empty one is created for a pid never seen).
   AddressSpace& space(std::uint32_t pid);
-  // The command of thread `tid` of `pid`: its COMM, else its process's, else ":<tid>" (perf's
-  // name for a thread it knows nothing of).
+  // The command of thread `tid` of `pid`: its COMM, else its process's, else "swapper" for pid 0
+  // (the idle task) and ":<tid>" for any other (perf's names for threads it knows nothing of).
   std::string command(std::uint32_t pid, std::uint32_t tid) const;
   // Changes whenever a COMM or FORK may have changed a thread's command: caches of command()
   // compare it.

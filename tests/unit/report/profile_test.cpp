@@ -163,6 +163,7 @@ TEST(ProcessTableTest, ExecEmptiesTheSpaceAndForkCopiesIt) {
   ASSERT_NE(table.space(2).find(0x1800), nullptr);
   EXPECT_EQ(table.command(1, 1), "new");
   EXPECT_EQ(table.command(7, 7), ":7");
+  EXPECT_EQ(table.command(0, 0), "swapper");  // the idle task of a system-wide file, as perf
 }
 
 TEST_F(ProfileTest, SamplesResolveAgainstMappingsRecordedLaterInTheFileButEarlierInTime) {
