@@ -3,6 +3,8 @@
 #include <climits>
 #include <cstring>
 
+#include "support/hex.hpp"
+
 namespace userperf::record {
 
 namespace {
@@ -10,15 +12,7 @@ namespace {
 constexpr std::size_t kMaxEvents = kMaxThreadEvents;
 
 std::string to_hex(const void* bytes, std::size_t size) {
-  static const char kDigits[] = "0123456789abcdef";
-  const auto* p = static_cast<const std::uint8_t*>(bytes);
-  std::string out;
-  out.reserve(size * 2);
-  for (std::size_t i = 0; i < size; ++i) {
-    out.push_back(kDigits[p[i] >> 4]);
-    out.push_back(kDigits[p[i] & 15]);
-  }
-  return out;
+  return support::hex_bytes({static_cast<const std::uint8_t*>(bytes), size});
 }
 
 int hex_digit(char c) {

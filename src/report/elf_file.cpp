@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "report/demangle.hpp"
+#include "support/hex.hpp"
 
 namespace userperf::report {
 
@@ -295,13 +296,8 @@ std::string ElfFile::build_id() const {
   const unsigned char* bits = nullptr;
   GElf_Addr vaddr = 0;
   const int size = dwfl_module_build_id(module_, &bits, &vaddr);
-  std::string hex;
-  static const char kDigits[] = "0123456789abcdef";
-  for (int i = 0; i < size; ++i) {
-    hex += kDigits[bits[i] >> 4];
-    hex += kDigits[bits[i] & 15];
-  }
-  return hex;
+  if (size <= 0) return {};
+  return support::hex_bytes({bits, static_cast<std::size_t>(size)});
 }
 
 }  // namespace userperf::report

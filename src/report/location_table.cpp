@@ -1,5 +1,7 @@
 #include "report/location_table.hpp"
 
+#include "support/hex.hpp"
+
 namespace userperf::report {
 
 namespace {
@@ -8,23 +10,13 @@ constexpr const char* kUnknown = "[unknown]";
 constexpr int kFileShift = 48;
 constexpr std::uint64_t kOffsetMask = (std::uint64_t{1} << kFileShift) - 1;
 
-std::string to_hex(const std::vector<std::uint8_t>& bytes) {
-  static const char kDigits[] = "0123456789abcdef";
-  std::string hex;
-  for (std::uint8_t byte : bytes) {
-    hex += kDigits[byte >> 4];
-    hex += kDigits[byte & 15];
-  }
-  return hex;
-}
-
 }  // namespace
 
 LocationTable::LocationTable(Profile& profile, const perfdata::Features& features, bool lines)
     : profile_(profile), lines_(lines) {
   if (features.build_ids) {
     for (const perfdata::BuildIdEntry& entry : *features.build_ids) {
-      recorded_build_ids_.emplace(entry.filename, to_hex(entry.id));
+      recorded_build_ids_.emplace(entry.filename, support::hex_bytes(entry.id));
     }
   }
 }
