@@ -179,13 +179,13 @@ class Page {
 
 // --- userperf report's own numbers ----------------------------------------------------------------
 
-// The rows of `userperf report`'s first table (every symbol with a children share):
+// The entries of `userperf report --children -g none` (every symbol with a children share):
 // {children, self, command, dso, symbol}.
 function reportRows(data) {
-  const text = execFileSync(userperf, ['report', '-i', data, '--top', '100000'], { encoding: 'utf8' });
+  const text = execFileSync(userperf, ['report', '-i', data, '--children', '-g', 'none'],
+                            { encoding: 'utf8' });
   const rows = [];
   for (const line of text.split('\n')) {
-    if (line.startsWith('# Top symbols by self')) break;
     const m = /^\s+([\d.]+)%\s+([\d.]+)%\s+(\S+)\s+(\S+)\s+\[(.)\]\s+(.*)$/.exec(line);
     if (m) rows.push({ children: +m[1], self: +m[2], command: m[3], dso: m[4], symbol: m[6] });
   }
