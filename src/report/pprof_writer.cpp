@@ -110,13 +110,24 @@ std::string encode_pprof(const Profile& profile, const PprofOptions& options) {
   const std::int64_t comm_key = strings.index("comm");
   ProtoEncoder sample, scratch;
   std::vector<std::uint64_t> ids;
-  for (const Stack& stack : profile.stacks) {
+  // Samples through each dso (once per stack): pprof takes the first Mapping for the program's
+  // main binary, so the dso most stacks pass through (the executable, with main and _start) goes
+  // first rather than the one that happened to be seen first.
+  std::vector<std::uint64_t> through(profile.dsos.size());
+  std::vector<std::size_t> counted(profile.dsos.size(), SIZE_MAX);
+  for (std::size_t s = 0; s < profile.stacks.size(); ++s) {
+    const Stack& stack = profile.stacks[s];
     if (stack.event != options.event || (options.accept && !options.accept(stack))) continue;
     sample.clear();
     ids.clear();
     for (LocationId location : profile.frames_of(stack)) {
       ids.push_back(location + 1);  // pprof's ids start at 1: 0 means none
       used_locations[location] = true;
+      const DsoId dso = profile.locations[location].dso;
+      if (counted[dso] != s) {
+        counted[dso] = s;
+        through[dso] += stack.samples;
+      }
     }
     sample.packed_uint64_field(field::kLocationId, ids);
     const std::int64_t values[] = {static_cast<std::int64_t>(stack.samples),
@@ -144,8 +155,15 @@ std::string encode_pprof(const Profile& profile, const PprofOptions& options) {
   }
 
   ProtoEncoder message, line;
+  std::vector<std::size_t> mapping_order;
   for (std::size_t i = 0; i < profile.dsos.size(); ++i) {
-    if (!used_dsos[i]) continue;
+    if (used_dsos[i]) mapping_order.push_back(i);
+  }
+  std::stable_sort(mapping_order.begin(), mapping_order.end(), [&](std::size_t a, std::size_t b) {
+    if (profile.dsos[a].kernel != profile.dsos[b].kernel) return !profile.dsos[a].kernel;
+    return through[a] > through[b];
+  });
+  for (std::size_t i : mapping_order) {
     const Dso& dso = profile.dsos[i];
     message.clear();
     message.uint64_field(field::kMappingId, i + 1);

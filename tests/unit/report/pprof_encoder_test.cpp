@@ -229,6 +229,27 @@ TEST(PprofWriter, ProfileProtoFields) {
   EXPECT_EQ(std::set<std::string>(strings.begin(), strings.end()).size(), strings.size());
 }
 
+// pprof takes the first Mapping for the main binary: the dso most stacks pass through goes first
+// (user before kernel), not the first one seen.
+TEST(PprofWriter, MainBinaryMappingFirst) {
+  Profile profile = small_profile();
+  // libc is seen first (the first stack's leaf); app is in all three stacks, libc and the kernel
+  // in one each.
+  profile.dsos = {{"/lib/libc.so.6", "libc.so.6", "", false},
+                  {"/usr/bin/app", "app", "abcd", false},
+                  {"[kernel.kallsyms]", "[kernel.kallsyms]", "", true}};
+  profile.functions = {{"memcpy", 0, "", 0}, {"main", 1, "app.c", 10}, {"schedule", 2, "", 0}};
+  profile.locations = {{0, 0x2020, 0, 0}, {1, 0x1010, 1, 12}, {2, 0xffff1000, 2, 0}};
+  profile.frames = {0, 1, 2, 1, 1};  // memcpy<main, schedule<main, main
+  profile.stacks = {{0, 0, 0, 2, 1, 1000}, {0, 0, 2, 2, 1, 1000}, {0, 1, 4, 1, 1, 1000}};
+  const auto fields = by_number(read_message(encode_pprof(profile, {})));
+  std::vector<std::uint64_t> mapping_ids;  // Dso index + 1, in the file's order
+  for (auto [it, end] = fields.equal_range(3); it != end; ++it) {
+    mapping_ids.push_back(by_number(read_message(it->second.bytes)).find(1)->second.value);
+  }
+  EXPECT_EQ(mapping_ids, (std::vector<std::uint64_t>{2, 1, 3}));
+}
+
 // The period's sample type and the sampling period by event kind.
 TEST(PprofWriter, SampleTypesByEvent) {
   struct Case {
