@@ -49,8 +49,18 @@ EntryCallGraphs::EntryCallGraphs(const Profile& profile, int event, const Hist& 
       if (child == FlatIdMap::kNone) {
         child = static_cast<std::uint32_t>(nodes_.size());
         edges.insert(edge, child);
-        nodes_[node].children.push_back(child);
-        nodes_.push_back({key, location, 0, 0, {}});
+        Node& parent = nodes_[node];
+        if (parent.last_child == kNoNode) {
+          parent.first_child = child;
+        } else {
+          nodes_[parent.last_child].next_sibling = child;
+        }
+        parent.last_child = child;
+        ++parent.child_count;
+        Node made;
+        made.key = key;
+        made.location = location;
+        nodes_.push_back(made);
       }
       node = child;
       nodes_[node].total += period;
@@ -86,10 +96,20 @@ std::string EntryCallGraphs::name_of(std::uint32_t node) const {
   return address;
 }
 
+std::vector<std::uint32_t> EntryCallGraphs::children_of(const Node& node) const {
+  std::vector<std::uint32_t> children;
+  children.reserve(node.child_count);
+  for (std::uint32_t child = node.first_child; child != kNoNode;
+       child = nodes_[child].next_sibling) {
+    children.push_back(child);
+  }
+  return children;
+}
+
 EntryCallGraphs::Run EntryCallGraphs::run_from(std::uint32_t node) const {
   Run run{node, node};
-  while (nodes_[run.last].self == 0 && nodes_[run.last].children.size() == 1) {
-    run.last = nodes_[run.last].children[0];
+  while (nodes_[run.last].self == 0 && nodes_[run.last].child_count == 1) {
+    run.last = nodes_[run.last].first_child;
   }
   return run;
 }
@@ -112,7 +132,8 @@ bool EntryCallGraphs::after(std::uint32_t a, std::uint32_t b) const {
 std::vector<std::uint32_t> EntryCallGraphs::kept_children(const Node& node,
                                                           std::uint64_t min_hit) const {
   std::vector<std::uint32_t> kept;
-  for (std::uint32_t child : node.children) {
+  for (std::uint32_t child = node.first_child; child != kNoNode;
+       child = nodes_[child].next_sibling) {
     if (nodes_[child].total >= min_hit) kept.push_back(child);
   }
   std::sort(kept.begin(), kept.end(), [&](std::uint32_t a, std::uint32_t b) {
@@ -172,7 +193,7 @@ bool EntryCallGraphs::print_graph_level(const GraphPrint& print, const Node& par
     if (k + 1 == kids.size() && (!print.fractal || remaining == 0)) new_mask[depth - 1] = false;
     print.line(depth, mask);
     bool first = true;
-    for (std::uint32_t node = run.first;; node = nodes_[node].children[0]) {
+    for (std::uint32_t node = run.first;; node = nodes_[node].first_child) {
       print.frame(depth, new_mask, first, cumul, total, name_of(node));
       first = false;
       if (node == run.last) break;
@@ -204,7 +225,7 @@ void EntryCallGraphs::print_flat(std::uint32_t root, const CallGraphOptions& opt
   // children first in the order of its tree of children).
   const std::function<void(std::uint32_t)> walk = [&](std::uint32_t node) {
     if (node != root) path.push_back(node);
-    std::vector<std::uint32_t> kids = nodes_[node].children;
+    std::vector<std::uint32_t> kids = children_of(nodes_[node]);
     std::sort(kids.begin(), kids.end(),
               [&](std::uint32_t a, std::uint32_t b) { return after(b, a); });
     for (std::uint32_t kid : kids) walk(kid);
@@ -213,7 +234,7 @@ void EntryCallGraphs::print_flat(std::uint32_t root, const CallGraphOptions& opt
       // The radix node ending here starts after the last ancestor with a sample or a fork.
       std::size_t start = path.size() - 1;
       while (start > 0 && nodes_[path[start - 1]].self == 0 &&
-             nodes_[path[start - 1]].children.size() == 1) {
+             nodes_[path[start - 1]].child_count == 1) {
         --start;
       }
       chains.push_back({path, here.self, nodes_[path[start]].total});
@@ -264,7 +285,7 @@ void EntryCallGraphs::print(std::size_t entry, const CallGraphOptions& options, 
   if (top.size() == 1 && nodes_[top[0]].total == parent_samples) {
     const Run run = run_from(top[0]);
     bool first = true;
-    for (std::uint32_t node = run.first;; node = nodes_[node].children[0]) {
+    for (std::uint32_t node = run.first;; node = nodes_[node].first_child) {
       if (!(first && skip_entry_frame)) {
         print_margin(out, print.margin);
         if (!printed) {
