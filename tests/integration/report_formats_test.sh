@@ -7,25 +7,10 @@
 set -uo pipefail
 userperf=$1
 hotspots=$2
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-failures=0
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
+# shellcheck source=tests/integration/report_test_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/report_test_lib.sh"
 
-files=()
-if "$userperf" record -q -g -o "$dir/userperf.data" -- "$hotspots" 1 >"$dir/record.log" 2>&1; then
-  files+=(userperf)
-else
-  fail "userperf record: $(tail -3 "$dir/record.log")"
-fi
-if perf record -q -g -F 999 -o "$dir/perf.data" -- "$hotspots" 1 >"$dir/perf.log" 2>&1; then
-  files+=(perf)
-else
-  echo "skip: kernel perf record cannot run here: $(tail -1 "$dir/perf.log")"
-fi
+record_both
 
 for name in "${files[@]}"; do
   data=$dir/$name.data
@@ -85,7 +70,4 @@ fi
   grep -q "/nonexistent-dir/x.folded" "$dir/err" || fail "unwritable output: '$(cat "$dir/err")'"
 }
 
-if ((failures > 0)); then
-  echo "$failures failure(s)" >&2
-  exit 1
-fi
+finish

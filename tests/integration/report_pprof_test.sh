@@ -16,13 +16,8 @@ hotspots=$2
 hist_dump=$3
 work=$4
 synthetic=$5
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-failures=0
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
+# shellcheck source=tests/integration/report_test_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/report_test_lib.sh"
 
 # pprof from Debian's sources (GOPATH mode: the package installs them under /usr/share/gocode).
 pprof=$work/pprof/pprof
@@ -44,17 +39,7 @@ fi
 export PPROF_TMPDIR=$dir PPROF_BINARY_PATH=/nonexistent
 pprof_text() { "$pprof" -symbolize=none "$@" 2>>"$dir/pprof.err"; }
 
-files=()
-if "$userperf" record -q -g -o "$dir/userperf.data" -- "$hotspots" 1 >"$dir/record.log" 2>&1; then
-  files+=(userperf)
-else
-  fail "userperf record: $(tail -3 "$dir/record.log")"
-fi
-if perf record -q -g -F 999 -o "$dir/perf.data" -- "$hotspots" 1 >"$dir/perf.log" 2>&1; then
-  files+=(perf)
-else
-  echo "skip: kernel perf record cannot run here: $(tail -1 "$dir/perf.log")"
-fi
+record_both
 
 # Compares pprof -top's rows (NAME<TAB>VALUE) with userperf's (NAME<TAB>VALUE): the totals, and
 # the top 10 of each side by value have the same value on the other side (ties at the 10th place
@@ -252,7 +237,4 @@ if [[ -e $dir/userperf.data ]]; then
   echo "ok: corrupt input: $(head -1 "$dir/err"); previous output kept"
 fi
 
-if ((failures > 0)); then
-  echo "$failures failure(s)" >&2
-  exit 1
-fi
+finish

@@ -10,13 +10,8 @@
 set -uo pipefail
 userperf=$1
 hotspots=$2
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-failures=0
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
+# shellcheck source=tests/integration/report_test_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/report_test_lib.sh"
 if ! command -v perf >/dev/null; then
   echo "skip: no perf installed"
   exit 0
@@ -42,18 +37,9 @@ compare() {
   fi
 }
 
-files=()
-if "$userperf" record -q -g -o "$dir/userperf.data" -- "$hotspots" 1 >"$dir/record.log" 2>&1; then
-  files+=(userperf)
-else
-  fail "userperf record: $(tail -3 "$dir/record.log")"
-fi
-if perf record -q -g -e cpu-clock -F 999 -o "$dir/perf.data" -- "$hotspots" 1 >"$dir/perf.log" 2>&1 &&
-  perf record -q -g -e cpu-clock -F 999 -o "$dir/perf2.data" -- "$hotspots" 1 >>"$dir/perf.log" 2>&1; then
-  files+=(perf)
-else
-  echo "skip: kernel perf record cannot run here: $(tail -1 "$dir/perf.log")"
-fi
+record_both -e cpu-clock
+# A second kernel perf file, the other side of --diff.
+[[ -e $dir/perf.data ]] && record_hotspots perf "$dir/perf2.data" -e cpu-clock
 
 for name in "${files[@]}"; do
   data=$dir/$name.data
@@ -71,7 +57,7 @@ for name in "${files[@]}"; do
 done
 
 # A file of two events: a section per event, perf's lost-samples line once above them.
-if perf record -q -g -e cpu-clock,task-clock -F 999 -o "$dir/two.data" -- "$hotspots" 1 >"$dir/perf.log" 2>&1; then
+if record_hotspots perf "$dir/two.data" -e cpu-clock,task-clock; then
   compare two-events "$dir/two.data"
   compare two-events "$dir/two.data" --no-children -g none
 fi
@@ -90,7 +76,4 @@ if [[ -e $dir/perf2.data ]]; then
   done
 fi
 
-if ((failures > 0)); then
-  echo "$failures failure(s)" >&2
-  exit 1
-fi
+finish
