@@ -115,15 +115,17 @@ EntryCallGraphs::Run EntryCallGraphs::run_from(std::uint32_t node) const {
 }
 
 // Whether perf's tree of a node's children puts `a` after `b`: it orders them by their symbols'
-// dso (the address of perf's dso object: the kernel's is made first) and start, descending; the
-// address of the first location seen stands for the start.
+// dso (the address of perf's dso object: none for an unmapped address, and the kernel's is made
+// first) and start, descending; the address of the first location seen stands for the start.
 bool EntryCallGraphs::after(std::uint32_t a, std::uint32_t b) const {
-  const Location& x = profile_.locations[nodes_[a].location];
-  const Location& y = profile_.locations[nodes_[b].location];
-  const auto rank = [&](const Location& where) {
-    return profile_.dsos[where.dso].kernel ? 0 : std::uint64_t{where.dso} + 1;
+  const LocationId la = nodes_[a].location, lb = nodes_[b].location;
+  const Location& x = profile_.locations[la];
+  const Location& y = profile_.locations[lb];
+  const auto rank = [&](LocationId id, const Location& where) -> std::uint64_t {
+    if (profile_.unmapped(id)) return 0;
+    return profile_.dsos[where.dso].kernel ? 1 : std::uint64_t{where.dso} + 2;
   };
-  if (rank(x) != rank(y)) return rank(x) < rank(y);
+  if (rank(la, x) != rank(lb, y)) return rank(la, x) < rank(lb, y);
   return x.address < y.address;
 }
 

@@ -1,6 +1,8 @@
 #include "report/hist.hpp"
 
 #include <algorithm>
+#include <cinttypes>
+#include <cstdio>
 
 namespace userperf::report {
 
@@ -41,10 +43,21 @@ std::uint32_t RowKeyer::location_key(LocationId location) {
     const Location& l = profile_.locations[location];
     // A function is one dso's, so sym alone also tells dsos apart, as perf's sym key does.
     const std::uint64_t dso = dso_ ? l.dso + std::uint64_t{1} : 0;
-    const std::uint64_t function = function_ ? l.function + std::uint64_t{1} : 0;
-    key = number(location_parts_, std::to_string(dso) + ':' + std::to_string(function));
+    // An address no mapping covers is a row of its own, as perf's sym key compares addresses
+    // when there is no symbol.
+    std::string function = !function_                    ? std::string()
+                           : profile_.unmapped(location) ? '@' + std::to_string(location)
+                                                         : std::to_string(l.function);
+    key = number(location_parts_, std::to_string(dso) + ':' + function);
   }
   return key;
+}
+
+std::string symbol_text(const Profile& profile, LocationId location) {
+  if (!profile.unmapped(location)) return profile.function_of(location).name;
+  char address[24];
+  std::snprintf(address, sizeof address, "%#.16" PRIx64, profile.locations[location].address);
+  return address;
 }
 
 Hist build_hist_indexed(const Profile& profile, int event, const HistOptions& options) {
@@ -117,13 +130,28 @@ void sort_hist_rows(const Profile& profile, const std::vector<SortKey>& keys, bo
           order = x < y ? -1 : (x > y ? 1 : 0);
           break;
         }
-        case SortKey::kDso:
-          order = profile.dso_of(a.location).name.compare(profile.dso_of(b.location).name);
+        case SortKey::kDso: {
+          // perf's rows with no map come after those with one.
+          const bool x = profile.unmapped(a.location), y = profile.unmapped(b.location);
+          order = x != y ? (x ? 1 : -1)
+                         : profile.dso_of(a.location).name.compare(profile.dso_of(b.location).name);
           break;
-        case SortKey::kSym:
-          order =
-              profile.function_of(a.location).name.compare(profile.function_of(b.location).name);
+        }
+        case SortKey::kSym: {
+          // perf's rows with no symbol come after those with one, in the order of their addresses.
+          const bool x = profile.unresolved(a.location), y = profile.unresolved(b.location);
+          if (x != y) {
+            order = x ? 1 : -1;
+          } else if (x) {
+            const std::uint64_t p = profile.locations[a.location].address;
+            const std::uint64_t q = profile.locations[b.location].address;
+            order = p < q ? -1 : (p > q ? 1 : 0);
+          } else {
+            order =
+                profile.function_of(a.location).name.compare(profile.function_of(b.location).name);
+          }
           break;
+        }
       }
       if (order != 0) return order < 0;
     }

@@ -57,6 +57,10 @@ class RowKeyer {
   std::unordered_map<std::string, std::uint32_t> thread_parts_, location_parts_;
 };
 
+// The sym key's text of a location: its function's name, or the address (as perf prints it,
+// "%#.16llx") when no mapping covers it.
+std::string symbol_text(const Profile& profile, LocationId location);
+
 struct Hist {
   Hist(const Profile& profile, const std::vector<SortKey>& keys) : keyer(profile, keys) {}
 

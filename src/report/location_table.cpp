@@ -52,24 +52,29 @@ LocationId LocationTable::make(DsoId dso, std::uint64_t address, FunctionId func
   return static_cast<LocationId>(profile_.locations.size() - 1);
 }
 
-LocationId LocationTable::user(const AddressSpace& space, std::uint64_t address) {
-  const Mapping* mapping = space.find(address);
-  const std::uint64_t offset = mapping == nullptr ? 0 : address - mapping->start + mapping->pgoff;
-  // An address or offset past 2^48 cannot be packed into a key; it is left uncached (rare: no
-  // x86-64 user address or file offset is that large).
-  const bool packable = (mapping == nullptr ? address : offset) <= kOffsetMask;
-  const std::uint64_t key =
-      mapping == nullptr ? address : (std::uint64_t{mapping->file} + 1) << kFileShift | offset;
+LocationId LocationTable::user(const AddressSpace& space, std::uint64_t address,
+                               bool return_address) {
+  const std::uint64_t code = return_address ? address - 1 : address;
+  const Mapping* mapping = space.find(code);
+  if (mapping == nullptr) {
+    // A frame-pointer walk that left the stack, or code no MMAP announced (JIT code without a
+    // map file): it has no symbol, and perf names it by the address sampled.
+    if (const LocationId known = unmapped_locations_.find(address); known != FlatIdMap::kNone) {
+      return known;
+    }
+    const DsoId none = dso(kUnknown, false);
+    const LocationId made = make(none, address, function(none, kUnknown, {}, 0), 0);
+    unmapped_locations_.insert(address, made);
+    return made;
+  }
+  const std::uint64_t offset = code - mapping->start + mapping->pgoff;
+  // An offset past 2^48 cannot be packed into a key; it is left uncached (no file is that large).
+  const bool packable = offset <= kOffsetMask;
+  const std::uint64_t key = (std::uint64_t{mapping->file} + 1) << kFileShift | offset;
   if (packable) {
     if (const LocationId known = user_locations_.find(key); known != FlatIdMap::kNone) return known;
   }
-  LocationId made;
-  if (mapping == nullptr) {
-    const DsoId none = dso(kUnknown, false);
-    made = make(none, address, function(none, kUnknown, {}, 0), 0);
-  } else {
-    made = resolve_file(*mapping, offset);
-  }
+  const LocationId made = resolve_file(*mapping, offset);
   if (packable) user_locations_.insert(key, made);
   return made;
 }

@@ -22,8 +22,11 @@ class LocationTable {
   // `lines`: look up DWARF source lines too (pprof's Line; the tables do not show them).
   LocationTable(Profile& profile, const perfdata::Features& features, bool lines);
 
-  // A user address of a process with address space `space`.
-  LocationId user(const AddressSpace& space, std::uint64_t address);
+  // A user address of a process with address space `space`. A `return_address` (a caller's
+  // frame) is looked up at address - 1, in its call instruction: a call to a function that does
+  // not return may be the last instruction of its caller. An address no mapping covers keeps its
+  // own Location, at the address as sampled, which is how perf shows it.
+  LocationId user(const AddressSpace& space, std::uint64_t address, bool return_address);
   LocationId kernel(std::uint64_t address);
 
   SymbolResolver& resolver() { return resolver_; }
@@ -41,9 +44,10 @@ class LocationTable {
   std::unordered_map<std::string, std::string> recorded_build_ids_;  // path -> hex (BUILD_ID)
   std::unordered_map<std::string, DsoId> dsos_;                      // path -> dso
   std::unordered_map<std::string, FunctionId> functions_;            // dso, '\0', name -> function
-  // User locations by (Mapping::file + 1) << 48 | file offset, or the address itself (below 2^48
-  // in user space) where no mapping covers it; kernel locations by address.
+  // User locations by (Mapping::file + 1) << 48 | file offset; locations no mapping covers, and
+  // kernel locations, by address.
   FlatIdMap user_locations_;
+  FlatIdMap unmapped_locations_;
   FlatIdMap kernel_locations_;
   std::unordered_map<std::uint32_t, DsoId> file_dsos_;  // Mapping::file -> dso
 };

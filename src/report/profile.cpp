@@ -253,9 +253,10 @@ class ProfileBuilder {
       // Not return: the leaf fallback below must still see the sample (--max-stack 0).
       if (chain_.size() >= options_.max_frames) break;
       if (!kernel && dwarf) continue;  // the unwound frames replace these
-      const std::uint64_t address = first_of_context ? entry : entry - 1;
+      const bool return_address = !first_of_context;
       first_of_context = false;
-      chain_.push_back(kernel ? locations_.kernel(address) : locations_.user(space, address));
+      chain_.push_back(kernel ? locations_.kernel(return_address ? entry - 1 : entry)
+                              : locations_.user(space, entry, return_address));
     }
     if (dwarf) {
       // dyn_size: how many of the copied bytes are real (0: none), as perf reads it.
@@ -263,13 +264,13 @@ class ProfileBuilder {
       const auto stack = record.bytes.subspan(s.stack.offset, valid);
       const std::size_t room = options_.max_frames - std::min(options_.max_frames, chain_.size());
       for (const UnwoundFrame& frame : unwinder_.unwind(s.pid, space, regs, stack, room)) {
-        chain_.push_back(locations_.user(space, frame.activation ? frame.pc : frame.pc - 1));
+        chain_.push_back(locations_.user(space, frame.pc, !frame.activation));
       }
       ++out_.dwarf_samples;
     }
     if (chain_.empty()) {
       chain_.push_back(cpumode == PERF_RECORD_MISC_KERNEL ? locations_.kernel(s.ip)
-                                                          : locations_.user(space, s.ip));
+                                                          : locations_.user(space, s.ip, false));
     }
   }
 
@@ -297,6 +298,33 @@ class ProfileBuilder {
 
 }  // namespace
 
+namespace {
+
+// perf's modifiers of an event's name: ":" and the contexts counted (k, u, h) when some are
+// excluded, "p" per level of precise_ip, and H/G (host, guest) when only one of them is excluded
+// or neither is while nothing above was printed: "cpu-clock:uh" counts user and hypervisor only.
+std::string modifiers(const perf_event_attr& attr) {
+  std::string mods;
+  bool guest_excluded_by_default = false;
+  if (attr.exclude_kernel || attr.exclude_user || attr.exclude_hv) {
+    if (!attr.exclude_kernel) mods += 'k';
+    if (!attr.exclude_user) mods += 'u';
+    if (!attr.exclude_hv) mods += 'h';
+    guest_excluded_by_default = true;
+  }
+  if (attr.precise_ip) {
+    mods.append(std::min<unsigned>(attr.precise_ip, 3), 'p');
+    guest_excluded_by_default = true;
+  }
+  if (attr.exclude_host || bool(attr.exclude_guest) == guest_excluded_by_default) {
+    if (!attr.exclude_host) mods += 'H';
+    if (!attr.exclude_guest) mods += 'G';
+  }
+  return mods.empty() ? mods : ':' + mods;
+}
+
+}  // namespace
+
 std::string event_name(const perf_event_attr& attr) {
   static const char* const kSoftware[] = {
       "cpu-clock",        "task-clock",   "page-faults",  "context-switches",
@@ -313,10 +341,10 @@ std::string event_name(const perf_event_attr& attr) {
                                           "stalled-cycles-backend",
                                           "ref-cycles"};
   if (attr.type == PERF_TYPE_SOFTWARE && attr.config < std::size(kSoftware)) {
-    return kSoftware[attr.config];
+    return kSoftware[attr.config] + modifiers(attr);
   }
   if (attr.type == PERF_TYPE_HARDWARE && attr.config < std::size(kHardware)) {
-    return kHardware[attr.config];
+    return kHardware[attr.config] + modifiers(attr);
   }
   char name[64];
   std::snprintf(name, sizeof name, "%u/%#llx/", attr.type,

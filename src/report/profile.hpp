@@ -54,8 +54,8 @@ struct Function {
 struct Location {
   DsoId dso = 0;
   // The address in the Dso's own terms: its link-time virtual address (what addr2line and pprof
-  // take) for a file; the address itself for the kernel and for "[unknown]"; the offset into the
-  // mapping for a mapping that is not an ELF file on this machine.
+  // take) for a file; the address as sampled for the kernel and for "[unknown]"; the offset into
+  // the mapping for a mapping that is not an ELF file on this machine.
   std::uint64_t address = 0;
   FunctionId function = 0;
   std::uint32_t line = 0;  // DWARF's line of this address; 0 when unknown
@@ -109,6 +109,17 @@ struct Profile {
     return functions[locations[location].function];
   }
   const Dso& dso_of(LocationId location) const { return dsos[locations[location].dso]; }
+  // No mapping covers the location's address (a frame-pointer walk that left the stack, code no
+  // MMAP announced): perf's tables give each such address its own row, named by the address.
+  bool unmapped(LocationId location) const {
+    const Dso& dso = dso_of(location);
+    return !dso.kernel && dso.path == "[unknown]";
+  }
+  // No symbol names the location (perf's hist entry with no symbol): unmapped, or an address of a
+  // Dso that no symbol covers.
+  bool unresolved(LocationId location) const {
+    return unmapped(location) || function_of(location).name == "[unknown]";
+  }
 };
 
 // One sample as it is counted: its event, thread and locations, leaf first.
@@ -133,7 +144,8 @@ struct ProfileOptions {
 // The profile, or the first malformed record (malformed_at its file offset).
 Expected<Profile> build_profile(const perfdata::Reader& reader, const ProfileOptions& options);
 
-// perf's name for an attr without EVENT_DESC: "cpu-clock", "cycles", ... else "type/config".
+// perf's name for an attr without EVENT_DESC: "cpu-clock", "cycles", ... with perf's modifiers
+// ("cpu-clock:uh"), else "type/config".
 std::string event_name(const perf_event_attr& attr);
 
 }  // namespace userperf::report

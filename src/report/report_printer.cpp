@@ -34,7 +34,7 @@ std::string cell(const Profile& profile, SortKey key, const HistRow& row) {
       return profile.dso_of(row.location).name;
     case SortKey::kSym:
       return std::string(profile.dso_of(row.location).kernel ? "[k] " : "[.] ") +
-             profile.function_of(row.location).name;
+             symbol_text(profile, row.location);
   }
   return {};
 }
@@ -84,6 +84,9 @@ void print_event(const Profile& profile, int event_index, const ReportOptions& o
   // Columns as wide as their widest value among the rows (below the percent limit too), or the
   // header; a key a filter pins to one value is left out (perf's elided column).
   std::vector<Column> columns;
+  const bool unresolved = std::any_of(rows.begin(), rows.end(), [&](const HistRow* row) {
+    return profile.unresolved(row->location);
+  });
   for (SortKey key : options.keys) {
     const bool pinned = (key == SortKey::kComm && options.filters.comms.size() == 1) ||
                         (key == SortKey::kDso && options.filters.dsos.size() == 1);
@@ -91,6 +94,12 @@ void print_event(const Profile& profile, int event_index, const ReportOptions& o
     Column column{key, header_of(key), std::string(header_of(key)).size()};
     for (const HistRow* row : rows) {
       column.width = std::max(column.width, cell(profile, key, *row).size());
+    }
+    // A row with no symbol widens the symbol column to an address's "[.] 0x" and 16 digits, and
+    // the dso column to 16 unless --dso names the dsos (perf's unresolved column widths).
+    if (unresolved && key == SortKey::kSym) column.width = std::max<std::size_t>(column.width, 22);
+    if (unresolved && key == SortKey::kDso && options.filters.dsos.empty()) {
+      column.width = std::max<std::size_t>(column.width, 16);
     }
     columns.push_back(std::move(column));
   }

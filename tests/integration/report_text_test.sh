@@ -3,13 +3,19 @@
 # record -g and one of kernel perf record -g — with the options users pass: --children and
 # --no-children, -g graph/fractal/flat/folded/none with caller and callee orders and thresholds,
 # --sort keys, the filters, --percent-limit; and `userperf report --diff` against `perf diff`.
+# A third file, written by hand (report_edge_profile), holds the frames kernel perf records only
+# now and then: a frame-pointer walk that left the stack, code no MMAP announced, a low address.
 # Equal text is asked for, line by line, after leaving out what perf alone prints (its hint
-# about --header, its random tip, trailing blank and "#" lines) and one perf quirk ("[...] (inlined)": the
-# fractal remainder's uninitialised inlined flag). Where a line differs the test says which.
-# Usage: report_text_test.sh PATH_TO_USERPERF PATH_TO_HOTSPOTS
+# about --header, its random tip, trailing blank and "#" lines) and two perf quirks: "[...]
+# (inlined)", the fractal remainder's uninitialised inlined flag; and "[k]" before an unmapped
+# user address (below the kernel's half), which is the level of whichever frame perf's
+# fill_callchain_info looked at before it, as it leaves the level of a frame with no map unset.
+# Where a line differs the test says which.
+# Usage: report_text_test.sh PATH_TO_USERPERF PATH_TO_HOTSPOTS PATH_TO_REPORT_EDGE_PROFILE
 set -uo pipefail
 userperf=$1
 hotspots=$2
+edge_profile=$3
 # shellcheck source=tests/integration/report_test_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/report_test_lib.sh"
 if ! command -v perf >/dev/null; then
@@ -19,7 +25,7 @@ fi
 
 normalize() {
   grep -v '^# To display the perf.data header info' | sed '/^# (Tip/,$d' |
-    sed 's/--\[\.\.\.\] (inlined)$/--[...]/' |
+    sed -e 's/--\[\.\.\.\] (inlined)$/--[...]/' -e 's/\[k\] \(0x[0-7][0-9a-f]\{15\}\|0\{16\}\)$/[.] \1/' |
     awk '{ line[NR] = $0 } END { n = NR; while (n > 0 && (line[n] == "" || line[n] == "#")) n--
                                  for (i = 1; i <= n; i++) print line[i] }'
 }
@@ -38,6 +44,13 @@ compare() {
 }
 
 record_both -e cpu-clock
+symbol() { nm "$hotspots" | awk -v name="$1" '$3 == name { print $1 }'; }
+if "$edge_profile" "$dir/edge.data" "$hotspots" "$(symbol main)" "$(symbol hot_parse)" \
+  "$(symbol cool_checksum)"; then
+  files+=(edge)
+else
+  fail "report_edge_profile could not write its file"
+fi
 # A second kernel perf file, the other side of --diff.
 [[ -e $dir/perf.data ]] && record_hotspots perf "$dir/perf2.data" -e cpu-clock
 
