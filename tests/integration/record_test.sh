@@ -430,33 +430,70 @@ case $scenario in
     shares() { perf report -i "$1" --stdio --no-children --comm xz --sort dso,sym -q 2>/dev/null | awk 'NF { sub("%", "", $1); print $2 " " $4 " " $1 }'; }
     # Samples of xz per second of its CPU time.
     rate() { perf script -i "$1" -F comm 2>/dev/null | awk -v cpu="$(awk '{ print $1 + $2 }' "$dir/cpu")" '$1 == "xz" { n++ } END { printf "%.0f\n", n / cpu }'; }
-    # The better of two rounds: a neighbour VM's burst during one run moves the rate by a few
-    # points (alone here: 93-95% of kernel perf's).
-    kernel=yes
-    for round in 1 2; do
+    # xz's effective number of samples, (sum of periods)^2 / sum of squared periods: the count of
+    # equal-period samples whose shares are as precise. Kernel perf's periods are all equal;
+    # userperf's sample carries every period its thread used since its last one, several when
+    # pokes are missed (a busy VM: 1460 of 2162 samples, 2048 of 2994).
+    n_eff() { perf script -i "$1" -F comm,period 2>/dev/null | awk '$1 == "xz" { s += $2; q += $2 * $2 } END { printf "%.0f\n", q ? s * s / q : 0 }'; }
+    # Kernel perf records userperf's recording: both profiles are of the same xz run. Run apart,
+    # they differ by more than the recorders do: the hot addresses follow loads that miss the cache
+    # in liblzma's binary-tree match finder (0x15bc4, 0x15b73, 0x15bde, 0x16928), and a run's
+    # memory latency (a neighbour VM, the other xz thread) moves their shares. On 16 separate runs
+    # of each recorder here, 0x15bc9 held 11.7-17.3% under userperf and 12.4-16.9% under kernel
+    # perf, following the run's CPU time in both (r = 0.93 and 0.87, +4.1 points per CPU-second:
+    # 2.7-4.4 s); two consecutive kernel perf runs differed by up to 4.0 points, 3 pairs of 15 by
+    # more than 2.5, and the test failed in about half of CI runs on that noise. Recorded together
+    # (10 runs), userperf's share minus kernel perf's was +0.09 +- 0.84 (0x15bc9), +0.58 +- 0.83
+    # (0x15b76), +0.41 +- 0.66 (0x15be0), +0.26 +- 0.51 (0x1692b), at most 1.91: the spread of two
+    # independent samplers of ~3500 samples (binomial: 0.85 at 15%), and userperf a little above
+    # because kernel perf's profile also has [k] entries (3-6% of xz's time) whose time userperf
+    # gives to the user instruction that entered the kernel (page faults: 0x16932 +1.2).
+    perf_ok=yes
+    perf record -q -e cpu-clock -o "$dir/probe.data" -- true >/dev/null 2>"$dir/k.err" || perf_ok=no
+    # The shares must agree within 3 standard errors of the difference of two independent samplers,
+    # sqrt(p(1-p)(1/n_u + 1/n_k)) with p kernel perf's share and n each file's effective samples:
+    # 2.6 points at 15% and 3400 samples each (the measured spread above is that of sampling), 3.3
+    # with 1800 (a busy VM). The better of two rounds: with the bias above a round fails on noise
+    # about 1% of the time (0x15b76), two in a row 0.01%; a bias of 3 points fails both. Beside
+    # 6-8 busy compilers (load 7-8 on 2 CPUs) userperf gave 0x15be0 +1.3 to +3.0 over kernel perf
+    # in the same run (4 rounds) and 0x15bc9 -0.2 to -2.7 (6 runs); one round failed on it.
+    # A neighbour VM's burst during one run also moves the rate by a few points (alone here:
+    # 93-95% of kernel perf's; recorded together, 97%; beside the compilers, 54-93%).
+    if [[ $perf_ok == yes ]]; then
+      for round in 1 2; do
+        perf record -q -e cpu-clock -F 1000 -o "$dir/k.data" -- \
+          "$userperf" record -q -o "$dir/x.data" -- "${xz_cmd[@]}" >/dev/null 2>"$dir/k.err" ||
+          fail "record under perf record exited $?: $(head -5 "$dir/k.err")"
+        perf_reads "$dir/x.data"
+        u=$(rate "$dir/x.data")
+        k=$(rate "$dir/k.data")
+        echo "xz round $round ($(cat "$dir/cpu") s of CPU): userperf $u samples per CPU-second, kernel perf $k"
+        echo "  userperf top: $(top "$dir/x.data" 5 | tr '\n' ',')"
+        echo "  kernel perf top: $(top "$dir/k.data" 5 | tr '\n' ',')"
+        # Kernel perf's three hottest addresses hold about the same share in userperf's profile.
+        shares "$dir/x.data" >"$dir/shares.u"
+        nu=$(n_eff "$dir/x.data")
+        nk=$(n_eff "$dir/k.data")
+        off=""
+        while read -r dso sym k_share; do
+          u_share=$(awk -v d="$dso" -v s="$sym" '$1 == d && $2 == s { print $3 }' "$dir/shares.u")
+          tol=$(awk -v k="$k_share" -v nu="$nu" -v nk="$nk" 'BEGIN { p = k / 100
+            printf "%.2f\n", (nu > 0 && nk > 0) ? 300 * sqrt(p * (1 - p) * (1 / nu + 1 / nk)) : 0 }')
+          echo "  $sym: kernel perf ${k_share}%, userperf ${u_share:-0}% (bound $tol; effective samples $nk, $nu)"
+          awk -v u="${u_share:-0}" -v k="$k_share" -v t="$tol" 'BEGIN { d = u - k; exit !(d <= t && d >= -t) }' ||
+            off+="kernel perf's top-3 $dso $sym: ${k_share}% there, ${u_share:-0}% in userperf's (more than $tol apart); "
+        done < <(shares "$dir/k.data" | head -3)
+        [[ -z $off ]] || echo "  ${off%; }"
+        ((u * 10 >= k * 9)) && [[ -z $off ]] && break
+      done
+      ((u * 10 >= k * 9)) || fail "userperf took $u samples per CPU-second, under 90% of kernel perf's $k"
+      [[ -z $off ]] || fail "${off%; }"
+    else
+      echo "SKIP kernel comparison: perf record refused: $(head -2 "$dir/k.err")"
       "$userperf" record -q -o "$dir/x.data" -- "${xz_cmd[@]}" >/dev/null || fail "record exited $?"
       perf_reads "$dir/x.data"
       u=$(rate "$dir/x.data")
       echo "xz: userperf $u samples per CPU-second ($(cat "$dir/cpu") s); top: $(top "$dir/x.data" 5 | tr '\n' ',')"
-      perf record -q -e cpu-clock -F 1000 -o "$dir/k.data" -- "${xz_cmd[@]}" >/dev/null 2>"$dir/k.err" ||
-        { kernel=no; break; }
-      k=$(rate "$dir/k.data")
-      echo "xz: kernel perf $k samples per CPU-second ($(cat "$dir/cpu") s); top: $(top "$dir/k.data" 5 | tr '\n' ',')"
-      ((u * 10 >= k * 9)) && break
-    done
-    if [[ $kernel == yes ]]; then
-      ((u * 10 >= k * 9)) || fail "userperf took $u samples per CPU-second, under 90% of kernel perf's $k"
-      # Kernel perf's three hottest addresses hold about the same share in userperf's profile:
-      # within 2.5 points (two kernel perf runs differ by up to 1.6 here; their ranks, a few
-      # tenths apart, swap from run to run).
-      shares "$dir/x.data" >"$dir/shares.u"
-      while read -r dso sym k_share; do
-        u_share=$(awk -v d="$dso" -v s="$sym" '$1 == d && $2 == s { print $3 }' "$dir/shares.u")
-        awk -v u="${u_share:-0}" -v k="$k_share" 'BEGIN { d = u - k; exit !(d <= 2.5 && d >= -2.5) }' ||
-          fail "kernel perf's top-3 $dso $sym: ${k_share}% there, ${u_share:-0}% in userperf's"
-      done < <(shares "$dir/k.data" | head -3)
-    else
-      echo "SKIP kernel comparison: perf record refused: $(head -2 "$dir/k.err")"
       ((u >= 900)) || fail "userperf took $u samples per CPU-second at 1 kHz"
     fi
     ;;
