@@ -82,7 +82,9 @@ needs_libuserperf() {
 
 # pkg-config: plain command lines. Warnings are errors: the installed headers must compile cleanly.
 cflags=(-O1 -Wall -Wextra -Werror)
-if cc "${cflags[@]}" "$source/examples/self_sample.c" $(pkg-config --cflags --libs userperf) \
+read -ra shared_flags <<<"$(pkg-config --cflags --libs userperf)"
+read -ra static_flags <<<"$(pkg-config --static --cflags --libs userperf)"
+if cc "${cflags[@]}" "$source/examples/self_sample.c" "${shared_flags[@]}" \
   -Wl,-rpath,"$libdir" -o "$dir/pc_shared" 2>"$dir/pc_shared.log"; then
   needs_libuserperf "$dir/pc_shared" yes
   run pc_shared "$dir/pc_shared"
@@ -91,7 +93,7 @@ else
 fi
 # A fully static program: libuserperf.a, and what Libs.private and Requires.private name (libbpf,
 # libelf, zlib, the C++ runtime) as Debian's archives.
-if cc "${cflags[@]}" -static "$source/examples/self_sample.c" $(pkg-config --static --cflags --libs userperf) \
+if cc "${cflags[@]}" -static "$source/examples/self_sample.c" "${static_flags[@]}" \
   -o "$dir/pc_static" 2>"$dir/pc_static.log"; then
   readelf -d "$dir/pc_static" 2>/dev/null | grep -q NEEDED && fail "pc_static is not statically linked"
   run pc_static "$dir/pc_static"
@@ -142,8 +144,9 @@ if [[ -e $agent ]]; then
   "$userperf" record -q -o "$dir/y.data" -- "$dir/hotspots" 0.1 >"$dir/noagent.log" 2>&1
   status=$?
   mv "$agent.moved" "$agent"
-  [[ $status -eq 255 ]] && grep -q "agent library" "$dir/noagent.log" ||
+  if ((status != 255)) || ! grep -q "agent library" "$dir/noagent.log"; then
     fail "record without the installed agent exited $status: $(cat "$dir/noagent.log")"
+  fi
 fi
 
 # A program linked with the installed hooks, traced through the installed agent.
