@@ -2,8 +2,8 @@
 # The installed SDK, used from outside the build: `cmake --install BUILD --prefix TMP`, then
 #  - the examples built against TMP alone, with plain compiler command lines through pkg-config
 #    (shared, and -static through --static's Libs.private and Requires.private) and with CMake
-#    (tests/sdk: find_package(userperf), userperf::userperf, userperf::userperf_static,
-#    userperf::calltrace_hooks), each program run;
+#    (tests/sdk, once as a C project and once with C++: find_package(userperf),
+#    userperf::userperf, userperf::userperf_static, userperf::calltrace_hooks), each program run;
 #  - the installed CLI recording a program and reporting on it, which proves it finds the
 #    installed agent (and fails once the agent is moved away), and tracing the calls of a program
 #    linked with the installed hooks;
@@ -104,22 +104,31 @@ fi
 cc -O1 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer "$source/examples/hotspots.c" -o "$dir/hotspots" ||
   fail "cannot build hotspots"
 
-# CMake: find_package(userperf) with the prefix alone.
-if cmake -S "$source/tests/sdk" -B "$dir/cmake" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
-  -DUSERPERF_SOURCE_DIR="$source" >"$dir/cmake.log" 2>&1 &&
-  cmake --build "$dir/cmake" >>"$dir/cmake.log" 2>&1; then
-  package_dir=$(sed -n 's/^userperf_DIR:PATH=//p' "$dir/cmake/CMakeCache.txt")
-  [[ $(realpath "$package_dir") == "$libdir/cmake/userperf" ]] ||
-    fail "find_package(userperf) found $package_dir, not the installed package"
-  needs_libuserperf "$dir/cmake/self_sample_shared" yes
-  needs_libuserperf "$dir/cmake/self_sample_static" no
-  run cmake_shared "$dir/cmake/self_sample_shared"
-  run cmake_static "$dir/cmake/self_sample_static"
-else
-  fail "the CMake project against the installed package: $(grep -m5 -E 'Error|error' "$dir/cmake.log")"
-fi
-for name in pc_shared pc_static cmake_shared cmake_static; do
-  [[ -s $dir/$name.out ]] && echo "$name: $(cat "$dir/$name.out")"
+# CMake: find_package(userperf) with the prefix alone, as a C project and as a C and C++ one.
+for languages in c cxx; do
+  build_dir=$dir/cmake-$languages
+  cxx=OFF
+  [[ $languages == cxx ]] && cxx=ON
+  if cmake -S "$source/tests/sdk" -B "$build_dir" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+    -DUSERPERF_SOURCE_DIR="$source" -DUSERPERF_SDK_CXX=$cxx >"$build_dir.log" 2>&1 &&
+    cmake --build "$build_dir" >>"$build_dir.log" 2>&1; then
+    package_dir=$(sed -n 's/^userperf_DIR:PATH=//p' "$build_dir/CMakeCache.txt")
+    [[ $(realpath "$package_dir") == "$libdir/cmake/userperf" ]] ||
+      fail "find_package(userperf) found $package_dir, not the installed package"
+    programs=(self_sample)
+    [[ $languages == cxx ]] && programs+=(raii_sample)
+    for program in "${programs[@]}"; do
+      needs_libuserperf "$build_dir/${program}_shared" yes
+      needs_libuserperf "$build_dir/${program}_static" no
+      run "cmake_${languages}_${program}_shared" "$build_dir/${program}_shared"
+      run "cmake_${languages}_${program}_static" "$build_dir/${program}_static"
+    done
+  else
+    fail "the $languages CMake project against the installed package: $(grep -m5 -iE 'error' "$build_dir.log")"
+  fi
+done
+for out in "$dir"/*.out; do
+  echo "${out##*/}: $(cat "$out")"
 done
 
 # The installed CLI finds the installed agent: record, then report.
@@ -150,8 +159,9 @@ if [[ -e $agent ]]; then
 fi
 
 # A program linked with the installed hooks, traced through the installed agent.
-if [[ -x $dir/cmake/traced ]]; then
-  if "$userperf" record -q --aux calltrace --aux-sample 2048 -o "$dir/t.data" -- "$dir/cmake/traced" 0.5 \
+traced=$dir/cmake-c/traced
+if [[ -x $traced ]]; then
+  if "$userperf" record -q --aux calltrace --aux-sample 2048 -o "$dir/t.data" -- "$traced" 0.5 \
     >"$dir/traced.log" 2>&1 && "$userperf" script -i "$dir/t.data" >"$dir/script.txt" 2>&1; then
     samples=$(grep -c 'PERF_RECORD_SAMPLE' "$dir/script.txt")
     leaves=$(grep -c -- '-> traced_leaf+0x0 .* from traced_middle+' "$dir/script.txt")
@@ -161,6 +171,8 @@ if [[ -x $dir/cmake/traced ]]; then
   else
     fail "recording the traced program: $(tail -n 3 "$dir/traced.log") $(tail -n 3 "$dir/script.txt")"
   fi
+else
+  fail "no traced program was built"
 fi
 
 # The man pages: roff groff reads without a warning, naming every option of the CLI's --help.
