@@ -73,7 +73,7 @@ run() {
   local status=$?
   ((status == 0)) || fail "$name exited $status: $(tail -3 "$dir/$name.out")"
 }
-# needs PROGRAM yes|no: whether it loads libuserperf.so.
+# needs_libuserperf PROGRAM yes|no: whether it must load libuserperf.so.0.
 needs_libuserperf() {
   local loads=no
   readelf -d "$1" | grep -q 'NEEDED.*\[libuserperf\.so\.0\]' && loads=yes
