@@ -21,6 +21,11 @@ Expected<std::string> find_agent() {
   std::string path;
   if (const char* env = std::getenv("USERPERF_AGENT"); env != nullptr && *env != '\0') {
     path = env;
+    if (access(path.c_str(), R_OK) != 0) {
+      const int err = errno;
+      return make_error(err, "the agent library " + path + " (USERPERF_AGENT) is missing (" +
+                                 std::strerror(err) + ")");
+    }
   } else {
     char self[PATH_MAX] = {};
     const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -30,12 +35,23 @@ Expected<std::string> find_agent() {
     }
     std::string dir(self, static_cast<std::size_t>(n));
     dir = dir.substr(0, dir.rfind('/'));
-    path = dir + "/../lib/libuserperf_agent.so";
-  }
-  if (access(path.c_str(), R_OK) != 0) {
-    const int err = errno;
-    return make_error(err, "the agent library " + path + " is missing (" + std::strerror(err) +
-                               "); build the userperf_agent target or set USERPERF_AGENT");
+    // Installed (cmake --install): bin/userperf and lib/userperf/libuserperf_agent.so, the path
+    // between them the build's GNUInstallDirs gave; the build tree: bin/ and lib/.
+    const std::string installed = dir + "/" + USERPERF_INSTALLED_AGENT;
+    const std::string built = dir + "/../lib/libuserperf_agent.so";
+    int err = 0;
+    for (const std::string& candidate : {installed, built}) {
+      if (access(candidate.c_str(), R_OK) == 0) {
+        path = candidate;
+        break;
+      }
+      if (err == 0 || err == ENOENT) err = errno;
+    }
+    if (path.empty()) {
+      return make_error(err, "the agent library is missing: neither " + installed + " nor " +
+                                 built + " can be read (" + std::strerror(err) +
+                                 "); build the userperf_agent target or set USERPERF_AGENT");
+    }
   }
   // The agent must be found from any directory the command changes to.
   if (char* real = realpath(path.c_str(), nullptr)) {

@@ -13,9 +13,10 @@
 
 namespace userperf::record {
 
-// The agent library: $USERPERF_AGENT, else <dir of /proc/self/exe>/../lib/libuserperf_agent.so
-// (build/bin/userperf and build/lib/libuserperf_agent.so), as a real path; access(2)'s errno when
-// it is missing.
+// The agent library, as a real path: $USERPERF_AGENT, else beside <dir of /proc/self/exe> where
+// `cmake --install` puts it (USERPERF_INSTALLED_AGENT, relative to the bin directory:
+// ../lib/userperf/libuserperf_agent.so by default), else where the build tree has it
+// (build/bin/userperf and build/lib/libuserperf_agent.so); access(2)'s errno when it is missing.
 Expected<std::string> find_agent();
 
 // A private directory (mkdtemp, mode 0700) holding the listening SOCK_SEQPACKET socket; both are
