@@ -54,8 +54,9 @@ struct Function {
 struct Location {
   DsoId dso = 0;
   // The address in the Dso's own terms: its link-time virtual address (what addr2line and pprof
-  // take) for a file; the address as sampled for the kernel and for "[unknown]"; the offset into
-  // the mapping for a mapping that is not an ELF file on this machine.
+  // take) for a file; the address as sampled for the kernel, for "[unknown]" and for a JIT's
+  // /tmp/perf-PID.map; the offset into the mapping for a mapping that is not an ELF file on this
+  // machine.
   std::uint64_t address = 0;
   FunctionId function = 0;
   std::uint32_t line = 0;  // DWARF's line of this address; 0 when unknown
