@@ -4,12 +4,12 @@
 # by kernel `perf record -g`. The function's name must carry most samples, in the dso perf calls
 # "[JIT] tid PID", in `perf report --stdio` of userperf's file (the recorder's //anon MMAP2s) and
 # in `userperf report` of both files; without the map the frames stay unnamed and the report
-# still succeeds. The maps Node leaves in /tmp are removed.
+# still succeeds. The maps Node leaves in /tmp are removed, and its v8 logs with the scratch dir.
 # Usage: report_jit_test.sh PATH_TO_USERPERF
 # Exits 77 (skipped) without node.
 set -uo pipefail
-userperf=$1
-script=$(dirname "${BASH_SOURCE[0]}")/jit_hot_loop.js
+userperf=$(realpath "$1")
+script=$(realpath "$(dirname "${BASH_SOURCE[0]}")/jit_hot_loop.js")
 # shellcheck source=tests/integration/report_test_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/report_test_lib.sh"
 if ! command -v node >/dev/null; then
@@ -33,14 +33,15 @@ share() {
 }
 
 # record RECORDER OUT: the hot loop recorded; its pid (whose map to read and remove) in $pid.
+# Node runs in $dir: --perf-basic-prof also writes isolate-*-v8.log files where it runs.
 record() {
   local recorder=$1 out=$2
   rm -f "$dir/pid"
   local command=(node --perf-basic-prof "$script" "$dir/pid" 1.5)
   if [[ $recorder == userperf ]]; then
-    "$userperf" record -q -g -o "$out" -- "${command[@]}" >>"$dir/record.log" 2>&1
+    (cd "$dir" && "$userperf" record -q -g -o "$out" -- "${command[@]}" >>"$dir/record.log" 2>&1)
   else
-    perf record -q -g -o "$out" -- "${command[@]}" >>"$dir/record.log" 2>&1
+    (cd "$dir" && perf record -q -g -o "$out" -- "${command[@]}" >>"$dir/record.log" 2>&1)
   fi
   local status=$?
   pid=$(cat "$dir/pid" 2>/dev/null)
