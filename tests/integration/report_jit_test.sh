@@ -78,6 +78,11 @@ fi
 if ! grep -q "$function_name" "$dir/graph.txt"; then
   fail "userperf report -g: no $function_name in the call graph"
 fi
+# userperf script names the frames as perf script does: "name+0xoff (/tmp/perf-PID.map)".
+"$userperf" script -i "$dir/userperf.data" >"$dir/script.txt" 2>&1
+if ! grep -q "${function_name}[^(]*+0x[0-9a-f]* (/tmp/perf-$pid.map)" "$dir/script.txt"; then
+  fail "userperf script: no '$function_name...+0x... (/tmp/perf-$pid.map)' frame"
+fi
 
 if command -v perf >/dev/null && record perf "$dir/perf.data" && [[ -n $pid ]]; then
   check_share "userperf report of kernel perf's file" "$(share "$pid" "$userperf" report -i "$dir/perf.data")"
