@@ -102,6 +102,9 @@ struct Profile {
   std::uint64_t lost_records = 0;
   std::uint64_t lost_in_records = 0;
   std::uint64_t dwarf_samples = 0;  // samples whose user frames were unwound from a stack copy
+  // What the report says on stderr besides its views: "/tmp/perf-42.map: 3 malformed lines
+  // skipped" for a JIT map with lines that are not "START SIZE name".
+  std::vector<std::string> notes;
 
   std::span<const LocationId> frames_of(const Stack& stack) const {
     return {frames.data() + stack.first, stack.depth};

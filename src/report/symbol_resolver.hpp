@@ -35,6 +35,8 @@ class SymbolResolver {
   // when the report runs: the JIT appends to it while the program runs); nullptr for any other
   // path. A map that cannot be read has no symbols.
   const PerfMap* perf_map(const std::string& path);
+  // The perf maps read so far, by path.
+  const std::map<std::string, PerfMap>& perf_maps() const { return perf_maps_; }
 
  private:
   struct KernelSymbol {

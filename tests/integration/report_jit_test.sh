@@ -90,6 +90,14 @@ else
   echo "skip: kernel perf record cannot run here: $(tail -1 "$dir/record.log")"
 fi
 
+# A malformed line is skipped and said on stderr; the other lines still name the code.
+printf 'not a map line\n0x10 20 prefixed\n' >>"/tmp/perf-$userperf_pid.map"
+pid=$userperf_pid
+check_share "userperf report with 2 malformed lines" "$(share "$pid" "$userperf" report -i "$dir/userperf.data")"
+if ! grep -q "^userperf report: /tmp/perf-$pid.map: 2 malformed lines skipped$" "$dir/report.err"; then
+  fail "userperf report did not say the map's 2 malformed lines: $(cat "$dir/report.err")"
+fi
+
 # Without its map the JIT's code has no names: the frames stay unnamed, the report succeeds.
 rm -f "/tmp/perf-$userperf_pid.map"
 if ! "$userperf" report -i "$dir/userperf.data" --stdio --no-children -g none >"$dir/nomap.txt" 2>&1; then
