@@ -62,8 +62,7 @@ const LocalVdso& local_vdso() {
 // Anonymous code, which ProcessTable maps as its process's perf map: the map file's bytes are
 // not the code's.
 bool is_jit_code(const Mapping& mapping) {
-  std::uint32_t pid = 0;
-  return perf_map_pid(mapping.path, pid);
+  return is_perf_map(mapping.path);
 }
 
 bool is_local_vdso(const Mapping& mapping) {

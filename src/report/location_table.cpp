@@ -29,8 +29,7 @@ DsoId LocationTable::dso(const std::string& path, bool kernel) {
     Dso dso{path, kernel ? "[kernel.kallsyms]" : short_name(path), {}, kernel};
     if (auto recorded = recorded_build_ids_.find(path); recorded != recorded_build_ids_.end()) {
       dso.build_id = recorded->second;
-    } else if (std::uint32_t pid = 0;
-               !kernel && !path.empty() && path.front() == '/' && !perf_map_pid(path, pid)) {
+    } else if (!kernel && !path.empty() && path.front() == '/' && !is_perf_map(path)) {
       dso.build_id = resolver_.image(path).build_id();
     }
     profile_.dsos.push_back(std::move(dso));

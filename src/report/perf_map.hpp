@@ -48,6 +48,10 @@ class PerfMap {
 // Whether `path` names a perf map ("/tmp/perf-PID.map", as perf's perf_pid_map_tid reads it),
 // and the pid it is for.
 bool perf_map_pid(std::string_view path, std::uint32_t& pid);
+inline bool is_perf_map(std::string_view path) {
+  std::uint32_t pid = 0;
+  return perf_map_pid(path, pid);
+}
 // "/tmp/perf-PID.map": the map perf report reads for anonymous code of process `pid`.
 std::string perf_map_path(std::uint32_t pid);
 // Whether code mapped under `path` is named from its process's perf map, as perf's map__new

@@ -22,7 +22,7 @@ SymbolResolver::~SymbolResolver() {
 }
 
 const ElfFile* SymbolResolver::image_of_mapping(const std::string& path) {
-  if (std::uint32_t pid = 0; perf_map_pid(path, pid)) return nullptr;
+  if (is_perf_map(path)) return nullptr;
   if (!path.empty() && path.front() == '/') return &image(path);
   if (path != "[vdso]") return nullptr;
   if (!vdso_copied_) {
@@ -61,7 +61,7 @@ void SymbolResolver::copy_vdso() {
 }
 
 const PerfMap* SymbolResolver::perf_map(const std::string& path) {
-  if (std::uint32_t pid = 0; !perf_map_pid(path, pid)) return nullptr;
+  if (!is_perf_map(path)) return nullptr;
   auto [it, fresh] = perf_maps_.try_emplace(path);
   if (fresh) it->second = PerfMap::load(path);
   return &it->second;
