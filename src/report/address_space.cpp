@@ -1,5 +1,7 @@
 #include "report/address_space.hpp"
 
+#include "report/perf_map.hpp"
+
 namespace userperf::report {
 
 void AddressSpace::map(const Mapping& mapping) {
@@ -44,7 +46,11 @@ AddressSpace& ProcessTable::space(std::uint32_t pid) {
   return *slot;
 }
 
-void ProcessTable::on_mmap(std::uint32_t pid, Mapping mapping) {
+void ProcessTable::on_mmap(std::uint32_t pid, Mapping mapping, std::uint32_t prot) {
+  if (named_by_perf_map(mapping.path, prot)) {
+    mapping.path = perf_map_path(pid);
+    mapping.pgoff = mapping.start;
+  }
   mapping.file =
       files_.try_emplace(mapping.path, static_cast<std::uint32_t>(files_.size())).first->second;
   space(pid).map(mapping);

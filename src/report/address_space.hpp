@@ -44,8 +44,10 @@ class AddressSpace {
 
 class ProcessTable {
  public:
-  // Numbers the mapping's path (Mapping::file) and maps it.
-  void on_mmap(std::uint32_t pid, Mapping mapping);
+  // Numbers the mapping's path (Mapping::file) and maps it. Anonymous code (named_by_perf_map:
+  // a JIT's) is mapped as perf maps it, as the process's /tmp/perf-PID.map at pgoff = its start:
+  // the "offset" of an address in it is the address, which is what the map lists.
+  void on_mmap(std::uint32_t pid, Mapping mapping, std::uint32_t prot);
   // exec: the process gets an empty address space.
   void on_comm(std::uint32_t pid, std::uint32_t tid, const std::string& comm, bool exec);
   // A new process (pid != ppid) starts with a copy of its parent's mappings; a new thread shares

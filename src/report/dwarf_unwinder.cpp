@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "report/elf_file.hpp"
+#include "report/perf_map.hpp"
 
 namespace userperf::report {
 
@@ -56,6 +57,12 @@ const LocalVdso& local_vdso() {
     return found;
   }();
   return vdso;
+}
+
+// Anonymous code, which ProcessTable maps as its process's perf map: the map file's bytes are
+// not the code's.
+bool is_jit_code(const Mapping& mapping) {
+  return is_perf_map(mapping.path);
 }
 
 bool is_local_vdso(const Mapping& mapping) {
@@ -145,7 +152,8 @@ struct DwarfUnwinder::Session {
       }
       return true;
     }
-    if (mapping == nullptr || mapping->path.empty()) return false;
+    // A JIT's code (mapped as its /tmp/perf-PID.map) has no file and no CFI.
+    if (mapping == nullptr || mapping->path.empty() || is_jit_code(*mapping)) return false;
     int fd = -1;
     if (mapping->path.front() == '/') {
       fd = open_regular_file(mapping->path);
@@ -182,7 +190,8 @@ struct DwarfUnwinder::Session {
   // Memory outside the stack copy: the file bytes of a mapped ELF (code, read-only data).
   bool read_file(std::uint64_t address, std::uint64_t& value) {
     const Mapping* mapping = space->find(address);
-    if (mapping == nullptr || mapping->end - address < sizeof value || mapping->path.empty()) {
+    if (mapping == nullptr || mapping->end - address < sizeof value || mapping->path.empty() ||
+        is_jit_code(*mapping)) {
       return false;
     }
     const std::uint64_t offset = address - mapping->start + mapping->pgoff;

@@ -1,5 +1,6 @@
 #include "report/location_table.hpp"
 
+#include "report/perf_map.hpp"
 #include "support/hex.hpp"
 
 namespace userperf::report {
@@ -7,6 +8,7 @@ namespace userperf::report {
 namespace {
 
 constexpr const char* kUnknown = "[unknown]";
+const std::string kUnknownName = kUnknown;
 constexpr int kFileShift = 48;
 constexpr std::uint64_t kOffsetMask = (std::uint64_t{1} << kFileShift) - 1;
 
@@ -27,7 +29,7 @@ DsoId LocationTable::dso(const std::string& path, bool kernel) {
     Dso dso{path, kernel ? "[kernel.kallsyms]" : short_name(path), {}, kernel};
     if (auto recorded = recorded_build_ids_.find(path); recorded != recorded_build_ids_.end()) {
       dso.build_id = recorded->second;
-    } else if (!kernel && !path.empty() && path.front() == '/') {
+    } else if (!kernel && !path.empty() && path.front() == '/' && !is_perf_map(path)) {
       dso.build_id = resolver_.image(path).build_id();
     }
     profile_.dsos.push_back(std::move(dso));
@@ -83,6 +85,13 @@ LocationId LocationTable::resolve_file(const Mapping& mapping, std::uint64_t off
   auto [known, fresh] = file_dsos_.try_emplace(mapping.file);
   if (fresh) known->second = dso(mapping.path, false);
   const DsoId owner = known->second;
+  if (const PerfMap* jit = resolver_.perf_map(mapping.path)) {
+    // Anonymous code, mapped at pgoff = its start (ProcessTable::on_mmap): the offset is the
+    // address the map lists.
+    PerfMap::Symbol symbol{};
+    const std::string& name = jit->find(offset, symbol) ? *symbol.name : kUnknownName;
+    return make(owner, offset, function(owner, name, {}, 0), 0);
+  }
   const ElfFile* elf = resolver_.image_of_mapping(mapping.path);
   std::uint64_t vaddr = 0;
   if (elf == nullptr || !elf->vaddr_of_offset(offset, vaddr)) {

@@ -20,7 +20,8 @@ bool decode_mmap(const perfdata::RecordView& record, MmapRecord& out) {
   support::ByteReader in = body(record);
   in.read(out.pid) && in.read(out.tid) && in.read(out.start) && in.read(out.len) &&
       in.read(out.pgoff);
-  out.prot = PROT_READ | PROT_EXEC;
+  // An MMAP record maps code unless it says data (perf record -d), as perf reads it.
+  out.prot = record.header.misc & PERF_RECORD_MISC_MMAP_DATA ? PROT_READ : PROT_READ | PROT_EXEC;
   if (record.header.type == PERF_RECORD_MMAP2) {
     // maj, min, ino, ino_generation (or a build id), then prot and flags.
     std::uint32_t flags = 0;
@@ -53,7 +54,8 @@ bool replay_process_record(ProcessTable& processes, const perfdata::RecordView& 
       MmapRecord mmap;
       if (!decode_mmap(record, mmap)) return false;
       // AddressSpace::map ignores an empty range and one that wraps: nothing can hit it.
-      processes.on_mmap(mmap.pid, {mmap.start, mmap.start + mmap.len, mmap.pgoff, mmap.path});
+      processes.on_mmap(mmap.pid, {mmap.start, mmap.start + mmap.len, mmap.pgoff, mmap.path},
+                        mmap.prot);
       return true;
     }
     case PERF_RECORD_COMM: {

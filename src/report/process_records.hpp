@@ -12,7 +12,8 @@ namespace userperf::report {
 struct MmapRecord {
   std::uint32_t pid = 0, tid = 0;
   std::uint64_t start = 0, len = 0, pgoff = 0;
-  std::uint32_t prot = 0;  // MMAP2 only (PROT_*); MMAP records map code: PROT_EXEC
+  // PROT_*: an MMAP2's own; an MMAP record's PROT_READ | PROT_EXEC, PROT_READ for data.
+  std::uint32_t prot = 0;
   std::string path;
 };
 

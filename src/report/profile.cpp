@@ -54,6 +54,12 @@ class ProfileBuilder {
       if ((i & 4095) == 0) progress(records.size() + i, 2 * records.size());
       if (Expected<void> replayed = replay(records[i]); !replayed) return replayed;
     }
+    for (const auto& [path, map] : locations_.resolver().perf_maps()) {
+      if (map.malformed() == 0) continue;
+      out_.notes.push_back(path + ": " + std::to_string(map.malformed()) +
+                           (map.malformed() == 1 ? " malformed line" : " malformed lines") +
+                           " skipped");
+    }
     return {};
   }
 

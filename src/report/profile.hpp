@@ -54,8 +54,9 @@ struct Function {
 struct Location {
   DsoId dso = 0;
   // The address in the Dso's own terms: its link-time virtual address (what addr2line and pprof
-  // take) for a file; the address as sampled for the kernel and for "[unknown]"; the offset into
-  // the mapping for a mapping that is not an ELF file on this machine.
+  // take) for a file; the address as sampled for the kernel, for "[unknown]" and for a JIT's
+  // /tmp/perf-PID.map; the offset into the mapping for a mapping that is not an ELF file on this
+  // machine.
   std::uint64_t address = 0;
   FunctionId function = 0;
   std::uint32_t line = 0;  // DWARF's line of this address; 0 when unknown
@@ -101,6 +102,9 @@ struct Profile {
   std::uint64_t lost_records = 0;
   std::uint64_t lost_in_records = 0;
   std::uint64_t dwarf_samples = 0;  // samples whose user frames were unwound from a stack copy
+  // What the report says on stderr besides its views: "/tmp/perf-42.map: 3 malformed lines
+  // skipped" for a JIT map with lines that are not "START SIZE name".
+  std::vector<std::string> notes;
 
   std::span<const LocationId> frames_of(const Stack& stack) const {
     return {frames.data() + stack.first, stack.depth};

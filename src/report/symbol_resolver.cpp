@@ -11,6 +11,7 @@
 namespace userperf::report {
 
 std::string short_name(const std::string& path) {
+  if (std::uint32_t pid = 0; perf_map_pid(path, pid)) return "[JIT] tid " + std::to_string(pid);
   const std::size_t slash = path.rfind('/');
   if (path.empty() || path.front() == '[' || slash == std::string::npos) return path;
   return path.substr(slash + 1);
@@ -21,6 +22,7 @@ SymbolResolver::~SymbolResolver() {
 }
 
 const ElfFile* SymbolResolver::image_of_mapping(const std::string& path) {
+  if (is_perf_map(path)) return nullptr;
   if (!path.empty() && path.front() == '/') return &image(path);
   if (path != "[vdso]") return nullptr;
   if (!vdso_copied_) {
@@ -56,6 +58,13 @@ void SymbolResolver::copy_vdso() {
     done += static_cast<std::size_t>(n);
   }
   vdso_fd_ = fd;
+}
+
+const PerfMap* SymbolResolver::perf_map(const std::string& path) {
+  if (!is_perf_map(path)) return nullptr;
+  auto [it, fresh] = perf_maps_.try_emplace(path);
+  if (fresh) it->second = PerfMap::load(path);
+  return &it->second;
 }
 
 const ElfFile& SymbolResolver::image(const std::string& path) {

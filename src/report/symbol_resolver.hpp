@@ -11,6 +11,7 @@
 
 #include "report/address_space.hpp"
 #include "report/elf_file.hpp"
+#include "report/perf_map.hpp"
 
 namespace userperf::report {
 
@@ -28,8 +29,14 @@ class SymbolResolver {
   const ElfFile& image(const std::string& path);
   // The ELF image behind a mapping's path: the file for a path, this machine's vDSO for
   // "[vdso]" (assumed to be the sampled kernel's, as kallsyms is; perf reads it the same way),
-  // nullptr for what is no file ("[heap]", "//anon", a JIT's map).
+  // nullptr for what is no ELF file ("[heap]", "//anon", a JIT's /tmp/perf-PID.map).
   const ElfFile* image_of_mapping(const std::string& path);
+  // The JIT symbols of a mapping whose path is a perf map (/tmp/perf-PID.map, read once, as it is
+  // when the report runs: the JIT appends to it while the program runs); nullptr for any other
+  // path. A map that cannot be read has no symbols.
+  const PerfMap* perf_map(const std::string& path);
+  // The perf maps read so far, by path.
+  const std::map<std::string, PerfMap>& perf_maps() const { return perf_maps_; }
 
  private:
   struct KernelSymbol {
@@ -40,13 +47,15 @@ class SymbolResolver {
   void copy_vdso();
 
   std::map<std::string, std::unique_ptr<ElfFile>> images_;
+  std::map<std::string, PerfMap> perf_maps_;
   std::vector<KernelSymbol> kallsyms_;  // sorted by address
   int vdso_fd_ = -1;  // a memfd holding this process's vDSO, made at the first "[vdso]"
   bool vdso_copied_ = false;
   bool kallsyms_loaded_ = false;
 };
 
-// "libc.so.6" for "/usr/lib/x86_64-linux-gnu/libc.so.6"; "[vdso]" stays as it is.
+// "libc.so.6" for "/usr/lib/x86_64-linux-gnu/libc.so.6"; "[vdso]" stays as it is; "[JIT] tid 42"
+// for "/tmp/perf-42.map", as perf's dso__set_basename names a JIT's map.
 std::string short_name(const std::string& path);
 
 }  // namespace userperf::report

@@ -185,6 +185,9 @@ std::optional<report::Profile> load_profile(const std::string& path, const Repor
                  profile.error().message.c_str());
     return std::nullopt;
   }
+  for (const std::string& note : profile->notes) {
+    std::fprintf(stderr, "userperf report: %s\n", note.c_str());
+  }
   return std::move(*profile);
 }
 

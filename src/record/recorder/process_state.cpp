@@ -167,13 +167,21 @@ bool read_file_mappings(pid_t pid, std::vector<FileMapping>& out) {
     // --call-graph dwarf) reads .eh_frame_hdr through the mapping that holds it, which is not
     // the executable one. Writable and unreadable mappings are left out.
     const bool exec = perms[2] == 'x';
-    if ((!exec && (perms[0] != 'r' || perms[1] == 'w')) || path_at <= 0 ||
-        static_cast<std::size_t>(path_at) >= line.size()) {
+    if (!exec && (perms[0] != 'r' || perms[1] == 'w')) continue;
+    if (path_at > 0 && static_cast<std::size_t>(path_at) < line.size()) {
+      m.path = line.substr(static_cast<std::size_t>(path_at));
+    }
+    if (m.path.empty() || m.path.starts_with("[anon:")) {
+      // Anonymous code (a JIT's): named "//anon" at pgoff = its address, as the kernel's
+      // perf_event_mmap names it (a prctl name is not used), so that perf report looks its
+      // samples up in /tmp/perf-PID.map. Anonymous data is left out, as perf record leaves it.
+      if (!exec) continue;
+      m.path = kAnonymousMapping;
+      m.pgoff = m.start;
+    } else if (m.path[0] != '/' && m.path != "[vdso]") {
+      // Files, and [vdso] (perf reads its own copy of the kernel's); not [stack] or [heap].
       continue;
     }
-    m.path = line.substr(static_cast<std::size_t>(path_at));
-    // Files, and [vdso] (perf reads its own copy of the kernel's); not [stack] or anonymous code.
-    if (m.path.empty() || (m.path[0] != '/' && m.path != "[vdso]")) continue;
     m.length = end - m.start;
     if (perms[0] == 'r') m.prot |= 1;   // PROT_READ
     if (perms[1] == 'w') m.prot |= 2;   // PROT_WRITE

@@ -1,7 +1,8 @@
 // The state of a process as perf record synthesizes it (perf_event__synthesize_comm / _fork /
 // _mmap_events): COMM, FORK and EXIT records, and an MMAP2 record for each executable file mapping
-// of /proc/PID/maps, so that perf report and perf script can name the samples' code. Each record
-// carries the sample_id trailer the attr asks for, with the time and id of SyntheticStamp.
+// of /proc/PID/maps, and for anonymous code as "//anon", so that perf report and perf script can
+// name the samples' code (a JIT's from its /tmp/perf-PID.map). Each record carries the sample_id
+// trailer the attr asks for, with the time and id of SyntheticStamp.
 #pragma once
 
 #include <linux/perf_event.h>
@@ -21,7 +22,11 @@ struct SyntheticStamp {
   std::uint64_t id = 0;
 };
 
-// One file mapping of /proc/PID/maps: executable, or read-only (perf's data mappings).
+// The name of an anonymous executable mapping (JIT code) in an MMAP2 record, the kernel's.
+inline constexpr const char* kAnonymousMapping = "//anon";
+
+// One file mapping of /proc/PID/maps: executable, or read-only (perf's data mappings); or an
+// anonymous executable one, named kAnonymousMapping.
 struct FileMapping {
   std::uint64_t start = 0, length = 0, pgoff = 0, inode = 0;
   std::uint32_t major = 0, minor = 0, prot = 0, flags = 0;
@@ -29,8 +34,9 @@ struct FileMapping {
   bool operator==(const FileMapping&) const = default;
 };
 
-// The executable and read-only file mappings of `pid`, and [vdso] (anonymous, writable and other
-// non-file ones left out).
+// The executable and read-only file mappings of `pid`, [vdso], and its anonymous executable
+// mappings as "//anon" at pgoff = their start (writable or unreadable data, anonymous data,
+// [heap] and [stack] left out).
 // False when /proc/PID/maps cannot be read.
 bool read_file_mappings(pid_t pid, std::vector<FileMapping>& out);
 // /proc/PID/task/TID/comm without its newline ("" when gone).

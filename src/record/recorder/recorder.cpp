@@ -339,7 +339,9 @@ bool Recorder::write_image_state(Connection& c, const HelloMessage& m) {
     report_once(c, "process " + std::to_string(m.pid) + " vanished before its state was read");
     return true;
   }
-  for (const FileMapping& mapping : result.mappings) files_.insert(mapping.path);
+  for (const FileMapping& mapping : result.mappings) {
+    if (mapping.path != kAnonymousMapping) files_.insert(mapping.path);
+  }
   p.mappings = std::move(result.mappings);
   p.comm = read_comm(m.pid, m.pid);
   p.maps_read_at = m.time;
@@ -379,7 +381,7 @@ bool Recorder::write_new_mappings(pid_t pid, std::uint64_t time, bool all) {
     }
     if (known) continue;
     if (!write_mmap2(pid, m, synthetic_attr(), stamp(time), writer_)) return !(failed_ = true);
-    files_.insert(m.path);
+    if (m.path != kAnonymousMapping) files_.insert(m.path);
   }
   p.mappings = std::move(now);
   return true;

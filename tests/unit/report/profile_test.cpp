@@ -1,6 +1,7 @@
 // build_profile and print_report on files made here with perfdata::Writer: records out of time
 // order, symbols of this test executable, unknown addresses, lost counts, malformed samples.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -156,7 +157,7 @@ TEST(AddressSpaceTest, NewMappingCutsTheOnesItOverlaps) {
 
 TEST(ProcessTableTest, ExecEmptiesTheSpaceAndForkCopiesIt) {
   ProcessTable table;
-  table.on_mmap(1, {0x1000, 0x2000, 0, "/old"});
+  table.on_mmap(1, {0x1000, 0x2000, 0, "/old"}, PROT_READ | PROT_EXEC);
   table.on_fork(2, 1, 2, 1);
   table.on_comm(1, 1, "new", true);
   EXPECT_EQ(table.space(1).find(0x1800), nullptr);
