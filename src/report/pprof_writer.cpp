@@ -111,9 +111,11 @@ std::string encode_pprof(const Profile& profile, const PprofOptions& options) {
   ProtoEncoder sample, scratch;
   std::vector<std::uint64_t> ids;
   // Samples through each dso (once per stack): pprof takes the first Mapping for the program's
-  // main binary, so the dso most stacks pass through (the executable, with main and _start) goes
-  // first rather than the one that happened to be seen first.
-  std::vector<std::uint64_t> through(profile.dsos.size());
+  // main binary, so the executable goes first: the dso named as the command of the most samples
+  // (the kernel's comm is the executable's name cut to 15 bytes), then the dso most stacks pass
+  // through. Counting alone is not enough: libc is on as many stacks as the executable (it calls
+  // main) and on those of exit handlers too.
+  std::vector<std::uint64_t> through(profile.dsos.size()), as_command(profile.dsos.size());
   std::vector<std::size_t> counted(profile.dsos.size(), SIZE_MAX);
   for (std::size_t s = 0; s < profile.stacks.size(); ++s) {
     const Stack& stack = profile.stacks[s];
@@ -127,6 +129,10 @@ std::string encode_pprof(const Profile& profile, const PprofOptions& options) {
       if (counted[dso] != s) {
         counted[dso] = s;
         through[dso] += stack.samples;
+        const std::string& command = profile.threads[stack.thread].command;
+        if (!command.empty() && profile.dsos[dso].name.compare(0, 15, command) == 0) {
+          as_command[dso] += stack.samples;
+        }
       }
     }
     sample.packed_uint64_field(field::kLocationId, ids);
@@ -161,6 +167,7 @@ std::string encode_pprof(const Profile& profile, const PprofOptions& options) {
   }
   std::stable_sort(mapping_order.begin(), mapping_order.end(), [&](std::size_t a, std::size_t b) {
     if (profile.dsos[a].kernel != profile.dsos[b].kernel) return !profile.dsos[a].kernel;
+    if (as_command[a] != as_command[b]) return as_command[a] > as_command[b];
     return through[a] > through[b];
   });
   for (std::size_t i : mapping_order) {

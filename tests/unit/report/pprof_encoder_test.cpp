@@ -248,6 +248,18 @@ TEST(PprofWriter, MainBinaryMappingFirst) {
     mapping_ids.push_back(by_number(read_message(it->second.bytes)).find(1)->second.value);
   }
   EXPECT_EQ(mapping_ids, (std::vector<std::uint64_t>{2, 1, 3}));
+
+  // libc on more stacks than the executable (exit handlers below main): the dso named as the
+  // samples' command still goes first.
+  profile.frames.insert(profile.frames.end(), {0, 0, 0});
+  for (std::uint32_t first = 5; first < 8; ++first)
+    profile.stacks.push_back({0, 0, first, 1, 1, 1000});
+  mapping_ids.clear();
+  const auto more = by_number(read_message(encode_pprof(profile, {})));
+  for (auto [it, end] = more.equal_range(3); it != end; ++it) {
+    mapping_ids.push_back(by_number(read_message(it->second.bytes)).find(1)->second.value);
+  }
+  EXPECT_EQ(mapping_ids, (std::vector<std::uint64_t>{2, 1, 3}));
 }
 
 // The period's sample type and the sampling period by event kind.
