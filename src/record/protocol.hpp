@@ -42,6 +42,11 @@ struct EventConfig {
   int group_leader = -1;  // index of the leader in RecordConfig::events, -1: none / itself
 };
 
+// --off-cpu's event, as kernel perf names it (tools/perf/util/bpf_off_cpu.c: a bpf-output event
+// named "offcpu-time" whose samples have the blocked nanoseconds as PERIOD). The agent's wrappers
+// of blocking calls write its samples.
+inline constexpr const char* kOffCpuEventName = "offcpu-time";
+
 enum class AuxSource : std::uint32_t { kNone = 0, kCalltrace = 1, kLog = 2 };
 
 struct RecordConfig {

@@ -33,6 +33,7 @@ struct RecordOptions {
   std::uint64_t frequency = 0;
   std::uint64_t period = 0;
   bool call_graph_fp = false;
+  bool off_cpu = false;
   std::string call_graph;
   std::string aux;
   std::uint32_t aux_sample = 0;
@@ -108,6 +109,7 @@ Expected<void> build_request(const RecordOptions& o, record::RecordRequest& requ
   request.events = o.events;
   request.frequency = o.frequency;
   request.period = o.period;
+  request.off_cpu = o.off_cpu;
   if (o.call_graph_fp) request.call_graph = record::CallGraph::kFramePointer;
   if (!o.call_graph.empty()) {
     if (Expected<void> parsed = record::parse_call_graph(o.call_graph, request); !parsed) {
@@ -402,6 +404,8 @@ void add_record_command(CLI::App& app, int& exit_code) {
       ->excludes(freq);
   auto* g = cmd->add_flag("-g", options.call_graph_fp, "frame-pointer call graphs");
   cmd->add_option("--call-graph", options.call_graph, "fp, dwarf or dwarf,SIZE")->excludes(g);
+  cmd->add_flag("--off-cpu", options.off_cpu,
+                "also record the time threads spend blocked (event offcpu-time)");
   cmd->add_option("--aux", options.aux, "AUX source in each thread's group: calltrace or log")
       ->check(CLI::IsMember({"calltrace", "log"}));
   cmd->add_option("--aux-sample", options.aux_sample, "AUX bytes per sample (4096 with --aux)")

@@ -166,6 +166,26 @@ Expected<RecordConfig> build_record_config(const RecordRequest& request, int aux
     }
     config.events.push_back(std::move(e));
   }
+  if (request.off_cpu) {
+    // Written by the agent's wrappers of blocking calls (docs/record.md, "Off-CPU time"), from
+    // their own frame: a frame-pointer chain, no registers or stack copy of the blocked call.
+    if (request.call_graph == CallGraph::kDwarf) {
+      return make_error(EINVAL, "--off-cpu takes -g (frame-pointer) call graphs, not dwarf");
+    }
+    EventConfig e;
+    e.attr = base_attr(request);
+    e.attr.type = PERF_TYPE_SOFTWARE;
+    e.attr.config = PERF_COUNT_SW_BPF_OUTPUT;
+    e.attr.sample_period = 1;
+    e.name = kOffCpuEventName;
+    if (request.aux != AuxSource::kNone) {
+      e.group_leader = 0;
+      e.attr.sample_type |= PERF_SAMPLE_AUX;
+      e.attr.aux_sample_size =
+          request.aux_sample_size != 0 ? request.aux_sample_size : kDefaultAuxSample;
+    }
+    config.events.push_back(std::move(e));
+  }
   if (config.events.size() > kMaxEvents) {
     return make_error(
         EINVAL, "at most " + std::to_string(kMaxEvents) + " events (the AUX leader included)");

@@ -22,6 +22,7 @@ struct RecordRequest {
   std::uint32_t aux_sample_size = 0;  // --aux-sample; 0 with --aux: 4096
   std::uint32_t ring_pages = 128;     // -m, perf's 512 KiB
   std::uint32_t aux_pages = 16;       // -m N,AUX
+  bool off_cpu = false;               // --off-cpu: one more event, offcpu-time
 };
 
 // The config id of the index-th tracepoint event: the same in every process of a recording.
