@@ -723,4 +723,15 @@ void clock_timers_after_fork_child() {
   }
 }
 
+std::uint64_t walk_user_frames(std::uint64_t ip, std::uint64_t fp, std::uint64_t sp,
+                               std::uint64_t stack_high, std::uint64_t* out, int max) {
+  return walk_frames(ip, fp, sp, stack_high, out, max);
+}
+
+void current_thread_stack(std::uint64_t& low, std::uint64_t& high) {
+  const StackBounds stack = own_stack();
+  low = stack.low;
+  high = stack.high;
+}
+
 }  // namespace userperf::pmu

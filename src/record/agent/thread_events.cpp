@@ -1,5 +1,6 @@
 #include "record/agent/thread_events.hpp"
 
+#include <sched.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 
 #include "api/engine_instance.hpp"
 #include "core/engine.hpp"
+#include "core/sample_data.hpp"
 #include "pmu/clock/clock_timer.hpp"
 #include "record/transport.hpp"
 #include "support/descriptors.hpp"
@@ -50,6 +52,12 @@ struct ThreadEvents {
 
 // The calling thread's, for the clock handler's gate (may_sample).
 thread_local ThreadEvents* t_thread = nullptr;
+// The calling thread's offcpu-time event: read by every wrapped blocking call, so initial-exec.
+__attribute__((tls_model("initial-exec"))) constinit thread_local OffCpuTarget t_offcpu{};
+// close_all_threads closes other threads' events: it clears g_offcpu_open, then waits until no
+// offcpu-time write is in flight (each writer counts itself in, then checks the flag).
+std::atomic<bool> g_offcpu_open{true};
+std::atomic<int> g_offcpu_writers{0};
 
 pthread_key_t g_key;
 std::mutex g_mutex;  // recorded_threads() and every registered ThreadEvents::closed
@@ -232,6 +240,7 @@ void unregister_thread(ThreadEvents* t, EventCountsMessage* counts = nullptr) {
 }
 
 void finish_thread(ThreadEvents* t) {
+  if (t_thread == t) t_offcpu = OffCpuTarget{};  // before its events close
   // Closing stops the clocks, which may count periods lost and so announce the thread: t stays
   // the thread's until then.
   EventCountsMessage counts;
@@ -310,6 +319,43 @@ void start_thread(Session& session, pid_t ptid) {
       userperf_ioctl(t->fds[i], PERF_EVENT_IOC_ENABLE, 0);
     }
   }
+  for (int i = 0; i < t->nr; ++i) {
+    if (session.config.events[static_cast<std::size_t>(i)].name != kOffCpuEventName) continue;
+    OffCpuTarget target;
+    target.event = t->events[i];
+    target.pid = support::current_pid();
+    pmu::current_thread_stack(target.stack_low, target.stack_high);
+    t_offcpu = target;
+  }
+}
+
+const OffCpuTarget* current_offcpu_target() {
+  return t_offcpu.event != nullptr ? &t_offcpu : nullptr;
+}
+
+void write_offcpu_sample(const OffCpuTarget& target, std::uint64_t ip, std::uint64_t period,
+                         const std::uint64_t* chain, std::uint64_t chain_nr) {
+  if (target.pid != support::current_pid() || !current_thread_heard()) return;
+  g_offcpu_writers.fetch_add(1);
+  if (g_offcpu_open.load() &&
+      target.event->state.load(std::memory_order_acquire) == core::EventState::kActive) {
+    core::SampleExtras extras;
+    core::SampleData data;
+    data.extras = &extras;
+    data.ip = ip;
+    data.period = period;
+    data.pid = static_cast<std::uint32_t>(support::current_pid());
+    data.tid = static_cast<std::uint32_t>(support::current_tid());
+    data.cpu = static_cast<std::uint32_t>(sched_getcpu());
+    data.cpumode = PERF_RECORD_MISC_USER;
+    if ((target.event->attr.sample_type & PERF_SAMPLE_CALLCHAIN) != 0) {
+      extras.callchain = chain;
+      extras.callchain_nr = chain_nr;
+    }
+    // A software event's own overflow (perf_swevent_overflow's first): not throttled.
+    api::engine().overflow(*target.event, data, false);
+  }
+  g_offcpu_writers.fetch_sub(1);
 }
 
 void end_current_thread() {
@@ -342,6 +388,8 @@ void send_all_counts(Session& session, bool may_wait) {
 }
 
 void close_all_threads() {
+  g_offcpu_open.store(false);
+  while (g_offcpu_writers.load() != 0) sched_yield();
   std::lock_guard lock(g_mutex);
   for (ThreadEvents* t : recorded_threads()) {
     if (!t->closed) close_events(*t);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/event.hpp"
 #include "record/agent/session.hpp"
 
 namespace userperf::record::agent {
@@ -26,6 +27,22 @@ void start_thread(Session& session, pid_t ptid);
 bool may_sample();
 // Whether the calling thread's ThreadStart was sent. SIGNAL-SAFE.
 bool current_thread_heard();
+
+// The calling thread's offcpu-time event (--off-cpu), for the wrappers of blocking calls
+// (offcpu_interpose.cpp): set once the thread's events are enabled, cleared before they close.
+struct OffCpuTarget {
+  core::Event* event = nullptr;
+  pid_t pid = 0;  // the process it was opened in: a fork child's copy is not its own
+  std::uint64_t stack_low = 0;
+  std::uint64_t stack_high = 0;
+};
+// nullptr while the calling thread has no offcpu-time event. SIGNAL-SAFE, one TLS load.
+const OffCpuTarget* current_offcpu_target();
+// Writes one offcpu-time sample of `period` ns with `chain` on the calling thread, when the
+// recorder has heard of it (its ring exists) and the session's events are not being closed by
+// another thread (close_all_threads waits for writers in flight). SIGNAL-SAFE.
+void write_offcpu_sample(const OffCpuTarget& target, std::uint64_t ip, std::uint64_t period,
+                         const std::uint64_t* chain, std::uint64_t chain_nr);
 
 // Closes the calling thread's events and sends ThreadExit when the recorder heard of the thread.
 void end_current_thread();

@@ -1,0 +1,131 @@
+// --off-cpu (docs/record.md, "Off-CPU time"): the blocking calls the agent wraps to write
+// offcpu-time samples. Each wrapper reads the TSC clock around the real call; a call that took at
+// least kMinBlockedNs of wall time is taken as blocked, and one sample of the thread's offcpu-time
+// event is written with that time as PERIOD and the frame-pointer chain of the call: the real
+// function's address as ip, then the wrapper's caller and its callers. No signal is involved: the
+// call runs exactly as unwrapped (its return value and errno are the real call's), and a thread
+// without the event (no --off-cpu, an unrecorded thread) pays a TLS load and a branch.
+//
+// t_inside keeps a wrapped call made while the thread is in a wrapper (a signal handler's, the
+// sample's own output) from measuring or writing: nested samples would count the same time
+// twice. The agent's own calls (its socket, its /proc reads) are measured but never written:
+// their caller lies in the agent.
+#include <poll.h>
+#include <pthread.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+
+#include "pmu/clock/clock_timer.hpp"
+#include "record/agent/real_function.hpp"
+#include "record/agent/thread_events.hpp"
+#include "support/monotonic_clock.hpp"
+
+// The agent's own bounds (the linker's): a call whose caller lies in them is the agent's.
+extern "C" const char __ehdr_start[] __attribute__((visibility("hidden")));
+extern "C" const char _etext[] __attribute__((visibility("hidden")));
+
+namespace userperf::record::agent {
+namespace {
+
+// Wall time from which a wrapped call counts as blocked: a call that did not wait (a read of a
+// ready pipe, poll with timeout 0) takes 0.3-3 us here, a context switch out and back at least
+// tens of microseconds.
+constexpr std::uint64_t kMinBlockedNs = 20'000;
+constexpr int kMaxCallchain = 128;
+
+__attribute__((tls_model("initial-exec"))) constinit thread_local bool t_inside = false;
+
+bool in_agent(std::uint64_t address) {
+  return address >= reinterpret_cast<std::uint64_t>(__ehdr_start) &&
+         address < reinterpret_cast<std::uint64_t>(_etext);
+}
+
+// The sample of one blocked call. frame: the wrapper's own frame (saved RBP, return address).
+__attribute__((noinline)) void blocked(const OffCpuTarget& target, const void* real,
+                                       const void* frame, std::uint64_t ns) {
+  const int saved_errno = errno;
+  const auto fp = reinterpret_cast<std::uint64_t>(frame);
+  const std::uint64_t caller = reinterpret_cast<const std::uint64_t*>(frame)[1];
+  if (!in_agent(caller)) {
+    std::uint64_t chain[kMaxCallchain];
+    const bool on_stack = fp >= target.stack_low && fp < target.stack_high;
+    const std::uint64_t nr =
+        pmu::walk_user_frames(reinterpret_cast<std::uint64_t>(real), fp, fp,
+                              on_stack ? target.stack_high : 0, chain, kMaxCallchain);
+    write_offcpu_sample(target, reinterpret_cast<std::uint64_t>(real), ns, chain, nr);
+  }
+  errno = saved_errno;
+}
+
+}  // namespace
+}  // namespace userperf::record::agent
+
+// One wrapper: resolves the real function into its slot, calls it, and when it blocked writes
+// the sample. The wrapper keeps a frame (__builtin_frame_address) so the chain starts at its
+// caller.
+#define USERPERF_OFFCPU_WRAP(ret, name, params, args)                                            \
+  namespace userperf::record::agent {                                                            \
+  namespace {                                                                                    \
+  ret(*g_real_##name) params = nullptr;                                                          \
+  [[maybe_unused]] const bool g_resolved_##name = resolve_real(g_real_##name, #name) != nullptr; \
+  }                                                                                              \
+  }                                                                                              \
+  extern "C" __attribute__((visibility("default"))) ret name params {                            \
+    using namespace userperf::record::agent;                                                     \
+    const auto real = resolve_real(g_real_##name, #name);                                        \
+    const OffCpuTarget* target = current_offcpu_target();                                        \
+    if (target == nullptr || t_inside) return real args;                                         \
+    t_inside = true;                                                                             \
+    const std::uint64_t start = userperf::support::monotonic_ns();                               \
+    const ret rc = real args;                                                                    \
+    const std::uint64_t ns = userperf::support::monotonic_ns() - start;                          \
+    if (ns >= kMinBlockedNs) {                                                                   \
+      blocked(*target, reinterpret_cast<const void*>(real), __builtin_frame_address(0), ns);     \
+    }                                                                                            \
+    t_inside = false;                                                                            \
+    return rc;                                                                                   \
+  }
+
+// Sleeps.
+USERPERF_OFFCPU_WRAP(int, nanosleep, (const timespec* req, timespec* rem), (req, rem))
+USERPERF_OFFCPU_WRAP(int, clock_nanosleep,
+                     (clockid_t clock, int flags, const timespec* req, timespec* rem),
+                     (clock, flags, req, rem))
+USERPERF_OFFCPU_WRAP(int, usleep, (useconds_t usec), (usec))
+USERPERF_OFFCPU_WRAP(unsigned int, sleep, (unsigned int seconds), (seconds))
+// Descriptors and sockets.
+USERPERF_OFFCPU_WRAP(ssize_t, read, (int fd, void* buf, size_t count), (fd, buf, count))
+USERPERF_OFFCPU_WRAP(ssize_t, write, (int fd, const void* buf, size_t count), (fd, buf, count))
+USERPERF_OFFCPU_WRAP(ssize_t, recv, (int fd, void* buf, size_t len, int flags),
+                     (fd, buf, len, flags))
+USERPERF_OFFCPU_WRAP(ssize_t, recvfrom,
+                     (int fd, void* buf, size_t len, int flags, sockaddr* from, socklen_t* fromlen),
+                     (fd, buf, len, flags, from, fromlen))
+USERPERF_OFFCPU_WRAP(ssize_t, recvmsg, (int fd, msghdr* msg, int flags), (fd, msg, flags))
+USERPERF_OFFCPU_WRAP(ssize_t, send, (int fd, const void* buf, size_t len, int flags),
+                     (fd, buf, len, flags))
+USERPERF_OFFCPU_WRAP(ssize_t, sendmsg, (int fd, const msghdr* msg, int flags), (fd, msg, flags))
+USERPERF_OFFCPU_WRAP(int, accept, (int fd, sockaddr* addr, socklen_t* len), (fd, addr, len))
+USERPERF_OFFCPU_WRAP(int, accept4, (int fd, sockaddr* addr, socklen_t* len, int flags),
+                     (fd, addr, len, flags))
+USERPERF_OFFCPU_WRAP(int, connect, (int fd, const sockaddr* addr, socklen_t len), (fd, addr, len))
+// Waits for descriptors (ppoll, pselect and epoll_pwait are signal_interpose.cpp's).
+USERPERF_OFFCPU_WRAP(int, poll, (pollfd * fds, nfds_t nfds, int timeout), (fds, nfds, timeout))
+USERPERF_OFFCPU_WRAP(int, select,
+                     (int nfds, fd_set* readfds, fd_set* writefds, fd_set* exceptfds,
+                      timeval* timeout),
+                     (nfds, readfds, writefds, exceptfds, timeout))
+USERPERF_OFFCPU_WRAP(int, epoll_wait, (int epfd, epoll_event* events, int maxevents, int timeout),
+                     (epfd, events, maxevents, timeout))
+// Children.
+USERPERF_OFFCPU_WRAP(pid_t, waitpid, (pid_t pid, int* status, int options), (pid, status, options))
+USERPERF_OFFCPU_WRAP(pid_t, wait4, (pid_t pid, int* status, int options, rusage* usage),
+                     (pid, status, options, usage))
+USERPERF_OFFCPU_WRAP(pid_t, wait, (int* status), (status))
