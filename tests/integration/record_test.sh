@@ -637,6 +637,59 @@ case $scenario in
     expect_error "verifier rejected it.*R0 invalid mem access 'map_value_or_null'" \
       --bpf "$bin/../bpf/progs/handler_rejected.bpf.o" -- "$bin/hotspots" 0.1
     ;;
+  off-cpu)
+    # --off-cpu -g on a program whose main thread computes 50%, sleeps 25% (nanosleep) and waits
+    # 25% for a pipe (read): offcpu-time splits 50/50 between the two call sites, cpu-clock is
+    # compute_phase's, and the two events' totals (ns of CPU time, ns blocked) are 50/50, each
+    # within 5 points, in perf report's view and in userperf report's.
+    "$userperf" record -q --off-cpu -g -o "$dir/off.data" -- "$bin/workload_offcpu" ||
+      fail "record exited $?"
+    perf_reads "$dir/off.data"
+    grep -q "of event 'offcpu-time'" "$dir/report.txt" || fail "perf report shows no offcpu-time"
+    # From a report with per-event sections: "cpu_total off_total compute sleep pipe", compute the
+    # children% of compute_phase in cpu-clock, sleep and pipe those of sleep_phase and pipe_phase
+    # in offcpu-time.
+    offcpu_view() {
+      awk '/of event / { split($0, quoted, "\047"); ev = quoted[2] }
+        /^# Event count/ { count[ev] = $NF }
+        $1 ~ /%$/ && $2 ~ /%$/ { share[ev, $NF] = $1 + 0 }
+        END { printf "%s %s %.1f %.1f %.1f\n", count["cpu-clock"] + 0, count["offcpu-time"] + 0,
+              share["cpu-clock", "compute_phase"], share["offcpu-time", "sleep_phase"],
+              share["offcpu-time", "pipe_phase"] }' "$1"
+    }
+    check_offcpu() {
+      local label=$1 cpu off compute sleep pipe
+      read -r cpu off compute sleep pipe <<<"$2"
+      echo "$label: cpu-clock $cpu ns, offcpu-time $off ns; compute_phase $compute% of cpu-clock," \
+        "sleep_phase $sleep% and pipe_phase $pipe% of offcpu-time"
+      awk -v c="$cpu" -v o="$off" -v k="$compute" -v s="$sleep" -v p="$pipe" 'BEGIN {
+        share = 100 * c / (c + o)
+        exit !(c > 0 && o > 0 && share >= 45 && share <= 55 && k >= 95 &&
+               s >= 45 && s <= 55 && p >= 45 && p <= 55) }' ||
+        fail "$label: not within 5 points of cpu/off-cpu 50/50 and sleep/pipe 50/50"
+    }
+    perf report -i "$dir/off.data" --stdio --children --sort sym -g none >"$dir/perf_view.txt" \
+      2>/dev/null || fail "perf report --children failed"
+    check_offcpu "perf report" "$(offcpu_view "$dir/perf_view.txt")"
+    "$userperf" report -i "$dir/off.data" --stdio >"$dir/up_view.txt" 2>"$dir/up_view.err" ||
+      fail "userperf report exited $?: $(head -3 "$dir/up_view.err")"
+    check_offcpu "userperf report" "$(offcpu_view "$dir/up_view.txt")"
+    ;;
+  off-cpu-errno)
+    # What wrapped blocking calls return, and their errno, the same bare and recorded: no EINTR
+    # the program would not have seen, errno untouched by the sample written after a wait.
+    "$bin/workload_offcpu_errno" >"$dir/bare.txt" || fail "bare run exited $?"
+    "$userperf" record -q --off-cpu -g -o "$dir/errno.data" -- "$bin/workload_offcpu_errno" \
+      >"$dir/recorded.txt" || fail "recorded run exited $?"
+    cat "$dir/recorded.txt"
+    diff "$dir/bare.txt" "$dir/recorded.txt" || fail "results differ under --off-cpu"
+    grep -q "^restart: read=1 errno=0 handled=1$" "$dir/bare.txt" ||
+      fail "the SA_RESTART read was not restarted: $(head -1 "$dir/bare.txt")"
+    perf_reads "$dir/errno.data"
+    # The waits were written: poll's and the sleeps' call sites are in offcpu-time.
+    perf script -i "$dir/errno.data" -F event,ip,sym 2>/dev/null | grep -A3 "offcpu-time" |
+      grep -q "main" || fail "no offcpu-time sample reaches main"
+    ;;
   *) fail "unknown scenario $scenario" ;;
 esac
 echo "PASS [$scenario]"
