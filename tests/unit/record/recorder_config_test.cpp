@@ -50,6 +50,29 @@ TEST(RecordConfigBuild, DefaultsToCpuClockAt1000HzLikePerfRecord) {
   EXPECT_EQ(config.aux, AuxSource::kNone);
 }
 
+TEST(RecordConfigBuild, OffCpuAddsPerfsOffcpuTimeEventAndRefusesDwarf) {
+  RecordRequest request;
+  request.off_cpu = true;
+  request.call_graph = CallGraph::kFramePointer;
+  const RecordConfig config = build(request);
+  ASSERT_EQ(config.events.size(), 2u);
+  EXPECT_EQ(config.events[0].name, "cpu-clock");
+  const perf_event_attr& a = config.events[1].attr;
+  EXPECT_EQ(config.events[1].name, "offcpu-time");
+  EXPECT_EQ(a.type, PERF_TYPE_SOFTWARE);
+  EXPECT_EQ(a.config, PERF_COUNT_SW_BPF_OUTPUT);
+  EXPECT_EQ(a.sample_period, 1u);
+  EXPECT_EQ(a.freq, 0u);
+  // The other events' sample_type: the sample_id trailer is alike in every attr.
+  EXPECT_EQ(a.sample_type, config.events[0].attr.sample_type);
+  EXPECT_NE(a.sample_type & PERF_SAMPLE_CALLCHAIN, 0u);
+
+  request.call_graph = CallGraph::kDwarf;
+  const Expected<RecordConfig> dwarf = build_record_config(request, -1);
+  ASSERT_FALSE(dwarf);
+  EXPECT_NE(dwarf.error().message.find("--off-cpu"), std::string::npos);
+}
+
 TEST(RecordConfigBuild, PeriodFrameAndDwarfCallGraphs) {
   RecordRequest request;
   request.events = {"task-clock"};
