@@ -22,6 +22,8 @@
 namespace {
 
 using userperf::report::testing::RecordBytes;
+using userperf::report::testing::user_callchain_attr;
+using userperf::report::testing::user_callchain_sample;
 
 struct Object {
   std::string path;
@@ -77,15 +79,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "synthetic_profile: %s\n", writer.error().message.c_str());
     return 1;
   }
-  perf_event_attr attr{};
-  attr.size = sizeof attr;
-  attr.type = PERF_TYPE_SOFTWARE;
-  attr.config = PERF_COUNT_SW_CPU_CLOCK;
-  attr.sample_period = 1000000;
-  attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD |
-                     PERF_SAMPLE_CALLCHAIN;
-  attr.sample_id_all = 1;
-  attr.exclude_kernel = 1;
+  const perf_event_attr attr = user_callchain_attr(1000000);
   (*writer)->add_attr(attr, {});
   const auto append = [&](const std::vector<std::uint8_t>& record) {
     if (!(*writer)->append(record)) {
@@ -152,17 +146,13 @@ int main(int argc, char** argv) {
     const std::vector<Frame>& stack = stacks[pick(random)];
     const std::uint32_t p = static_cast<std::uint32_t>(random() % processes);
     const std::uint32_t pid = kFirstPid + p;
-    std::vector<std::uint64_t> chain{static_cast<std::uint64_t>(PERF_CONTEXT_USER)};
+    std::vector<std::uint64_t> frames;
     for (const Frame& frame : stack) {
       const Object& object = objects[frame.object];
       const std::uint64_t page_offset = object.text_offset & ~std::uint64_t{4095};
-      chain.push_back(base(p, frame.object) + object.text_offset - page_offset + frame.offset);
+      frames.push_back(base(p, frame.object) + object.text_offset - page_offset + frame.offset);
     }
-    RecordBytes r(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
-    r.put(chain[1]).put(pid).put(pid).put(time++).put(attr.sample_period);
-    r.put(std::uint64_t{chain.size()});
-    for (std::uint64_t entry : chain) r.put(entry);
-    append(r.done());
+    append(user_callchain_sample(pid, time++, attr.sample_period, frames));
   }
   if (!(*writer)->finish()) {
     std::fprintf(stderr, "synthetic_profile: %s\n", (*writer)->error().message.c_str());

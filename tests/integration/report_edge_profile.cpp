@@ -20,6 +20,8 @@
 namespace {
 
 using userperf::report::testing::RecordBytes;
+using userperf::report::testing::user_callchain_attr;
+using userperf::report::testing::user_callchain_sample;
 
 constexpr std::uint32_t kPid = 30000;
 constexpr std::uint64_t kBase = 0x555555554000ULL;             // the executable (PIE) maps here
@@ -49,15 +51,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "report_edge_profile: %s\n", writer.error().message.c_str());
     return 1;
   }
-  perf_event_attr attr{};
-  attr.size = sizeof attr;
-  attr.type = PERF_TYPE_SOFTWARE;
-  attr.config = PERF_COUNT_SW_CPU_CLOCK;
-  attr.sample_period = 1000000;
-  attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD |
-                     PERF_SAMPLE_CALLCHAIN;
-  attr.sample_id_all = 1;
-  attr.exclude_kernel = 1;
+  const perf_event_attr attr = user_callchain_attr(1000000);
   (*writer)->add_attr(attr, {});
   const auto append = [&](const std::vector<std::uint8_t>& record) {
     if (!(*writer)->append(record)) {
@@ -84,11 +78,7 @@ int main(int argc, char** argv) {
   // Each chain leaf first; callers are return addresses (the instruction after a call).
   const auto sample = [&](int times, std::vector<std::uint64_t> frames) {
     for (int i = 0; i < times; ++i) {
-      RecordBytes r(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
-      r.put(frames[0]).put(kPid).put(kPid).put(time++).put(attr.sample_period);
-      r.put(std::uint64_t{frames.size() + 1}).put(static_cast<std::uint64_t>(PERF_CONTEXT_USER));
-      for (std::uint64_t frame : frames) r.put(frame);
-      append(r.done());
+      append(user_callchain_sample(kPid, time++, attr.sample_period, frames));
     }
   };
   sample(6, {hot_parse + 0x10, main_fn + 0x20});

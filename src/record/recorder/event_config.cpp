@@ -129,6 +129,15 @@ Expected<RecordConfig> build_record_config(const RecordRequest& request, int aux
   const std::vector<std::string> names =
       request.events.empty() ? std::vector<std::string>{"cpu-clock"} : request.events;
   std::uint64_t tracepoints = 0;
+  // With --aux, every sampling event is in the AUX leader's group (index 0) and its samples carry
+  // the leader's newest AUX bytes.
+  const auto join_aux_group = [&](EventConfig& e) {
+    if (request.aux == AuxSource::kNone) return;
+    e.group_leader = 0;
+    e.attr.sample_type |= PERF_SAMPLE_AUX;
+    e.attr.aux_sample_size =
+        request.aux_sample_size != 0 ? request.aux_sample_size : kDefaultAuxSample;
+  };
   for (const std::string& name : names) {
     for (const EventConfig& earlier : config.events) {
       if (earlier.name == name) {
@@ -158,12 +167,7 @@ Expected<RecordConfig> build_record_config(const RecordRequest& request, int aux
       return make_error(
           EINVAL, "unknown event '" + name + "' (cpu-clock, task-clock or provider:tracepoint)");
     }
-    if (request.aux != AuxSource::kNone) {
-      e.group_leader = 0;
-      e.attr.sample_type |= PERF_SAMPLE_AUX;
-      e.attr.aux_sample_size =
-          request.aux_sample_size != 0 ? request.aux_sample_size : kDefaultAuxSample;
-    }
+    join_aux_group(e);
     config.events.push_back(std::move(e));
   }
   if (request.off_cpu) {
@@ -178,12 +182,7 @@ Expected<RecordConfig> build_record_config(const RecordRequest& request, int aux
     e.attr.config = PERF_COUNT_SW_BPF_OUTPUT;
     e.attr.sample_period = 1;
     e.name = kOffCpuEventName;
-    if (request.aux != AuxSource::kNone) {
-      e.group_leader = 0;
-      e.attr.sample_type |= PERF_SAMPLE_AUX;
-      e.attr.aux_sample_size =
-          request.aux_sample_size != 0 ? request.aux_sample_size : kDefaultAuxSample;
-    }
+    join_aux_group(e);
     config.events.push_back(std::move(e));
   }
   if (config.events.size() > kMaxEvents) {

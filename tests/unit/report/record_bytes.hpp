@@ -60,4 +60,31 @@ inline std::vector<std::uint8_t> mmap2_record(std::uint32_t pid, std::uint64_t s
   return r.text(path).trailer(pid, time).done();
 }
 
+// The attr of a file of user-space cpu-clock samples with frame-pointer chains, as perf record -g
+// -e cpu-clock:u writes it: IP, TID, TIME, PERIOD, CALLCHAIN; sample_id_all; exclude_kernel.
+inline perf_event_attr user_callchain_attr(std::uint64_t period) {
+  perf_event_attr attr{};
+  attr.size = sizeof attr;
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_CPU_CLOCK;
+  attr.sample_period = period;
+  attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD |
+                     PERF_SAMPLE_CALLCHAIN;
+  attr.sample_id_all = 1;
+  attr.exclude_kernel = 1;
+  return attr;
+}
+
+// A sample of user_callchain_attr: ip the leaf, the chain PERF_CONTEXT_USER then `frames`, leaf
+// first (callers as return addresses).
+inline std::vector<std::uint8_t> user_callchain_sample(std::uint32_t pid, std::uint64_t time,
+                                                       std::uint64_t period,
+                                                       const std::vector<std::uint64_t>& frames) {
+  RecordBytes r(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+  r.put(frames.at(0)).put(pid).put(pid).put(time).put(period);
+  r.put(std::uint64_t{frames.size() + 1}).put(static_cast<std::uint64_t>(PERF_CONTEXT_USER));
+  for (std::uint64_t frame : frames) r.put(frame);
+  return r.done();
+}
+
 }  // namespace userperf::report::testing
