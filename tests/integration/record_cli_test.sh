@@ -6,13 +6,8 @@
 # Usage: record_cli_test.sh PATH_TO_USERPERF
 set -uo pipefail
 userperf=$1
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-failures=0
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
+# shellcheck source=tests/integration/test_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/test_lib.sh"
 
 # expect_refusal NAME PATTERN ARGS...: non-zero exit, PATTERN on stderr, no output file.
 expect_refusal() {
@@ -59,5 +54,4 @@ grep -q "Captured and wrote .* MB $dir/out.data (0 samples, 0 lost)" "$dir/stder
 if command -v perf >/dev/null; then
   perf report --stdio -i "$dir/out.data" >/dev/null 2>"$dir/perf.err" || fail "perf report on an empty recording"
 fi
-[[ $failures -eq 0 ]] || exit 1
-echo "record CLI: all checks passed"
+finish "record CLI: all checks passed"

@@ -1,20 +1,7 @@
-# Sourced by the report_*_test.sh scripts, after they set $userperf and $hotspots: a scratch
-# directory ($dir) removed at exit, fail() counting failures, finish() exiting with them, and the
-# hotspots example recorded by either recorder.
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-failures=0
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
-finish() {
-  if ((failures > 0)); then
-    echo "$failures failure(s)" >&2
-    exit 1
-  fi
-  exit 0
-}
+# Sourced by the report_*_test.sh scripts, after they set $userperf and $hotspots: test_lib.sh's
+# scratch directory, fail() and finish(), and the hotspots example recorded by either recorder.
+# shellcheck source=tests/integration/test_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/test_lib.sh"
 # record_hotspots userperf|perf OUT [RECORD OPTIONS...]: `userperf record -g`, or kernel
 # `perf record -g -F 999`, of one second of hotspots; its output goes to $dir/record.log.
 record_hotspots() {

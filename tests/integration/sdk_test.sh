@@ -13,21 +13,8 @@
 set -uo pipefail
 build=$1
 source=$2
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-failures=0
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
-finish() {
-  if ((failures > 0)); then
-    echo "$failures failure(s)" >&2
-    exit 1
-  fi
-  echo "sdk: all checks passed"
-  exit 0
-}
+# shellcheck source=tests/integration/test_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/test_lib.sh"
 # The installed CLI must find its agent by itself.
 unset USERPERF_AGENT
 prefix=$dir/prefix
@@ -192,4 +179,4 @@ for page in userperf userperf-record userperf-report; do
   done
 done
 
-finish
+finish "sdk: all checks passed"
