@@ -103,7 +103,9 @@ struct HelloMessage {
   // 1: a fork child whose events carry the ids of its forking thread's (the kernel's inherited
   // events report their parent's id). It waits for no Welcome: nothing is answered.
   std::uint32_t inherits = 0;
-  std::uint32_t reserved = 0;
+  // 1: an agent loaded into a running process (`userperf record -p`): the process was not started
+  // by the recorder, and its end of the connection is a detach, an exec or its exit.
+  std::uint32_t attached = 0;
 };
 
 struct WelcomeMessage {

@@ -1,15 +1,21 @@
 // `userperf record [options] -- COMMAND [ARGS]`: runs the command with the agent preloaded and
 // writes what every thread of it sampled to a perf.data file (src/record/recorder).
+// `userperf record -p PID [-- COMMAND]`: the same for running processes, the agent loaded into
+// them with ptrace (src/record/attach).
 #include <signal.h>
+#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "abi/attr_rules.hpp"
@@ -19,8 +25,10 @@
 #include "bpf/perf/bpf_registry.hpp"
 #include "commands.hpp"
 #include "perfdata/writer.hpp"
+#include "record/attach/attach.hpp"
 #include "record/exec_target.hpp"
 #include "record/recorder/event_config.hpp"
+#include "record/recorder/process_state.hpp"
 #include "record/recorder/recorder.hpp"
 #include "record/recorder/spawn.hpp"
 #include "userperf/userperf.h"
@@ -41,15 +49,20 @@ struct RecordOptions {
   std::string mmap_pages;
   std::string output = "perf.data";
   bool quiet = false;
+  std::vector<pid_t> pids;  // -p: running processes to attach to
+  std::vector<pid_t> tids;  // -t: running threads
 };
 
 volatile sig_atomic_t g_pending_signal = 0;
+// record -p: any SIGINT/SIGTERM (the terminal's ^C too) ends the recording.
+volatile sig_atomic_t g_stop_requested = 0;
 
 // Forwarded to the command once, unless the terminal sent it (SI_KERNEL): the command is in the
 // recorder's process group and got its own copy; a second ^C would make many programs skip
 // their orderly shutdown.
 void on_stop_signal(int signal, siginfo_t* info, void*) {
   if (info == nullptr || info->si_code != SI_KERNEL) g_pending_signal = signal;
+  g_stop_requested = 1;
 }
 
 int fail(const std::string& what) {
@@ -253,55 +266,100 @@ void report_tracepoints(const record::RecordConfig& config, const record::Record
   }
 }
 
-int run_record(const RecordOptions& options, const std::vector<std::string>& command) {
-  if (command.empty()) return fail("no command given (userperf record [options] -- COMMAND)");
+// The summary of a finished file, and what was not recorded (named even with -q).
+void summarize(const RecordOptions& options, record::Recorder& recorder,
+               const record::RecordConfig& config) {
+  if (!options.quiet) {
+    struct stat st {};
+    stat(options.output.c_str(), &st);
+    const record::RecorderStats& s = recorder.stats();
+    // Lost: the file's LOST_SAMPLES, what perf report counts as its Total Lost Samples.
+    std::fprintf(stderr,
+                 "[ userperf record: Captured and wrote %.3f MB %s (%llu samples, %llu lost) ]\n",
+                 static_cast<double>(st.st_size) / (1024.0 * 1024.0), options.output.c_str(),
+                 static_cast<unsigned long long>(s.samples),
+                 static_cast<unsigned long long>(s.lost_samples));
+    report_tracepoints(config, s);
+  }
+  report_unsampled(recorder);
+  report_unpokable(recorder);
+  report_unrecorded(recorder);
+}
+
+// What both ways of recording need: the config every agent gets, the agent, and the directory
+// with the recorder's socket (and --bpf's image).
+struct RecordSetup {
+  record::RecordConfig config;
+  std::string agent;
+  std::unique_ptr<record::SocketDir> socket_dir;
+};
+
+Expected<RecordSetup> prepare(const RecordOptions& options) {
   record::RecordRequest request;
   std::vector<std::uint8_t> bpf_image;
   if (Expected<void> built = build_request(options, request, bpf_image); !built) {
-    return fail(built.error().message);
-  }
-  if (Expected<void> enterable = command_enterable(command.front()); !enterable) {
-    return fail(enterable.error().message);
+    return built.error();
   }
   const int aux_type =
       request.aux == record::AuxSource::kNone
           ? -1
           : userperf_pmu_type(request.aux == record::AuxSource::kCalltrace ? "calltrace" : "log");
   Expected<record::RecordConfig> built_config = record::build_record_config(request, aux_type);
-  if (!built_config) return fail(built_config.error().message);
-  record::RecordConfig config = std::move(*built_config);
-  record::SpawnRequest spawn;
-  spawn.argv = command;
+  if (!built_config) return built_config.error();
+  RecordSetup setup;
+  setup.config = std::move(*built_config);
   Expected<std::string> agent = record::find_agent();
-  if (!agent) return fail(agent.error().message);
-  spawn.agent = std::move(*agent);
+  if (!agent) return agent.error();
+  setup.agent = std::move(*agent);
   if (Expected<void> writable = output_writable(options.output); !writable) {
-    return fail(writable.error().message);
+    return writable.error();
   }
   Expected<std::unique_ptr<record::SocketDir>> created_dir = record::SocketDir::create();
-  if (!created_dir) return fail(created_dir.error().message);
-  std::unique_ptr<record::SocketDir> socket_dir = std::move(*created_dir);
-  spawn.socket_path = socket_dir->socket_path();
+  if (!created_dir) return created_dir.error();
+  setup.socket_dir = std::move(*created_dir);
   if (!bpf_image.empty()) {
-    Expected<std::string> image_path = socket_dir->add_file("bpf.image", bpf_image);
-    if (!image_path) return fail(image_path.error().message);
-    config.bpf_image = std::move(*image_path);
+    Expected<std::string> image_path = setup.socket_dir->add_file("bpf.image", bpf_image);
+    if (!image_path) return image_path.error();
+    setup.config.bpf_image = std::move(*image_path);
   }
+  record::RecordConfig& config = setup.config;
   config.ticker_pid = getpid();  // the recorder pokes the command's clocks (record/recorder/ticker)
   const abi::OpenLimits limits = abi::host_limits();  // read once, here, for every process
   config.max_sample_rate = limits.max_sample_rate;
   config.max_stack = limits.max_stack;
   config.paranoid = limits.paranoid;
   config.nr_cpus = static_cast<std::uint32_t>(limits.nr_cpus);
-  spawn.config = config.encode();
+  return setup;
+}
 
+void catch_stop_signals() {
   struct sigaction action {};
   action.sa_sigaction = on_stop_signal;
   action.sa_flags = SA_SIGINFO;
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+}
 
+int run_attach(const RecordOptions& options, const std::vector<std::string>& command);
+
+int run_record(const RecordOptions& options, const std::vector<std::string>& command) {
+  if (!options.pids.empty() || !options.tids.empty()) return run_attach(options, command);
+  if (command.empty()) return fail("no command given (userperf record [options] -- COMMAND)");
+  if (Expected<void> enterable = command_enterable(command.front()); !enterable) {
+    return fail(enterable.error().message);
+  }
+  Expected<RecordSetup> prepared = prepare(options);
+  if (!prepared) return fail(prepared.error().message);
+  record::RecordConfig& config = prepared->config;
+  std::unique_ptr<record::SocketDir> socket_dir = std::move(prepared->socket_dir);
+  record::SpawnRequest spawn;
+  spawn.argv = command;
+  spawn.agent = prepared->agent;
+  spawn.socket_path = socket_dir->socket_path();
+  spawn.config = config.encode();
+
+  catch_stop_signals();
   int exec_errno = 0;
   const Expected<pid_t> spawned = record::spawn_command(spawn, &exec_errno);
   if (!spawned) {
@@ -369,22 +427,204 @@ int run_record(const RecordOptions& options, const std::vector<std::string>& com
     report_unrecorded(recorder);
     return exit_status_of(wait_status);
   }
-  if (!options.quiet) {
-    struct stat st {};
-    stat(options.output.c_str(), &st);
-    const record::RecorderStats& s = recorder.stats();
-    // Lost: the file's LOST_SAMPLES, what perf report counts as its Total Lost Samples.
-    std::fprintf(stderr,
-                 "[ userperf record: Captured and wrote %.3f MB %s (%llu samples, %llu lost) ]\n",
-                 static_cast<double>(st.st_size) / (1024.0 * 1024.0), options.output.c_str(),
-                 static_cast<unsigned long long>(s.samples),
-                 static_cast<unsigned long long>(s.lost_samples));
-    report_tracepoints(config, s);
-  }
-  report_unsampled(recorder);
-  report_unpokable(recorder);
-  report_unrecorded(recorder);
+  summarize(options, recorder, config);
   return exit_status_of(wait_status);
+}
+
+// perf record -p/-t: the processes' threads are recorded from the attach until ^C, until
+// COMMAND (when given: perf's `-- sleep N`) ends, or until every attached process has ended; then
+// each process still running is detached (record/attach/attach.hpp).
+int run_attach(const RecordOptions& options, const std::vector<std::string>& command) {
+  // What lives in the program only when the agent was there from its start.
+  if (options.off_cpu) {
+    return fail(
+        "--off-cpu wraps the program's blocking calls, which only an agent preloaded at "
+        "its start can do: not available with -p/-t (record the program from its start)");
+  }
+  if (!options.aux.empty()) {
+    return fail(
+        "--aux sources write from hooks the program binds at its start: not available "
+        "with -p/-t (record the program from its start)");
+  }
+  struct Target {
+    pid_t pid = 0;
+    std::vector<pid_t> tids;  // empty: every thread
+    std::uint64_t start_time = 0;
+    bool attached = false;
+    std::vector<pid_t> recorded;  // the threads at the attach
+  };
+  std::vector<Target> targets;
+  auto target_of = [&](pid_t pid) -> Target& {
+    for (Target& t : targets) {
+      if (t.pid == pid) return t;
+    }
+    targets.push_back(Target{pid, {}, 0, false, {}});
+    return targets.back();
+  };
+  for (const pid_t pid : options.pids) target_of(pid);
+  for (const pid_t tid : options.tids) {
+    Expected<pid_t> pid = record::process_of_thread(tid);
+    if (!pid) return fail(pid.error().message);
+    const bool whole =
+        std::find(options.pids.begin(), options.pids.end(), *pid) != options.pids.end();
+    if (!whole) target_of(*pid).tids.push_back(tid);
+  }
+  Expected<RecordSetup> prepared = prepare(options);
+  if (!prepared) return fail(prepared.error().message);
+  const record::RecordConfig& config = prepared->config;
+  for (const record::EventConfig& e : config.events) {
+    if (e.attr.type == PERF_TYPE_TRACEPOINT) {
+      return fail(e.name +
+                  ": tracepoints bind when the program starts: not available with -p/-t "
+                  "(record the program from its start)");
+    }
+  }
+  const std::string config_text = config.encode();
+  catch_stop_signals();
+  signal(SIGPIPE, SIG_IGN);
+  keep_old_output(options.output);
+  auto created = perfdata::Writer::create(options.output);
+  if (!created) return fail(created.error().message);
+  std::unique_ptr<perfdata::Writer> writer = std::move(*created);
+  record::Recorder recorder(prepared->socket_dir->listen_fd(), config, *writer, stderr);
+  if (!recorder.begin()) return fail(writer->error().message);
+
+  // ptrace belongs to the thread that attached: each round of attaches (and of detaches) runs on
+  // a thread of its own while this one serves the agents' connections (their Hello waits for it).
+  std::thread worker;
+  std::atomic<bool> worker_done{false};
+  std::vector<std::string> errors;  // the worker's, read after it is joined
+  auto attach_all = [&] {
+    for (Target& t : targets) {
+      t.start_time = record::read_start_time(t.pid);
+      record::AttachRequest request;
+      request.pid = t.pid;
+      request.tids = t.tids;
+      request.agent = prepared->agent;
+      request.socket_path = prepared->socket_dir->socket_path();
+      request.config = config_text;
+      Expected<record::AttachResult> result = record::attach_process(request);
+      if (!result) {
+        errors.push_back(result.error().message);
+        continue;
+      }
+      t.attached = true;
+      t.recorded = std::move(result->tids);
+    }
+    worker_done = true;
+  };
+  auto detach_all = [&] {
+    for (const Target& t : targets) {
+      if (!t.attached || !record::process_running(t.pid, t.start_time)) continue;
+      // Threads it started since: not recorded, and said so.
+      std::size_t later = 0;
+      for (const pid_t tid : record::process_threads(t.pid)) {
+        later += std::find(t.recorded.begin(), t.recorded.end(), tid) == t.recorded.end() &&
+                 t.tids.empty();
+      }
+      if (later != 0) {
+        errors.push_back("process " + std::to_string(t.pid) + " started " + std::to_string(later) +
+                         " thread" + (later == 1 ? "" : "s") +
+                         " after the attach, not recorded (-p records the threads it finds)");
+      }
+      if (Expected<void> detached = record::detach_process(t.pid); !detached) {
+        errors.push_back(detached.error().message);
+      }
+    }
+    worker_done = true;
+  };
+  auto say_errors = [&] {
+    for (const std::string& e : errors) std::fprintf(stderr, "userperf record: %s\n", e.c_str());
+    errors.clear();
+  };
+  enum class Phase { kAttaching, kRecording, kDetaching } phase = Phase::kAttaching;
+  pid_t child = -1;
+  bool any_attached = false;
+  auto start_detaching = [&] {
+    if (child > 0) {
+      kill(child, SIGTERM);
+      stop_child(child);
+      child = -1;
+    }
+    worker_done = false;
+    worker = std::thread(detach_all);
+    phase = Phase::kDetaching;
+  };
+  worker = std::thread(attach_all);
+  auto done = [&] {
+    switch (phase) {
+      case Phase::kAttaching: {
+        if (!worker_done) return false;
+        worker.join();
+        say_errors();
+        for (const Target& t : targets) any_attached = any_attached || t.attached;
+        if (!any_attached) return true;
+        phase = Phase::kRecording;
+        if (!command.empty()) {
+          // The command only times the recording: it runs as is, without the agent.
+          std::vector<char*> argv;
+          for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+          argv.push_back(nullptr);
+          if (posix_spawnp(&child, argv[0], nullptr, nullptr, argv.data(), environ) != 0) {
+            std::fprintf(stderr, "userperf record: cannot run '%s'\n", argv[0]);
+            child = -1;
+            start_detaching();
+          }
+        }
+        return false;
+      }
+      case Phase::kRecording: {
+        bool stop = g_stop_requested != 0;
+        int status = 0;
+        if (child > 0 && waitpid(child, &status, WNOHANG) == child) {
+          child = -1;
+          stop = true;
+        }
+        bool running = false;
+        for (const Target& t : targets) {
+          running = running || (t.attached && record::process_running(t.pid, t.start_time));
+        }
+        if (stop || !running) start_detaching();
+        return false;
+      }
+      case Phase::kDetaching:
+        if (!worker_done) return false;
+        worker.join();
+        say_errors();
+        return true;
+    }
+    return true;
+  };
+  bool progress_shown = false;
+  const bool terminal = isatty(STDERR_FILENO) != 0;
+  auto progress = [&](const record::RecorderStats& s) {
+    if (options.quiet) return;
+    std::fprintf(
+        stderr, "%s[ userperf record: %llu samples, %llu lost, %.3f MB ]%s", terminal ? "\r" : "",
+        static_cast<unsigned long long>(s.samples), static_cast<unsigned long long>(s.lost),
+        static_cast<double>(writer->data_size()) / (1024.0 * 1024.0), terminal ? "" : "\n");
+    progress_shown = true;
+  };
+  const bool ran = recorder.run_until(done, progress);
+  if (!ran) {
+    // The file failed: the processes are detached all the same.
+    if (phase == Phase::kRecording) start_detaching();
+    if (worker.joinable()) worker.join();
+    if (phase == Phase::kAttaching) {
+      worker_done = false;
+      detach_all();
+    }
+    say_errors();
+  }
+  if (progress_shown && terminal) std::fputs("\r\x1b[K", stderr);
+  if (!any_attached) return 255;
+  if (!ran || !recorder.finish()) {
+    std::fprintf(stderr, "userperf record: %s is incomplete (%s)\n", options.output.c_str(),
+                 writer->failed() ? writer->error().message.c_str() : "recording failed");
+    return 255;
+  }
+  summarize(options, recorder, config);
+  return 0;
 }
 
 }  // namespace
@@ -415,6 +655,11 @@ void add_record_command(CLI::App& app, int& exit_code) {
   cmd->add_option("-m,--mmap-pages", options.mmap_pages, "ring pages per thread[,AUX pages]");
   cmd->add_option("-o,--output", options.output, "output file")->capture_default_str();
   cmd->add_flag("-q,--quiet", options.quiet, "no progress line and summary");
+  cmd->add_option("-p,--pid", options.pids,
+                  "record running processes (comma-separated pids) until ^C or COMMAND ends")
+      ->delimiter(',');
+  cmd->add_option("-t,--tid", options.tids, "record running threads (comma-separated tids)")
+      ->delimiter(',');
   // Everything from the command's name on is the command's (perf's "stop at non-option").
   static std::vector<std::string> command;
   cmd->add_option("command", command, "the command to record and its arguments");

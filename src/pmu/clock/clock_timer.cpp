@@ -17,6 +17,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <utility>
+#include <vector>
 
 #include "core/sample_data.hpp"
 #include "core/sample_output.hpp"
@@ -371,7 +373,7 @@ void install_handler() {
 // /proc/self/maps, a cost every recorded process would pay at its start. The kernel keeps other
 // mappings max(RLIMIT_STACK, 128 MiB) below the stack's top (mmap_base), so nothing but the stack
 // lies in [high - min(RLIMIT_STACK, 128 MiB), high).
-StackBounds own_stack() {
+StackBounds main_thread_stack() {
   constexpr std::uint64_t kStackGap = 128ull << 20;
   const std::uint64_t top = reinterpret_cast<std::uint64_t>(__libc_stack_end);
   const std::uint64_t page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
@@ -381,7 +383,11 @@ StackBounds own_stack() {
   const std::uint64_t reach = getrlimit(RLIMIT_STACK, &limit) == 0 && limit.rlim_cur < kStackGap
                                   ? limit.rlim_cur
                                   : kStackGap;
-  const StackBounds initial{high > reach ? high - reach : 0, high};
+  return {high > reach ? high - reach : 0, high};
+}
+
+StackBounds own_stack() {
+  const StackBounds initial = main_thread_stack();
   // A fork child of another thread runs on that thread's stack: pthread_getattr_np knows it.
   const auto here = reinterpret_cast<std::uint64_t>(__builtin_frame_address(0));
   if (support::current_pid() == support::current_tid() && here >= initial.low &&
@@ -397,6 +403,18 @@ StackBounds own_stack() {
   if (rc != 0) return {};
   const auto low = reinterpret_cast<std::uint64_t>(base);
   return {low, low + size};
+}
+
+// The stacks of other threads, as note_thread_stack told them.
+std::mutex g_noted_mutex;
+std::vector<std::pair<pid_t, StackBounds>> g_noted_stacks;
+
+StackBounds noted_stack(pid_t tid) {
+  std::lock_guard lock(g_noted_mutex);
+  for (const auto& [noted, stack] : g_noted_stacks) {
+    if (noted == tid) return stack;
+  }
+  return {};
 }
 
 int claim_slot(core::Event& event) {
@@ -536,8 +554,11 @@ int clock_timer_create(core::Engine& engine, core::Event& event, pid_t tid, Cloc
   const int index = claim_slot(event);
   if (index < 0) return -EMFILE;
   ClockSlot& slot = g_clock_slots[static_cast<std::size_t>(index)];
-  // Known only when the sampled thread is the caller; otherwise samples carry no stack.
-  const StackBounds stack = tid == support::current_tid() ? own_stack() : StackBounds{};
+  // Known when the sampled thread is the caller or the main thread, or when someone told
+  // (note_thread_stack); otherwise samples carry no stack.
+  const StackBounds stack = tid == support::current_tid()   ? own_stack()
+                            : tid == support::current_pid() ? main_thread_stack()
+                                                            : noted_stack(tid);
   out.stack_low = stack.low;
   out.stack_high = stack.high;
   slot.engine.store(&engine, std::memory_order_seq_cst);
@@ -732,6 +753,12 @@ void current_thread_stack(std::uint64_t& low, std::uint64_t& high) {
   const StackBounds stack = own_stack();
   low = stack.low;
   high = stack.high;
+}
+
+void note_thread_stack(pid_t tid, std::uint64_t low, std::uint64_t high) {
+  std::lock_guard lock(g_noted_mutex);
+  std::erase_if(g_noted_stacks, [tid](const auto& noted) { return noted.first == tid; });
+  if (low < high) g_noted_stacks.emplace_back(tid, StackBounds{low, high});
 }
 
 }  // namespace userperf::pmu

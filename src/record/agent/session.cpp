@@ -34,6 +34,7 @@ constexpr int kWelcomeTimeoutMs = 5000;
 constexpr time_t kSendTimeoutSeconds = 2;
 
 std::atomic<Session*> g_session{nullptr};
+std::atomic<bool> g_quiet{false};  // an attached agent says nothing on the program's stderr
 thread_local int t_engine_callbacks = 0;
 
 // The clock handler's word that a thread is busy and unpoked (pmu::ExternalTicker): straight to
@@ -76,9 +77,10 @@ int connect_to(const std::string& path) {
 
 // Hello, then the Welcome (or nothing within the timeout). True when accepted. A fork child that
 // inherits its parent's ids says Hello and goes on: it needs no id base. SIGNAL-SAFE.
-bool greet(int fd, pid_t pid, pid_t parent_tid, bool inherits, std::uint64_t time,
+bool greet(int fd, pid_t pid, pid_t parent_tid, bool inherits, bool attached, std::uint64_t time,
            std::uint64_t& id_base) {
   HelloMessage hello;
+  hello.attached = attached ? 1 : 0;
   hello.pid = pid;
   hello.ppid = getppid();
   hello.parent_tid = parent_tid;
@@ -169,8 +171,9 @@ void load_bpf(Session& session) {
 // A configured session: engine, ticker, tracepoints and --bpf set up; Hello waits for the first
 // sample unless the config needs it at once.
 Session* start_session(const std::string& socket_path, const RecordConfig& config, pid_t parent_tid,
-                       std::vector<std::uint64_t> inherited_ids) {
+                       std::vector<std::uint64_t> inherited_ids, bool attached = false) {
   auto* session = new Session();
+  session->attached = attached;
   session->start_ns = monotonic_ns();
   session->socket_path = socket_path;
   session->config = config;
@@ -188,7 +191,7 @@ Session* start_session(const std::string& socket_path, const RecordConfig& confi
     limits.nr_cpus = static_cast<int>(session->config.nr_cpus);
     abi::prime_host_limits(limits);
   }
-  session->eager = session->config.aux != AuxSource::kNone;
+  session->eager = attached || session->config.aux != AuxSource::kNone;
   for (const EventConfig& e : session->config.events) {
     session->eager = session->eager || e.attr.type == PERF_TYPE_TRACEPOINT;
   }
@@ -209,6 +212,8 @@ Session* start_session(const std::string& socket_path, const RecordConfig& confi
 }  // namespace
 
 void say(const char* format, ...) {
+  // An attached agent leaves the program's output as it was: the recorder says what failed.
+  if (g_quiet.load(std::memory_order_relaxed)) return;
   char line[256];
   va_list args;
   va_start(args, format);
@@ -218,6 +223,7 @@ void say(const char* format, ...) {
 }
 
 void say_from_handler(const char* what) {
+  if (g_quiet.load(std::memory_order_relaxed)) return;
   char line[160] = "userperf agent: ";
   std::strncat(line, what, sizeof line - std::strlen(line) - 2);
   std::strcat(line, "\n");
@@ -240,8 +246,8 @@ bool say_hello(Session& session) {
   }
   const int fd = connect_to(session.socket_path);
   std::uint64_t id_base = 0;
-  if (fd < 0 ||
-      !greet(fd, session.pid, session.parent_tid, session.inherits, session.start_ns, id_base)) {
+  if (fd < 0 || !greet(fd, session.pid, session.parent_tid, session.inherits, session.attached,
+                       session.start_ns, id_base)) {
     if (fd >= 0) close(fd);
     session.active.store(false);
     say_from_handler(fd < 0 ? "cannot connect to the recorder; not recording"
@@ -268,6 +274,28 @@ Session* start_session_from_env() {
     return nullptr;
   }
   return start_session(socket_path, *config, 0, {});
+}
+
+Session* start_attached_session(const std::string& socket_path, const RecordConfig& config,
+                                int* error) {
+  g_quiet.store(true, std::memory_order_relaxed);
+  Session* session = start_session(socket_path, config, 0, {}, true);
+  if (session == nullptr) {
+    // Refused before it was published (a bad config), or after: the recorder did not welcome it,
+    // and the idle session is forgotten.
+    Session* published = g_session.load();
+    const bool refused = published != nullptr && !published->active.load();
+    *error = refused ? ECONNREFUSED : EINVAL;
+    if (refused) g_session.store(nullptr);
+  }
+  return session;
+}
+
+void end_attached_session(Session& session) {
+  send_all_counts(session, true);
+  go_idle(session);
+  Session* expected = &session;
+  g_session.compare_exchange_strong(expected, nullptr);
 }
 
 Session* leave_parent_session_in_child() {
@@ -328,7 +356,7 @@ bool send_exec_notice(Session& session, const ExecNoticeMessage& message, bool m
   if (heard(session)) return send_message(session.socket, &message, sizeof message) == 0;
   const int fd = connect_to(session.socket_path);
   std::uint64_t id_base = 0;
-  const bool sent = fd >= 0 && greet(fd, self, 0, false, monotonic_ns(), id_base) &&
+  const bool sent = fd >= 0 && greet(fd, self, 0, false, false, monotonic_ns(), id_base) &&
                     send_message(fd, &message, sizeof message) == 0;
   if (fd >= 0) close(fd);
   return sent;

@@ -34,9 +34,12 @@ struct Session {
   pid_t pid = 0;
   pid_t parent_tid = 0;        // a fork child's forking thread, for Hello
   std::uint64_t start_ns = 0;  // CLOCK_MONOTONIC when this image (or fork child) began
-  bool eager = false;          // says Hello at once (tracepoints, AUX)
-  int ring_owner = 0;          // index of the event whose mapping is the thread's ring
-  int bpf_prog = -1;           // --bpf program descriptor, -1: none
+  bool eager = false;          // says Hello at once (tracepoints, AUX, attached)
+  // Loaded into a running process by `userperf record -p` (attach.cpp): its threads were started
+  // without the agent, and nothing of the agent is said on the program's stderr.
+  bool attached = false;
+  int ring_owner = 0;  // index of the event whose mapping is the thread's ring
+  int bpf_prog = -1;   // --bpf program descriptor, -1: none
   // A fork child whose forking thread the recorder had heard of: its events carry that thread's
   // ids, and Hello waits for no Welcome. inherited_ids (config order) are what threads it starts
   // give their events (Engine::inherit_id); the forking thread's own events carry them already.
@@ -61,6 +64,14 @@ bool heard(const Session& session);
 // From the environment: nullptr (idle) when the variables are absent, the config is bad (one
 // stderr line says why) or the recorder refuses or does not answer.
 Session* start_session_from_env();
+
+// A session for an agent loaded into a running process (attach.cpp): eager (Hello now), quiet.
+// nullptr when the config is bad or the recorder refuses; *error is then a positive errno.
+Session* start_attached_session(const std::string& socket_path, const RecordConfig& config,
+                                int* error);
+// Ends it (detach): every thread's counts are sent, their events closed, the connection shut
+// down, and the process has no session any more (a later attach starts a new one).
+void end_attached_session(Session& session);
 
 // In a fork child: the inherited session stops being this process's (its socket copy is closed,
 // so the recorder sees the parent's connection end when the parent's does). Returns it when it

@@ -286,12 +286,17 @@ void init_thread_key() {
   pthread_key_create(&g_key, end_thread);
 }
 
-void start_thread(Session& session, pid_t ptid) {
+namespace {
+
+// Opens thread `tid`'s events (from the calling thread), registers them and, in an eager session,
+// announces the thread; they are left disabled. nullptr when that failed (the session may have
+// gone idle).
+ThreadEvents* open_thread(Session& session, pid_t tid, pid_t ptid) {
   auto* t = new ThreadEvents();
   t->start_ns = monotonic_ns();
-  t->tid = current_thread_id();
+  t->tid = tid;
   t->ptid = ptid;
-  t->thread = pthread_self();
+  if (tid == current_thread_id()) t->thread = pthread_self();
   bool opened;
   {
     ScopedEngineCallback in_engine;  // a tracepoint's format may be sent from inside open
@@ -300,7 +305,7 @@ void start_thread(Session& session, pid_t ptid) {
   if (!opened) {
     delete t;
     if (!session.active.load()) go_idle(session);
-    return;
+    return nullptr;
   }
   register_thread(t);
   // Registered before this check: go_idle either sees the thread or ran before the check. An
@@ -309,16 +314,24 @@ void start_thread(Session& session, pid_t ptid) {
     unregister_thread(t);
     delete t;
     go_idle(session);
-    return;
+    return nullptr;
   }
+  return t;
+}
+
+void enable_thread(const ThreadEvents& t) {
+  std::lock_guard lock(g_mutex);
+  for (int i = 0; i < t.nr && !t.closed; ++i) userperf_ioctl(t.fds[i], PERF_EVENT_IOC_ENABLE, 0);
+}
+
+}  // namespace
+
+void start_thread(Session& session, pid_t ptid) {
+  ThreadEvents* t = open_thread(session, current_thread_id(), ptid);
+  if (t == nullptr) return;
   pthread_setspecific(g_key, t);
   t_thread = t;
-  {
-    std::lock_guard lock(g_mutex);
-    for (int i = 0; i < t->nr && !t->closed; ++i) {
-      userperf_ioctl(t->fds[i], PERF_EVENT_IOC_ENABLE, 0);
-    }
-  }
+  enable_thread(*t);
   for (int i = 0; i < t->nr; ++i) {
     if (session.config.events[static_cast<std::size_t>(i)].name != kOffCpuEventName) continue;
     OffCpuTarget target;
@@ -327,6 +340,13 @@ void start_thread(Session& session, pid_t ptid) {
     pmu::current_thread_stack(target.stack_low, target.stack_high);
     t_offcpu = target;
   }
+}
+
+bool start_attached_thread(Session& session, pid_t tid) {
+  ThreadEvents* t = open_thread(session, tid, 0);
+  if (t == nullptr) return false;
+  enable_thread(*t);
+  return true;
 }
 
 const OffCpuTarget* current_offcpu_target() {

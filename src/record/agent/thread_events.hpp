@@ -22,6 +22,12 @@ void init_thread_key();
 // Failures leave the thread unrecorded (one stderr line per process).
 void start_thread(Session& session, pid_t ptid);
 
+// A thread of a process the agent was loaded into while it ran (attach.cpp): its events are
+// opened from the calling thread, announced at once (an attached session is eager) and enabled.
+// It has none of the agent's thread-local state (no offcpu-time event, no end-of-thread key): its
+// events close when the session ends. False when they could not be opened.
+bool start_attached_thread(Session& session, pid_t tid);
+
 // The clock handler's gate (pmu::set_clock_sample_gate): true once the calling thread's
 // ThreadStart is sent, sending it (and Hello) first. SIGNAL-SAFE.
 bool may_sample();

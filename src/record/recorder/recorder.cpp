@@ -51,6 +51,10 @@ struct Recorder::Connection {
   pid_t pid = 0;  // 0 until Hello
   bool welcomed = false;
   bool inherits = false;  // a fork child: its events carry ids its parent's ThreadStart named
+  // An agent loaded into a running process (record -p): its threads cannot say when they are
+  // busy (the agent has none of their thread-local state), so the ticker watches them all; and
+  // its connection ends at a detach, an exec or the process's exit.
+  bool attached = false;
   bool main_exit_written = false;
   // The connection ended while its process runs on (the program closed the agent's socket with a
   // raw system call): its rings are still drained until the process ends or execs.
@@ -276,6 +280,7 @@ bool Recorder::on_hello(Connection& c, const HelloMessage& m) {
     return false;
   }
   c.pid = m.pid;
+  c.attached = m.attached != 0;
   unrecorded_.erase(m.pid);  // an image of it runs with the agent after all
   if (!write_image_state(c, m)) return false;
   if (send_message(c.fd, &welcome, sizeof welcome) != 0) return false;
@@ -452,6 +457,7 @@ bool Recorder::on_thread_start(Connection& c, const ThreadStartMessage& m, int* 
     if (m.events[i].clock != 0 && period != 0) clocks.clocks.push_back({m.events[i].clock, period});
   }
   if (!clocks.clocks.empty() && m.clock_signo >= SIGRTMIN && m.clock_signo <= SIGRTMAX) {
+    if (c.attached) ticker_.watch(clocks);
     c.clocks[m.tid] = std::move(clocks);
   }
   if (m.tid != m.pid) {
@@ -617,7 +623,7 @@ void Recorder::close_connection(Connection& c) {
   const bool image = it != processes_.end() && it->second.image == &c;
   // Unless the process runs on: then the program closed the agent's socket (a raw close_range),
   // and its threads still sample into the rings this recorder maps.
-  if (image && !c.orphaned && !c.exec_pending && !c.exited && !c.rings.empty() &&
+  if (image && !c.attached && !c.orphaned && !c.exec_pending && !c.exited && !c.rings.empty() &&
       process_running(c.pid, it->second.start_time)) {
     c.orphaned = true;
     c.orphaned_at = monotonic_ns();
@@ -649,13 +655,29 @@ void Recorder::abandon() {
 bool Recorder::run(pid_t child, int* wait_status, const volatile sig_atomic_t* pending_signal,
                    const std::function<void(const RecorderStats&)>& progress) {
   bool signal_forwarded = false;
+  bool waitpid_failed = false;
+  const bool ran = run_until(
+      [&] {
+        if (pending_signal != nullptr && *pending_signal != 0 && !signal_forwarded) {
+          kill(child, *pending_signal);
+          signal_forwarded = true;
+        }
+        const pid_t done = waitpid(child, wait_status, WNOHANG);
+        if (done < 0 && errno != EINTR) {
+          report(std::string("waitpid: ") + strerror(errno));
+          waitpid_failed = true;
+        }
+        return done == child || waitpid_failed;
+      },
+      progress);
+  return ran && !waitpid_failed;
+}
+
+bool Recorder::run_until(const std::function<bool()>& done,
+                         const std::function<void(const RecorderStats&)>& progress) {
   std::uint64_t last_drain = monotonic_ns();
   std::uint64_t last_progress = last_drain;
   for (;;) {
-    if (pending_signal != nullptr && *pending_signal != 0 && !signal_forwarded) {
-      kill(child, *pending_signal);
-      signal_forwarded = true;
-    }
     std::vector<pollfd> fds;
     fds.push_back({listen_fd_, POLLIN, 0});
     for (const auto& c : connections_) fds.push_back({c->fd, POLLIN, 0});  // -1: ignored
@@ -688,14 +710,10 @@ bool Recorder::run(pid_t child, int* wait_status, const volatile sig_atomic_t* p
       progress(stats_);
       last_progress = now;
     }
-    const pid_t done = waitpid(child, wait_status, WNOHANG);
-    if (done == child) break;
-    if (done < 0 && errno != EINTR) {
-      report(std::string("waitpid: ") + strerror(errno));
-      return false;
-    }
+    if (done()) break;
   }
-  // The command is gone: what its processes said and committed is read before finishing.
+  // The command is gone (or detached): what its processes said and committed is read before
+  // finishing.
   accept_all();
   for (auto& c : connections_) {
     if (c->fd >= 0 && !receive_all(*c) && failed_) return false;

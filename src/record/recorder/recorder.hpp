@@ -75,6 +75,11 @@ class Recorder {
   bool run(pid_t child, int* wait_status, const volatile sig_atomic_t* pending_signal = nullptr,
            const std::function<void(const RecorderStats&)>& progress = {});
 
+  // The same loop until `done` (called about every 15 ms) returns true: for processes the
+  // recorder did not start (record -p), whose ends it learns otherwise.
+  bool run_until(const std::function<bool()>& done,
+                 const std::function<void(const RecorderStats&)>& progress = {});
+
   // Drains what is left, adds BUILD_ID (and TRACING_DATA with tracepoints) and finishes the file.
   bool finish();
   // Gives up recording: every connection is closed (without draining), so the command's agents

@@ -1,0 +1,368 @@
+#include "record/attach/attach.hpp"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+
+#include "record/attach/elf_symbols.hpp"
+#include "record/attach/remote_call.hpp"
+
+namespace userperf::record {
+namespace {
+
+// How long a safe point is looked for, and how long the thread runs between two looks.
+constexpr int kSafePointTries = 400;
+constexpr unsigned kSafePointRunUs = 5000;
+
+struct Range {
+  std::uint64_t start = 0, end = 0;
+  bool contains(std::uint64_t address) const { return address >= start && address < end; }
+};
+
+// The mappings of /proc/PID/maps: their ranges, whether executable, and file names.
+struct Mapping {
+  Range range;
+  bool executable = false;
+  std::string path;
+};
+
+std::vector<Mapping> read_maps(pid_t pid) {
+  std::vector<Mapping> out;
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    unsigned long long start = 0;
+    unsigned long long end = 0;
+    char perms[8] = {};
+    int path_at = 0;
+    if (std::sscanf(line.c_str(), "%llx-%llx %7s %*s %*s %*s %n", &start, &end, perms, &path_at) <
+        3) {
+      continue;
+    }
+    Mapping m;
+    m.range = {start, end};
+    m.executable = perms[2] == 'x';
+    if (path_at > 0) m.path = line.substr(static_cast<std::size_t>(path_at));
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+bool file_name_starts(const std::string& path, const char* prefix) {
+  const std::string file = path.substr(path.rfind('/') + 1);
+  return file.rfind(prefix, 0) == 0;
+}
+
+// A line "Key:\tvalue" of /proc/PID/status, "" when absent.
+std::string status_field(pid_t pid, const std::string& key) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind(key + ":", 0) != 0) continue;
+    std::size_t at = key.size() + 1;
+    while (at < line.size() && (line[at] == '\t' || line[at] == ' ')) ++at;
+    return line.substr(at);
+  }
+  return {};
+}
+
+std::vector<pid_t> threads_of(pid_t pid) {
+  std::vector<pid_t> tids;
+  DIR* dir = opendir(("/proc/" + std::to_string(pid) + "/task").c_str());
+  if (dir == nullptr) return tids;
+  while (const dirent* entry = readdir(dir)) {
+    const long tid = std::strtol(entry->d_name, nullptr, 10);
+    if (tid > 0) tids.push_back(static_cast<pid_t>(tid));
+  }
+  closedir(dir);
+  return tids;
+}
+
+bool is_zombie_thread(pid_t pid, pid_t tid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/stat");
+  std::string text;
+  std::getline(stat, text);
+  const std::size_t close = text.rfind(')');
+  return close == std::string::npos || close + 2 >= text.size() || text[close + 2] == 'Z';
+}
+
+// Why ptrace refused, and what to do about it.
+Error permission_error(pid_t pid, const Error& refused) {
+  std::string why;
+  const std::string uid_line = status_field(pid, "Uid");
+  const uid_t owner = static_cast<uid_t>(std::strtoul(uid_line.c_str(), nullptr, 10));
+  const std::string tracer = status_field(pid, "TracerPid");
+  std::ifstream scope_file("/proc/sys/kernel/yama/ptrace_scope");
+  int scope = -1;
+  if (!(scope_file >> scope)) scope = -1;
+  if (!uid_line.empty() && owner != geteuid() && geteuid() != 0) {
+    why = "it belongs to user " + std::to_string(owner) +
+          "; run userperf record as that user, or as root (CAP_SYS_PTRACE)";
+  } else if (!tracer.empty() && tracer != "0") {
+    why = "it is being traced already by process " + tracer +
+          " (a debugger, strace, or another userperf record -p)";
+  } else if (scope == 3) {
+    why = "kernel.yama.ptrace_scope is 3: ptrace is disabled until the next reboot";
+  } else if (scope == 2 && geteuid() != 0) {
+    why =
+        "kernel.yama.ptrace_scope is 2: only a process with CAP_SYS_PTRACE may attach; run "
+        "userperf record as root";
+  } else if (scope == 1 && geteuid() != 0) {
+    why =
+        "kernel.yama.ptrace_scope is 1: only a parent may trace its children; run userperf "
+        "record as root, or set `sysctl kernel.yama.ptrace_scope=0`";
+  } else {
+    why =
+        "the process is not dumpable (a set-user-ID program, or prctl(PR_SET_DUMPABLE, 0)); "
+        "run userperf record as root (CAP_SYS_PTRACE)";
+  }
+  return make_error(EPERM, "cannot attach to process " + std::to_string(pid) + " (" +
+                               refused.message + "): " + why);
+}
+
+Error with_pid(pid_t pid, const Error& e) {
+  return make_error(e.code, "process " + std::to_string(pid) + ": " + e.message);
+}
+
+// Stops `tid`, mapping a ptrace refusal to what to do.
+Expected<std::unique_ptr<RemoteThread>> stop_thread(pid_t pid, pid_t tid) {
+  Expected<std::unique_ptr<RemoteThread>> thread = RemoteThread::stop(pid, tid);
+  if (!thread && thread.error().code == EPERM) return permission_error(pid, thread.error());
+  return thread;
+}
+
+// The executable mappings of the dynamic loader and of the C library.
+struct RuntimeText {
+  std::vector<Range> loader;
+  std::vector<Range> libc;
+};
+
+RuntimeText runtime_text(const std::vector<Mapping>& maps) {
+  RuntimeText text;
+  for (const Mapping& m : maps) {
+    if (m.executable && file_name_starts(m.path, "ld-linux")) text.loader.push_back(m.range);
+    if (m.executable && file_name_starts(m.path, "libc.so")) text.libc.push_back(m.range);
+  }
+  return text;
+}
+
+// Whether a thread stopped here may call into the C library and the loader: not while it runs
+// their code (it may hold malloc's or the loader's lock, which the call needs too), nor inside the
+// system calls malloc makes with its lock held.
+bool at_safe_point(const user_regs_struct& regs, const RuntimeText& text) {
+  const auto inside = [&](const std::vector<Range>& ranges) {
+    for (const Range& r : ranges) {
+      if (r.contains(regs.rip)) return true;
+    }
+    return false;
+  };
+  const auto syscall_nr = static_cast<long long>(regs.orig_rax);
+  if (syscall_nr >= 0) {
+    switch (syscall_nr) {
+      case SYS_mmap:
+      case SYS_munmap:
+      case SYS_brk:
+      case SYS_mprotect:
+      case SYS_mremap:
+      case SYS_madvise:
+        return false;
+      default:
+        // A blocking call of the program's (a read, a sleep, a futex wait): its caller holds none
+        // of the runtime's locks, unless it is the loader itself.
+        return !inside(text.loader);
+    }
+  }
+  return !inside(text.loader) && !inside(text.libc);
+}
+
+struct Target {
+  std::uint64_t dlopen = 0;
+  std::uint64_t dlerror = 0;
+  RuntimeText text;
+};
+
+Expected<Target> find_target(pid_t pid) {
+  const std::vector<Mapping> maps = read_maps(pid);
+  if (maps.empty()) {
+    if (access(("/proc/" + std::to_string(pid)).c_str(), F_OK) != 0) {
+      return make_error(ESRCH, "no process " + std::to_string(pid));
+    }
+    return make_error(EPERM, "cannot read /proc/" + std::to_string(pid) +
+                                 "/maps: run userperf record as the process's owner or as root");
+  }
+  Target target;
+  target.text = runtime_text(maps);
+  if (target.text.loader.empty()) {
+    return make_error(ENOEXEC,
+                      "process " + std::to_string(pid) +
+                          " is statically linked (it has no dynamic loader): userperf cannot load "
+                          "its agent into it. Record it with kernel perf record -p where "
+                          "perf_event_open is allowed.");
+  }
+  // glibc 2.34 and later have dlopen in libc.so.6; older ones in libdl.so.2, when it is loaded.
+  for (const char* prefix : {"libc.so", "libdl.so"}) {
+    for (const LoadedObject& object : loaded_objects(pid, prefix)) {
+      Expected<std::uint64_t> open = remote_function(pid, object, "dlopen");
+      Expected<std::uint64_t> error = remote_function(pid, object, "dlerror");
+      if (!open) return with_pid(pid, open.error());
+      if (*open != 0 && error && *error != 0) {
+        target.dlopen = *open;
+        target.dlerror = *error;
+        return target;
+      }
+    }
+  }
+  return make_error(ENOSYS, "process " + std::to_string(pid) +
+                                " has no dlopen in its C library (glibc 2.34 or later has it, "
+                                "older glibc only with libdl.so.2 loaded; musl cannot load the "
+                                "agent): userperf cannot load its agent into it");
+}
+
+// [low, high) of the mapping holding `sp`, as the clock's frame walk needs them.
+Range stack_of(const std::vector<Mapping>& maps, std::uint64_t sp) {
+  for (const Mapping& m : maps) {
+    if (m.range.contains(sp)) return m.range;
+  }
+  return {};
+}
+
+// The agent's function `name` in process pid, 0 when the agent is not loaded there.
+Expected<std::uint64_t> agent_function(pid_t pid, const char* name) {
+  for (const LoadedObject& object : loaded_objects(pid, "libuserperf_agent")) {
+    return remote_function(pid, object, name);
+  }
+  return std::uint64_t{0};
+}
+
+// A thread that can make calls: the main one unless it has ended (pthread_exit), then another.
+Expected<std::unique_ptr<RemoteThread>> stop_caller(pid_t pid, const RuntimeText& text) {
+  pid_t caller = pid;
+  if (is_zombie_thread(pid, pid)) {
+    caller = 0;
+    for (const pid_t tid : threads_of(pid)) {
+      if (tid != pid && !is_zombie_thread(pid, tid)) caller = tid;
+    }
+    if (caller == 0) return make_error(ESRCH, "process " + std::to_string(pid) + " is exiting");
+  }
+  Expected<std::unique_ptr<RemoteThread>> thread = stop_thread(pid, caller);
+  if (!thread) return thread;
+  for (int i = 0; i < kSafePointTries; ++i) {
+    if (at_safe_point((*thread)->regs(), text)) return thread;
+    if (Expected<void> ran = (*thread)->run_for(kSafePointRunUs); !ran) return ran.error();
+  }
+  return make_error(EAGAIN, "thread " + std::to_string(caller) + " of process " +
+                                std::to_string(pid) +
+                                " stayed inside the C library or the dynamic loader for 2 s: no "
+                                "safe point to load the agent at; try again");
+}
+
+std::string attach_refusal(int code) {
+  switch (code) {
+    case EBUSY:
+      return "it is being recorded already (another userperf record, or started by one)";
+    case EINVAL:
+      return "the agent refused the configuration (a userperf of another version?)";
+    case ECONNREFUSED:
+      return "the agent could not connect to this recorder";
+    case ESRCH:
+      return "none of its threads could be recorded";
+    default:
+      return std::strerror(code);
+  }
+}
+
+}  // namespace
+
+Expected<pid_t> process_of_thread(pid_t tid) {
+  // /proc/TID is reachable for any thread id, and its Tgid names the process.
+  const std::string tgid = status_field(tid, "Tgid");
+  if (tgid.empty()) return make_error(ESRCH, "no thread " + std::to_string(tid));
+  return static_cast<pid_t>(std::strtol(tgid.c_str(), nullptr, 10));
+}
+
+std::vector<pid_t> process_threads(pid_t pid) {
+  return threads_of(pid);
+}
+
+Expected<AttachResult> attach_process(const AttachRequest& request) {
+  const pid_t pid = request.pid;
+  if (pid == getpid()) return make_error(EINVAL, "userperf record cannot attach to itself");
+  Expected<Target> target = find_target(pid);
+  if (!target) return target.error();
+  std::vector<pid_t> tids = request.tids;
+  const std::vector<pid_t> all = threads_of(pid);
+  if (tids.empty()) tids = all;
+  for (const pid_t tid : tids) {
+    bool found = false;
+    for (const pid_t t : all) found = found || t == tid;
+    if (!found) {
+      return make_error(ESRCH, "thread " + std::to_string(tid) + " is not a thread of process " +
+                                   std::to_string(pid));
+    }
+  }
+  // Each thread's stack, from its stack pointer (stopped a moment, one at a time): the clock's
+  // frame walk reads only inside it. The main thread's the agent knows itself.
+  std::string threads;
+  const std::vector<Mapping> maps = read_maps(pid);
+  for (const pid_t tid : tids) {
+    Range stack;
+    if (tid != pid) {
+      Expected<std::unique_ptr<RemoteThread>> stopped = stop_thread(pid, tid);
+      if (!stopped && stopped.error().code != ESRCH) return stopped.error();
+      if (stopped) stack = stack_of(maps, (*stopped)->regs().rsp);
+    }
+    char line[64];
+    std::snprintf(line, sizeof line, "%d %" PRIx64 " %" PRIx64 "\n", tid, stack.start, stack.end);
+    threads += line;
+  }
+
+  Expected<std::unique_ptr<RemoteThread>> caller = stop_caller(pid, target->text);
+  if (!caller) return caller.error();
+  RemoteThread& thread = **caller;
+  Expected<std::uint64_t> handle = thread.call(
+      target->dlopen, {request.agent, static_cast<std::uint64_t>(RTLD_NOW | RTLD_LOCAL)});
+  if (!handle) return with_pid(pid, handle.error());
+  if (*handle == 0) {
+    Expected<std::uint64_t> text = thread.call(target->dlerror, {});
+    const std::string why = text && *text != 0 ? thread.read_string(*text) : "dlopen failed";
+    return make_error(ELIBACC, "process " + std::to_string(pid) + " could not load " +
+                                   request.agent + ": " + why);
+  }
+  Expected<std::uint64_t> entry = agent_function(pid, "userperf_agent_attach");
+  if (!entry) return with_pid(pid, entry.error());
+  if (*entry == 0) {
+    return make_error(ELIBACC, "process " + std::to_string(pid) + ": " + request.agent +
+                                   " has no userperf_agent_attach (an agent of another version?)");
+  }
+  Expected<std::uint64_t> result =
+      thread.call(*entry, {request.socket_path, request.config, threads});
+  if (!result) return with_pid(pid, result.error());
+  const auto recorded = static_cast<int>(static_cast<std::int64_t>(*result));
+  if (recorded <= 0) {
+    return make_error(-recorded, "cannot record process " + std::to_string(pid) + ": " +
+                                     attach_refusal(-recorded));
+  }
+  return AttachResult{recorded, tids};
+}
+
+Expected<void> detach_process(pid_t pid) {
+  Expected<std::uint64_t> entry = agent_function(pid, "userperf_agent_detach");
+  if (!entry) return with_pid(pid, entry.error());
+  if (*entry == 0) return {};  // gone, or exec'd: its recording ended with its image
+  Expected<std::unique_ptr<RemoteThread>> caller = stop_caller(pid, runtime_text(read_maps(pid)));
+  if (!caller) return caller.error().code == ESRCH ? Expected<void>{} : caller.error();
+  Expected<std::uint64_t> result = (*caller)->call(*entry, {});
+  if (!result)
+    return result.error().code == ESRCH ? Expected<void>{} : with_pid(pid, result.error());
+  return {};
+}
+
+}  // namespace userperf::record

@@ -1,0 +1,89 @@
+// record_attach_test.sh: a program `userperf record -p` attaches to while it runs. Its output is a
+// function of its work alone, so that an attach that changed any register (general or vector),
+// signal mask, stack byte or system call result shows as a different line:
+//   - the main thread computes a floating-point series in main_spin, its partial sums live in
+//     vector registers across every point where it can be stopped;
+//   - a worker thread computes an integer hash in worker_spin;
+//   - a sleeper thread sleeps in nanosleep and writes a byte into a pipe after each sleep, which a
+//     reader thread reads: interrupted system calls must restart, never return EINTR.
+// It prints one line and exits with status 3. argv[1]: rounds (about 10 ms of work each).
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+static int g_rounds = 300;
+static int g_pipe[2];
+static volatile int g_eintr;
+static unsigned long g_worker_hash;
+static int g_bytes_read;
+
+__attribute__((noinline)) double main_spin(int round) {
+  double a = 0, b = 0, c = 0, d = 0;
+  for (int i = 1; i <= 400000; ++i) {
+    const double x = (double)(i + round);
+    a += 1.0 / x;
+    b += 1.0 / (x * x);
+    c += (i & 1) ? 1.0 / (2 * x - 1) : -1.0 / (2 * x - 1);
+    d += a * 1e-9 - b * 1e-9;
+  }
+  return a + b + c + d;
+}
+
+__attribute__((noinline)) unsigned long worker_spin(unsigned long h) {
+  for (int i = 0; i < 2000000; ++i) h = (h ^ (unsigned long)i) * 1099511628211ul;
+  return h;
+}
+
+static void* worker(void* arg) {
+  (void)arg;
+  unsigned long h = 14695981039346656037ul;
+  for (int r = 0; r < g_rounds; ++r) h = worker_spin(h);
+  g_worker_hash = h;
+  return NULL;
+}
+
+static void* sleeper(void* arg) {
+  (void)arg;
+  const int sleeps = g_rounds / 10 + 1;
+  for (int i = 0; i < sleeps; ++i) {
+    struct timespec pause = {0, 20 * 1000 * 1000};
+    if (nanosleep(&pause, NULL) != 0 && errno == EINTR) ++g_eintr;
+    while (write(g_pipe[1], "x", 1) != 1) {
+      if (errno == EINTR) ++g_eintr;
+    }
+  }
+  close(g_pipe[1]);
+  return NULL;
+}
+
+static void* reader(void* arg) {
+  (void)arg;
+  char c;
+  ssize_t n;
+  while ((n = read(g_pipe[0], &c, 1)) != 0) {
+    if (n == 1) {
+      ++g_bytes_read;
+    } else if (errno == EINTR) {
+      ++g_eintr;
+    }
+  }
+  return NULL;
+}
+
+int main(int argc, char** argv) {
+  if (argc > 1) g_rounds = atoi(argv[1]);
+  if (pipe(g_pipe) != 0) return 1;
+  pthread_t threads[3];
+  pthread_create(&threads[0], NULL, worker, NULL);
+  pthread_create(&threads[1], NULL, sleeper, NULL);
+  pthread_create(&threads[2], NULL, reader, NULL);
+  double sum = 0;
+  for (int r = 0; r < g_rounds; ++r) sum += main_spin(r);
+  for (int i = 0; i < 3; ++i) pthread_join(threads[i], NULL);
+  printf("sum=%.17g hash=%lx bytes=%d eintr=%d\n", sum, g_worker_hash, g_bytes_read, g_eintr);
+  return 3;
+}
