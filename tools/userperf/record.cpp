@@ -25,6 +25,7 @@
 #include "bpf/perf/bpf_registry.hpp"
 #include "commands.hpp"
 #include "perfdata/writer.hpp"
+#include "pmu/clock/clock_ticker.hpp"
 #include "record/attach/attach.hpp"
 #include "record/exec_target.hpp"
 #include "record/recorder/event_config.hpp"
@@ -479,6 +480,8 @@ int run_attach(const RecordOptions& options, const std::vector<std::string>& com
                   "(record the program from its start)");
     }
   }
+  // Its own ticker thread pokes its clocks (recorder.cpp's Connection::attached says why).
+  prepared->config.ticker_pid = 0;
   const std::string config_text = config.encode();
   catch_stop_signals();
   signal(SIGPIPE, SIG_IGN);
@@ -520,15 +523,20 @@ int run_attach(const RecordOptions& options, const std::vector<std::string>& com
       std::size_t later = 0;
       for (const pid_t tid : record::process_threads(t.pid)) {
         later += std::find(t.recorded.begin(), t.recorded.end(), tid) == t.recorded.end() &&
-                 t.tids.empty();
+                 t.tids.empty() && record::read_comm(t.pid, tid) != pmu::kTickerThreadName;
       }
       if (later != 0) {
         errors.push_back("process " + std::to_string(t.pid) + " started " + std::to_string(later) +
                          " thread" + (later == 1 ? "" : "s") +
                          " after the attach, not recorded (-p records the threads it finds)");
       }
-      if (Expected<void> detached = record::detach_process(t.pid); !detached) {
+      Expected<bool> detached = record::detach_process(t.pid);
+      if (!detached) {
         errors.push_back(detached.error().message);
+      } else if (!*detached && record::process_running(t.pid, t.start_time)) {
+        errors.push_back("process " + std::to_string(t.pid) +
+                         " ran a new program (exec) during the recording: it was recorded until "
+                         "then");
       }
     }
     worker_done = true;

@@ -136,12 +136,15 @@ std::uint64_t runqueue_wait_ns(ClockSlot& slot) {
 bool poke(int index, pid_t tid, std::uint32_t generation) {
   siginfo_t info{};
   info.si_signo = clock_signal();
-  info.si_code = SI_QUEUE;
-  info.si_pid = support::current_pid();
-  info.si_uid = getuid();
+  // SI_TIMER, as the timers' own signals: exec discards those still queued (the kernel's
+  // flush_itimer_signals, once every other thread, this one too, is gone), so a poke that races a
+  // thread's exec never reaches the new program, whose disposition of the signal is the default
+  // (terminate).
+  info.si_code = SI_TIMER;
+  info.si_timerid = kOwnTickerTimerId;
   info.si_value.sival_ptr =
       encode_clock_signal({index, generation, clock_signal_stamp(monotonic_ns())});
-  return syscall(SYS_rt_tgsigqueueinfo, info.si_pid, tid, info.si_signo, &info) == 0;
+  return syscall(SYS_rt_tgsigqueueinfo, support::current_pid(), tid, info.si_signo, &info) == 0;
 }
 
 // When to poll a thread that still needs `remaining` CPU time for a period: at the CPU share it
@@ -246,7 +249,7 @@ std::uint64_t scan_slots() {
 // faster than wall time), so a busy thread gets one signal per period and an idle one costs a CPU
 // clock read per period.
 void* ticker_main(void*) {
-  prctl(PR_SET_NAME, "userperf-ticker");
+  prctl(PR_SET_NAME, kTickerThreadName);
   prctl(PR_SET_TIMERSLACK, kTimerSlackNs);
   for (;;) {
     const std::uint32_t seen = g_wake.load(std::memory_order_seq_cst);

@@ -3,14 +3,18 @@
 // period arrives as 250 signals/s. The ticker wakes on CLOCK_MONOTONIC, reads each armed thread's
 // CPU clock and, once a thread has used a period its samples do not stand for yet (half of one
 // when another thread's period woke the ticker) and is busy (running, not about to be woken from
-// a blocking call by our signal), queues it the clock signal (rt_tgsigqueueinfo, SI_QUEUE) with the
-// slot and its generation; the handler counts the periods (clock_timer.hpp). A recorded program
-// has none: the recorder pokes it (clock_timer.hpp, ExternalTicker).
+// a blocking call by our signal), queues it the clock signal (rt_tgsigqueueinfo, SI_TIMER with
+// timer id kOwnTickerTimerId: exec discards it if still queued) with the slot and its generation;
+// the handler counts the periods (clock_timer.hpp). A program recorded from its start has none:
+// the recorder pokes it (clock_timer.hpp, ExternalTicker). One attached to (record -p) has one.
 #pragma once
 
 #include <cstdint>
 
 namespace userperf::pmu {
+
+// The ticker thread's name (what `userperf record -p` tells from the program's own threads).
+inline constexpr const char* kTickerThreadName = "userperf-ticker";
 
 // Periods below this go to the ticker. At HZ 100 (the lowest common HZ) a CPU-time timer fires
 // at most every 10 ms; from there up it delivers one signal per period or close to it, and costs

@@ -326,13 +326,13 @@ void account(core::Engine& engine, core::Event& event, ClockSlot& slot,
   sample(engine, event, stack, periods, uc);
 }
 
-// SI_TIMER: the thread's own CPU-time timer. SI_QUEUE from this process (its ticker thread) or
-// from the external ticker: a poke. Either way the handler counts what the thread used since its
-// last sample.
+// SI_TIMER: the thread's own CPU-time timer, or (timer id kOwnTickerTimerId) a poke of this
+// process's ticker thread; SI_QUEUE from the external ticker: a poke. Either way the handler
+// counts what the thread used since its last sample.
 void clock_signal_handler(int, siginfo_t* info, void* context) {
   if (t_follow_pending) follow_forked_clocks();
   const ClockSignalValue value = decode_clock_signal(info->si_value.sival_ptr);
-  const bool from_own_ticker = info->si_code == SI_QUEUE && info->si_pid == support::current_pid();
+  const bool from_own_ticker = info->si_code == SI_TIMER && info->si_timerid == kOwnTickerTimerId;
   const pid_t external = g_external_pid.load(std::memory_order_relaxed);
   const bool from_external = info->si_code == SI_QUEUE && external != 0 && info->si_pid == external;
   if (info->si_code != SI_TIMER && !from_own_ticker && !from_external) return;
@@ -348,9 +348,10 @@ void clock_signal_handler(int, siginfo_t* info, void* context) {
     StackBounds stack;
     core::Event* event = live_event(slot, *engine, value.generation, stack);
     if (event != nullptr && event->pid == support::current_tid()) {
-      account(*engine, *event, slot, value, stack,
-              info->si_code == SI_TIMER ? ClockSource::kTick : ClockSource::kPoke,
-              *static_cast<const ucontext_t*>(context));
+      account(
+          *engine, *event, slot, value, stack,
+          info->si_code == SI_TIMER && !from_own_ticker ? ClockSource::kTick : ClockSource::kPoke,
+          *static_cast<const ucontext_t*>(context));
     }
   }
   errno = saved_errno;

@@ -1,8 +1,10 @@
 // Per-thread clocks that deliver a signal to the sampled thread; the handler turns each signal
 // into samples. Every armed clock has a periodic POSIX timer over the thread's CPU-time clock
 // (SI_TIMER), which fires on the thread's scheduler ticks (HZ: 250 here). Periods shorter than
-// kTickerMaxPeriodNs are also poked (SI_QUEUE) in between by a ticker: the in-process ticker
-// thread (clock_ticker.hpp) or, for a recorded program, the recorder (ExternalTicker). Whoever
+// kTickerMaxPeriodNs are also poked in between by a ticker: the in-process ticker thread
+// (clock_ticker.hpp; SI_TIMER with timer id kOwnTickerTimerId, so that exec discards a poke still
+// queued, as it does the timers' own signals) or, for a program recorded from its start, the
+// recorder (ExternalTicker; SI_QUEUE from its pid). Whoever
 // signals, the handler counts the periods itself from the thread's CPU clock, so every sample's
 // PERIOD is the CPU time it stands for.
 // The handler finds its event through a slot table (clock_slots.hpp), so a signal that arrives
@@ -16,6 +18,9 @@
 #include "core/engine.hpp"
 
 namespace userperf::pmu {
+
+// The timer id the in-process ticker's pokes carry (SI_TIMER): no timer_create gives a negative id.
+inline constexpr int kOwnTickerTimerId = -1;
 
 struct ClockTimer {
   timer_t timer{};

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -21,6 +22,9 @@ namespace {
 // How long a safe point is looked for, and how long the thread runs between two looks.
 constexpr int kSafePointTries = 400;
 constexpr unsigned kSafePointRunUs = 5000;
+// How long a process still in its dynamic loader is given to load its C library.
+constexpr int kStartingTries = 20;
+constexpr unsigned kStartingWaitUs = 10000;
 
 struct Range {
   std::uint64_t start = 0, end = 0;
@@ -190,14 +194,16 @@ struct Target {
 };
 
 Expected<Target> find_target(pid_t pid) {
-  const std::vector<Mapping> maps = read_maps(pid);
-  if (maps.empty()) {
-    if (access(("/proc/" + std::to_string(pid)).c_str(), F_OK) != 0) {
-      return make_error(ESRCH, "no process " + std::to_string(pid));
-    }
-    return make_error(EPERM, "cannot read /proc/" + std::to_string(pid) +
-                                 "/maps: run userperf record as the process's owner or as root");
+  const std::string maps_path = "/proc/" + std::to_string(pid) + "/maps";
+  const int fd = open(maps_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ENOENT) return make_error(ESRCH, "no process " + std::to_string(pid));
+    return permission_error(
+        pid, make_error(err, "cannot read " + maps_path + ": " + std::strerror(err)));
   }
+  close(fd);
+  const std::vector<Mapping> maps = read_maps(pid);
   Target target;
   target.text = runtime_text(maps);
   if (target.text.loader.empty()) {
@@ -206,6 +212,11 @@ Expected<Target> find_target(pid_t pid) {
                           " is statically linked (it has no dynamic loader): userperf cannot load "
                           "its agent into it. Record it with kernel perf record -p where "
                           "perf_event_open is allowed.");
+  }
+  if (target.text.libc.empty()) {
+    return make_error(EAGAIN, "process " + std::to_string(pid) +
+                                  " is starting (its dynamic loader has not loaded the C library "
+                                  "yet); try again");
   }
   // glibc 2.34 and later have dlopen in libc.so.6; older ones in libdl.so.2, when it is loaded.
   for (const char* prefix : {"libc.so", "libdl.so"}) {
@@ -224,6 +235,31 @@ Expected<Target> find_target(pid_t pid) {
                                 " has no dlopen in its C library (glibc 2.34 or later has it, "
                                 "older glibc only with libdl.so.2 loaded; musl cannot load the "
                                 "agent): userperf cannot load its agent into it");
+}
+
+// What program the process runs: its executable and the C library's address, which an exec
+// changes (the pid and start time stay).
+std::string image_of(pid_t pid) {
+  char exe[4096];
+  const ssize_t n = readlink(("/proc/" + std::to_string(pid) + "/exe").c_str(), exe, sizeof exe);
+  std::string image = n > 0 ? std::string(exe, static_cast<std::size_t>(n)) : std::string();
+  for (const LoadedObject& libc : loaded_objects(pid, "libc.so")) {
+    image += " " + std::to_string(libc.base);
+  }
+  return image;
+}
+
+// A call that failed: when the process ran a new program meanwhile, the addresses were the old
+// image's, and that is what is said.
+Error call_failed(pid_t pid, const std::string& image, const Error& error) {
+  if (error.code == ESRCH) return error;
+  if (image_of(pid) != image) {
+    return make_error(ESRCH, "process " + std::to_string(pid) +
+                                 " ran a new program (exec) during the attach: nothing was "
+                                 "loaded, it runs on unchanged; attach again to record the new "
+                                 "program");
+  }
+  return with_pid(pid, error);
 }
 
 // [low, high) of the mapping holding `sp`, as the clock's frame walk needs them.
@@ -250,7 +286,10 @@ Expected<std::unique_ptr<RemoteThread>> stop_caller(pid_t pid, const RuntimeText
     for (const pid_t tid : threads_of(pid)) {
       if (tid != pid && !is_zombie_thread(pid, tid)) caller = tid;
     }
-    if (caller == 0) return make_error(ESRCH, "process " + std::to_string(pid) + " is exiting");
+    if (caller == 0) {
+      return make_error(ESRCH, "process " + std::to_string(pid) +
+                                   " is exiting (or replacing its threads to run a new program)");
+    }
   }
   Expected<std::unique_ptr<RemoteThread>> thread = stop_thread(pid, caller);
   if (!thread) return thread;
@@ -295,7 +334,14 @@ std::vector<pid_t> process_threads(pid_t pid) {
 Expected<AttachResult> attach_process(const AttachRequest& request) {
   const pid_t pid = request.pid;
   if (pid == getpid()) return make_error(EINVAL, "userperf record cannot attach to itself");
+  // Before the addresses are read: an exec from here on shows as another image.
+  const std::string image = image_of(pid);
   Expected<Target> target = find_target(pid);
+  // A process still in its loader (just started, or just exec'd) gets a moment to finish.
+  for (int i = 0; i < kStartingTries && !target && target.error().code == EAGAIN; ++i) {
+    usleep(kStartingWaitUs);
+    target = find_target(pid);
+  }
   if (!target) return target.error();
   std::vector<pid_t> tids = request.tids;
   const std::vector<pid_t> all = threads_of(pid);
@@ -329,7 +375,7 @@ Expected<AttachResult> attach_process(const AttachRequest& request) {
   RemoteThread& thread = **caller;
   Expected<std::uint64_t> handle = thread.call(
       target->dlopen, {request.agent, static_cast<std::uint64_t>(RTLD_NOW | RTLD_LOCAL)});
-  if (!handle) return with_pid(pid, handle.error());
+  if (!handle) return call_failed(pid, image, handle.error());
   if (*handle == 0) {
     Expected<std::uint64_t> text = thread.call(target->dlerror, {});
     const std::string why = text && *text != 0 ? thread.read_string(*text) : "dlopen failed";
@@ -344,7 +390,7 @@ Expected<AttachResult> attach_process(const AttachRequest& request) {
   }
   Expected<std::uint64_t> result =
       thread.call(*entry, {request.socket_path, request.config, threads});
-  if (!result) return with_pid(pid, result.error());
+  if (!result) return call_failed(pid, image, result.error());
   const auto recorded = static_cast<int>(static_cast<std::int64_t>(*result));
   if (recorded <= 0) {
     return make_error(-recorded, "cannot record process " + std::to_string(pid) + ": " +
@@ -353,16 +399,17 @@ Expected<AttachResult> attach_process(const AttachRequest& request) {
   return AttachResult{recorded, tids};
 }
 
-Expected<void> detach_process(pid_t pid) {
+Expected<bool> detach_process(pid_t pid) {
   Expected<std::uint64_t> entry = agent_function(pid, "userperf_agent_detach");
   if (!entry) return with_pid(pid, entry.error());
-  if (*entry == 0) return {};  // gone, or exec'd: its recording ended with its image
+  if (*entry == 0) return false;  // gone, or exec'd: its recording ended with its image
   Expected<std::unique_ptr<RemoteThread>> caller = stop_caller(pid, runtime_text(read_maps(pid)));
-  if (!caller) return caller.error().code == ESRCH ? Expected<void>{} : caller.error();
+  if (!caller) return caller.error().code == ESRCH ? Expected<bool>(false) : caller.error();
   Expected<std::uint64_t> result = (*caller)->call(*entry, {});
-  if (!result)
-    return result.error().code == ESRCH ? Expected<void>{} : with_pid(pid, result.error());
-  return {};
+  if (!result) {
+    return result.error().code == ESRCH ? Expected<bool>(false) : with_pid(pid, result.error());
+  }
+  return true;
 }
 
 }  // namespace userperf::record

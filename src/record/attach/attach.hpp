@@ -42,8 +42,8 @@ struct AttachResult {
 // A failed attach leaves the process as it was (the agent may stay loaded, inert).
 Expected<AttachResult> attach_process(const AttachRequest& request);
 
-// Ends the recording of an attached process. Succeeds when the process is gone or exec'd (its
-// recording ended with it).
-Expected<void> detach_process(pid_t pid);
+// Ends the recording of an attached process: true. False when the agent is not there any more
+// (the process is gone, or exec'd: its recording ended with that image).
+Expected<bool> detach_process(pid_t pid);
 
 }  // namespace userperf::record

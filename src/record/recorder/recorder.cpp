@@ -51,9 +51,10 @@ struct Recorder::Connection {
   pid_t pid = 0;  // 0 until Hello
   bool welcomed = false;
   bool inherits = false;  // a fork child: its events carry ids its parent's ThreadStart named
-  // An agent loaded into a running process (record -p): its threads cannot say when they are
-  // busy (the agent has none of their thread-local state), so the ticker watches them all; and
-  // its connection ends at a detach, an exec or the process's exit.
+  // An agent loaded into a running process (record -p): its connection ends at a detach, an exec
+  // or the process's exit, never because the program closed it. Its clocks are poked by its own
+  // ticker thread, never by this recorder: a poke that raced an exec would reach a program that
+  // does not catch the signal (an in-process poke is discarded by the exec).
   bool attached = false;
   bool main_exit_written = false;
   // The connection ended while its process runs on (the program closed the agent's socket with a
@@ -457,7 +458,6 @@ bool Recorder::on_thread_start(Connection& c, const ThreadStartMessage& m, int* 
     if (m.events[i].clock != 0 && period != 0) clocks.clocks.push_back({m.events[i].clock, period});
   }
   if (!clocks.clocks.empty() && m.clock_signo >= SIGRTMIN && m.clock_signo <= SIGRTMAX) {
-    if (c.attached) ticker_.watch(clocks);
     c.clocks[m.tid] = std::move(clocks);
   }
   if (m.tid != m.pid) {
