@@ -294,6 +294,15 @@ Session* start_attached_session(const std::string& socket_path, const RecordConf
 void end_attached_session(Session& session) {
   send_all_counts(session, true);
   go_idle(session);
+  // The program gets its descriptors back as they were: with every event closed and the session
+  // inactive nothing of the agent sends on the socket any more (no external ticker is told of busy
+  // clocks, every thread was announced at the attach).
+  if (heard(session) && session.socket >= 0 &&
+      (!support::owns_descriptor(session.socket) || support::still_ours(session.socket))) {
+    support::release_descriptor(session.socket);
+    close(session.socket);
+    session.socket = -1;
+  }
   Session* expected = &session;
   g_session.compare_exchange_strong(expected, nullptr);
 }

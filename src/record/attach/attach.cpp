@@ -204,6 +204,8 @@ Expected<Target> find_target(pid_t pid) {
   }
   close(fd);
   const std::vector<Mapping> maps = read_maps(pid);
+  // A process that has exited (a zombie) has no address space left.
+  if (maps.empty()) return make_error(ESRCH, "process " + std::to_string(pid) + " has exited");
   Target target;
   target.text = runtime_text(maps);
   if (target.text.loader.empty()) {
