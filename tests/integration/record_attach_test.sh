@@ -4,8 +4,9 @@
 # those of a run nobody attached to (workloads/attach_target.c prints a line that any changed
 # register, signal mask, stack byte or system call result would change).
 # Usage: record_attach_test.sh SCENARIO BIN_DIR
-#   output    attach with -g for a second: output and status unchanged, both threads' functions in
-#             perf report with their callers, the process's descriptors as before
+#   output    attach with -g for 2 seconds: output and status unchanged, the threads' functions in
+#             perf report with their callers (a thread started after the attach too), the
+#             process's descriptors as before
 #   twice     two attaches one after the other; a second attach while the first records is refused
 #   races     processes that exit or exec while being attached to: a clear message or a recording,
 #             never a changed output, a hang or a killed program
@@ -68,7 +69,7 @@ case $scenario in
     start 1200
     sleep 0.3
     fds_before=$(ls "/proc/$pid/fd" | wc -l)
-    timeout 60 "$userperf" record -g -p "$pid" -o "$dir/a.data" -- sleep 1 2>"$dir/err"
+    timeout 60 "$userperf" record -g -p "$pid" -o "$dir/a.data" -- sleep 2 2>"$dir/err"
     rc=$?
     [[ $rc -eq 0 ]] || fail "record -p: exit $rc: $(cat "$dir/err")"
     fds_after=$(ls "/proc/$pid/fd" 2>/dev/null | wc -l)
@@ -77,14 +78,17 @@ case $scenario in
     unchanged "record -p" eintr
     main=$(share "$dir/a.data" main_spin)
     worker=$(share "$dir/a.data" worker_spin)
-    ((main >= 25 && worker >= 25)) || fail "shares: main_spin $main%, worker_spin $worker%"
+    ((main >= 20 && worker >= 20)) || fail "shares: main_spin $main%, worker_spin $worker%"
+    # The late thread started after the attach: followed (perf -p's inherit).
+    late=$(share "$dir/a.data" late_spin)
+    ((late >= 3)) || fail "the thread started after the attach: late_spin $late%"
     # The worker's frames walk to start_thread: its stack was told to the agent.
     perf report -i "$dir/a.data" --stdio --no-children --sort sym 2>/dev/null >"$dir/report"
     grep -q "start_thread" "$dir/report" || fail "no caller of worker_spin: $(head -30 "$dir/report")"
     samples=$(perf report -i "$dir/a.data" --stdio 2>/dev/null | sed -n 's/^# Samples: \([0-9K]*\).*/\1/p')
     "$userperf" report -i "$dir/a.data" --stdio --sort sym 2>/dev/null | grep -q "worker_spin" ||
       fail "userperf report lacks worker_spin"
-    echo "ok: output unchanged, main_spin $main%, worker_spin $worker%, $samples samples"
+    echo "ok: output unchanged, main_spin $main%, worker_spin $worker%, late_spin $late%, $samples samples"
     ;;
   twice)
     reference 2500

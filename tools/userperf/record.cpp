@@ -26,6 +26,7 @@
 #include "commands.hpp"
 #include "perfdata/writer.hpp"
 #include "pmu/clock/clock_ticker.hpp"
+#include "record.hpp"
 #include "record/attach/attach.hpp"
 #include "record/exec_target.hpp"
 #include "record/recorder/event_config.hpp"
@@ -35,28 +36,12 @@
 #include "userperf/userperf.h"
 
 namespace userperf::cli {
+
+volatile sig_atomic_t g_stop_requested = 0;
+
 namespace {
 
-struct RecordOptions {
-  std::vector<std::string> events;
-  std::uint64_t frequency = 0;
-  std::uint64_t period = 0;
-  bool call_graph_fp = false;
-  bool off_cpu = false;
-  std::string call_graph;
-  std::string aux;
-  std::uint32_t aux_sample = 0;
-  std::string bpf;
-  std::string mmap_pages;
-  std::string output = "perf.data";
-  bool quiet = false;
-  std::vector<pid_t> pids;  // -p: running processes to attach to
-  std::vector<pid_t> tids;  // -t: running threads
-};
-
 volatile sig_atomic_t g_pending_signal = 0;
-// record -p: any SIGINT/SIGTERM (the terminal's ^C too) ends the recording.
-volatile sig_atomic_t g_stop_requested = 0;
 
 // Forwarded to the command once, unless the terminal sent it (SI_KERNEL): the command is in the
 // recorder's process group and got its own copy; a second ^C would make many programs skip
@@ -64,11 +49,6 @@ volatile sig_atomic_t g_stop_requested = 0;
 void on_stop_signal(int signal, siginfo_t* info, void*) {
   if (info == nullptr || info->si_code != SI_KERNEL) g_pending_signal = signal;
   g_stop_requested = 1;
-}
-
-int fail(const std::string& what) {
-  std::fprintf(stderr, "userperf record: %s\n", what.c_str());
-  return 255;
 }
 
 // The exit status the way a shell reports it.
@@ -163,23 +143,6 @@ Expected<void> output_writable(const std::string& path) {
   return {};
 }
 
-// perf's check_backup: a non-empty output of an earlier run becomes FILE.old.
-void keep_old_output(const std::string& path) {
-  struct stat st {};
-  if (stat(path.c_str(), &st) == 0 && st.st_size > 0) {
-    const std::string old = path + ".old";
-    unlink(old.c_str());
-    rename(path.c_str(), old.c_str());
-  }
-}
-
-void stop_child(pid_t child) {
-  kill(child, SIGKILL);
-  int status = 0;
-  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
-}
-
 // Processes that exec'd a program the agent cannot enter: they ran unrecorded. Named even with -q.
 void report_unrecorded(const record::Recorder& recorder) {
   const auto& processes = recorder.unrecorded_processes();
@@ -267,6 +230,30 @@ void report_tracepoints(const record::RecordConfig& config, const record::Record
   }
 }
 
+}  // namespace
+
+int fail(const std::string& what) {
+  std::fprintf(stderr, "userperf record: %s\n", what.c_str());
+  return 255;
+}
+
+// perf's check_backup: a non-empty output of an earlier run becomes FILE.old.
+void keep_old_output(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0 && st.st_size > 0) {
+    const std::string old = path + ".old";
+    unlink(old.c_str());
+    rename(path.c_str(), old.c_str());
+  }
+}
+
+void stop_child(pid_t child) {
+  kill(child, SIGKILL);
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+}
+
 // The summary of a finished file, and what was not recorded (named even with -q).
 void summarize(const RecordOptions& options, record::Recorder& recorder,
                const record::RecordConfig& config) {
@@ -286,14 +273,6 @@ void summarize(const RecordOptions& options, record::Recorder& recorder,
   report_unpokable(recorder);
   report_unrecorded(recorder);
 }
-
-// What both ways of recording need: the config every agent gets, the agent, and the directory
-// with the recorder's socket (and --bpf's image).
-struct RecordSetup {
-  record::RecordConfig config;
-  std::string agent;
-  std::unique_ptr<record::SocketDir> socket_dir;
-};
 
 Expected<RecordSetup> prepare(const RecordOptions& options) {
   record::RecordRequest request;
@@ -333,6 +312,25 @@ Expected<RecordSetup> prepare(const RecordOptions& options) {
   return setup;
 }
 
+std::function<void(const record::RecorderStats&)> progress_line(const RecordOptions& options,
+                                                                const perfdata::Writer& writer,
+                                                                bool* shown) {
+  // On a terminal one line rewritten in place; in a log, one line per update.
+  const bool terminal = isatty(STDERR_FILENO) != 0;
+  return [&options, &writer, shown, terminal](const record::RecorderStats& s) {
+    if (options.quiet) return;
+    std::fprintf(stderr, "%s[ userperf record: %llu samples, %llu lost, %.3f MB ]%s",
+                 terminal ? "\r" : "", static_cast<unsigned long long>(s.samples),
+                 static_cast<unsigned long long>(s.lost),
+                 static_cast<double>(writer.data_size()) / (1024.0 * 1024.0), terminal ? "" : "\n");
+    *shown = true;
+  };
+}
+
+void clear_progress_line(bool shown) {
+  if (shown && isatty(STDERR_FILENO) != 0) std::fputs("\r\x1b[K", stderr);
+}
+
 void catch_stop_signals() {
   struct sigaction action {};
   action.sa_sigaction = on_stop_signal;
@@ -342,7 +340,7 @@ void catch_stop_signals() {
   sigaction(SIGTERM, &action, nullptr);
 }
 
-int run_attach(const RecordOptions& options, const std::vector<std::string>& command);
+namespace {
 
 int run_record(const RecordOptions& options, const std::vector<std::string>& command) {
   if (!options.pids.empty() || !options.tids.empty()) return run_attach(options, command);
@@ -382,16 +380,7 @@ int run_record(const RecordOptions& options, const std::vector<std::string>& com
   record::Recorder recorder(socket_dir->listen_fd(), config, *writer, stderr);
   int wait_status = 0;
   bool progress_shown = false;
-  // On a terminal one line rewritten in place; in a log, one line per update.
-  const bool terminal = isatty(STDERR_FILENO) != 0;
-  auto progress = [&](const record::RecorderStats& s) {
-    if (options.quiet) return;
-    std::fprintf(
-        stderr, "%s[ userperf record: %llu samples, %llu lost, %.3f MB ]%s", terminal ? "\r" : "",
-        static_cast<unsigned long long>(s.samples), static_cast<unsigned long long>(s.lost),
-        static_cast<double>(writer->data_size()) / (1024.0 * 1024.0), terminal ? "" : "\n");
-    progress_shown = true;
-  };
+  const auto progress = progress_line(options, *writer, &progress_shown);
   const bool ran =
       recorder.begin() && recorder.run(child, &wait_status, &g_pending_signal, progress);
   const auto failure = [&] {
@@ -405,7 +394,7 @@ int run_record(const RecordOptions& options, const std::vector<std::string>& com
     // The recorder gave up (a full disk, /dev/full): said at once. The command runs on
     // unrecorded, its agents told so by their closed connections and, for new processes, the
     // socket's absence; its exit status is still the one returned.
-    if (progress_shown && terminal) std::fputs("\r\x1b[K", stderr);
+    clear_progress_line(progress_shown);
     std::fprintf(stderr,
                  "userperf record: %s; recording stopped, the command runs on unrecorded (the file "
                  "keeps %s)\n",
@@ -417,7 +406,7 @@ int run_record(const RecordOptions& options, const std::vector<std::string>& com
   }
   const bool finished = ran && recorder.finish();
   // The summary replaces the progress line on a terminal.
-  if (progress_shown && terminal) std::fputs("\r\x1b[K", stderr);
+  clear_progress_line(progress_shown);
   if (!finished) {
     std::fprintf(stderr,
                  "userperf record: %s is incomplete (%s): perf reads its first %s, without the "
@@ -430,209 +419,6 @@ int run_record(const RecordOptions& options, const std::vector<std::string>& com
   }
   summarize(options, recorder, config);
   return exit_status_of(wait_status);
-}
-
-// perf record -p/-t: the processes' threads are recorded from the attach until ^C, until
-// COMMAND (when given: perf's `-- sleep N`) ends, or until every attached process has ended; then
-// each process still running is detached (record/attach/attach.hpp).
-int run_attach(const RecordOptions& options, const std::vector<std::string>& command) {
-  // What lives in the program only when the agent was there from its start.
-  if (options.off_cpu) {
-    return fail(
-        "--off-cpu wraps the program's blocking calls, which only an agent preloaded at "
-        "its start can do: not available with -p/-t (record the program from its start)");
-  }
-  if (!options.aux.empty()) {
-    return fail(
-        "--aux sources write from hooks the program binds at its start: not available "
-        "with -p/-t (record the program from its start)");
-  }
-  struct Target {
-    pid_t pid = 0;
-    std::vector<pid_t> tids;  // empty: every thread
-    std::uint64_t start_time = 0;
-    bool attached = false;
-    std::vector<pid_t> recorded;  // the threads at the attach
-  };
-  std::vector<Target> targets;
-  auto target_of = [&](pid_t pid) -> Target& {
-    for (Target& t : targets) {
-      if (t.pid == pid) return t;
-    }
-    targets.push_back(Target{pid, {}, 0, false, {}});
-    return targets.back();
-  };
-  for (const pid_t pid : options.pids) target_of(pid);
-  for (const pid_t tid : options.tids) {
-    Expected<pid_t> pid = record::process_of_thread(tid);
-    if (!pid) return fail(pid.error().message);
-    const bool whole =
-        std::find(options.pids.begin(), options.pids.end(), *pid) != options.pids.end();
-    if (!whole) target_of(*pid).tids.push_back(tid);
-  }
-  Expected<RecordSetup> prepared = prepare(options);
-  if (!prepared) return fail(prepared.error().message);
-  const record::RecordConfig& config = prepared->config;
-  for (const record::EventConfig& e : config.events) {
-    if (e.attr.type == PERF_TYPE_TRACEPOINT) {
-      return fail(e.name +
-                  ": tracepoints bind when the program starts: not available with -p/-t "
-                  "(record the program from its start)");
-    }
-  }
-  // Its own ticker thread pokes its clocks (recorder.cpp's Connection::attached says why).
-  prepared->config.ticker_pid = 0;
-  const std::string config_text = config.encode();
-  catch_stop_signals();
-  signal(SIGPIPE, SIG_IGN);
-  keep_old_output(options.output);
-  auto created = perfdata::Writer::create(options.output);
-  if (!created) return fail(created.error().message);
-  std::unique_ptr<perfdata::Writer> writer = std::move(*created);
-  record::Recorder recorder(prepared->socket_dir->listen_fd(), config, *writer, stderr);
-  if (!recorder.begin()) return fail(writer->error().message);
-
-  // ptrace belongs to the thread that attached: each round of attaches (and of detaches) runs on
-  // a thread of its own while this one serves the agents' connections (their Hello waits for it).
-  std::thread worker;
-  std::atomic<bool> worker_done{false};
-  std::vector<std::string> errors;  // the worker's, read after it is joined
-  auto attach_all = [&] {
-    for (Target& t : targets) {
-      t.start_time = record::read_start_time(t.pid);
-      record::AttachRequest request;
-      request.pid = t.pid;
-      request.tids = t.tids;
-      request.agent = prepared->agent;
-      request.socket_path = prepared->socket_dir->socket_path();
-      request.config = config_text;
-      Expected<record::AttachResult> result = record::attach_process(request);
-      if (!result) {
-        errors.push_back(result.error().message);
-        continue;
-      }
-      t.attached = true;
-      t.recorded = std::move(result->tids);
-    }
-    worker_done = true;
-  };
-  auto detach_all = [&] {
-    for (const Target& t : targets) {
-      if (!t.attached || !record::process_running(t.pid, t.start_time)) continue;
-      // Threads it started since: not recorded, and said so.
-      std::size_t later = 0;
-      for (const pid_t tid : record::process_threads(t.pid)) {
-        later += std::find(t.recorded.begin(), t.recorded.end(), tid) == t.recorded.end() &&
-                 t.tids.empty() && record::read_comm(t.pid, tid) != pmu::kTickerThreadName;
-      }
-      if (later != 0) {
-        errors.push_back("process " + std::to_string(t.pid) + " started " + std::to_string(later) +
-                         " thread" + (later == 1 ? "" : "s") +
-                         " after the attach, not recorded (-p records the threads it finds)");
-      }
-      Expected<bool> detached = record::detach_process(t.pid);
-      if (!detached) {
-        errors.push_back(detached.error().message);
-      } else if (!*detached && record::process_running(t.pid, t.start_time)) {
-        errors.push_back("process " + std::to_string(t.pid) +
-                         " ran a new program (exec) during the recording: it was recorded until "
-                         "then");
-      }
-    }
-    worker_done = true;
-  };
-  auto say_errors = [&] {
-    for (const std::string& e : errors) std::fprintf(stderr, "userperf record: %s\n", e.c_str());
-    errors.clear();
-  };
-  enum class Phase { kAttaching, kRecording, kDetaching } phase = Phase::kAttaching;
-  pid_t child = -1;
-  bool any_attached = false;
-  auto start_detaching = [&] {
-    if (child > 0) {
-      kill(child, SIGTERM);
-      stop_child(child);
-      child = -1;
-    }
-    worker_done = false;
-    worker = std::thread(detach_all);
-    phase = Phase::kDetaching;
-  };
-  worker = std::thread(attach_all);
-  auto done = [&] {
-    switch (phase) {
-      case Phase::kAttaching: {
-        if (!worker_done) return false;
-        worker.join();
-        say_errors();
-        for (const Target& t : targets) any_attached = any_attached || t.attached;
-        if (!any_attached) return true;
-        phase = Phase::kRecording;
-        if (!command.empty()) {
-          // The command only times the recording: it runs as is, without the agent.
-          std::vector<char*> argv;
-          for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
-          argv.push_back(nullptr);
-          if (posix_spawnp(&child, argv[0], nullptr, nullptr, argv.data(), environ) != 0) {
-            std::fprintf(stderr, "userperf record: cannot run '%s'\n", argv[0]);
-            child = -1;
-            start_detaching();
-          }
-        }
-        return false;
-      }
-      case Phase::kRecording: {
-        bool stop = g_stop_requested != 0;
-        int status = 0;
-        if (child > 0 && waitpid(child, &status, WNOHANG) == child) {
-          child = -1;
-          stop = true;
-        }
-        bool running = false;
-        for (const Target& t : targets) {
-          running = running || (t.attached && record::process_running(t.pid, t.start_time));
-        }
-        if (stop || !running) start_detaching();
-        return false;
-      }
-      case Phase::kDetaching:
-        if (!worker_done) return false;
-        worker.join();
-        say_errors();
-        return true;
-    }
-    return true;
-  };
-  bool progress_shown = false;
-  const bool terminal = isatty(STDERR_FILENO) != 0;
-  auto progress = [&](const record::RecorderStats& s) {
-    if (options.quiet) return;
-    std::fprintf(
-        stderr, "%s[ userperf record: %llu samples, %llu lost, %.3f MB ]%s", terminal ? "\r" : "",
-        static_cast<unsigned long long>(s.samples), static_cast<unsigned long long>(s.lost),
-        static_cast<double>(writer->data_size()) / (1024.0 * 1024.0), terminal ? "" : "\n");
-    progress_shown = true;
-  };
-  const bool ran = recorder.run_until(done, progress);
-  if (!ran) {
-    // The file failed: the processes are detached all the same.
-    if (phase == Phase::kRecording) start_detaching();
-    if (worker.joinable()) worker.join();
-    if (phase == Phase::kAttaching) {
-      worker_done = false;
-      detach_all();
-    }
-    say_errors();
-  }
-  if (progress_shown && terminal) std::fputs("\r\x1b[K", stderr);
-  if (!any_attached) return 255;
-  if (!ran || !recorder.finish()) {
-    std::fprintf(stderr, "userperf record: %s is incomplete (%s)\n", options.output.c_str(),
-                 writer->failed() ? writer->error().message.c_str() : "recording failed");
-    return 255;
-  }
-  summarize(options, recorder, config);
-  return 0;
 }
 
 }  // namespace

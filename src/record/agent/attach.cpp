@@ -56,6 +56,18 @@ std::vector<AttachedThread> parse_threads(const char* text) {
   return threads;
 }
 
+// Opens the events of each thread (its stack told first); the number recorded.
+int start_threads(Session& session, const std::vector<AttachedThread>& threads) {
+  int recorded = 0;
+  for (const AttachedThread& t : threads) {
+    pmu::note_thread_stack(t.tid, t.stack_low, t.stack_high);
+    recorded += start_attached_thread(session, t.tid) ? 1 : 0;
+    pmu::note_thread_stack(t.tid, 0, 0);
+    if (!session.active.load()) break;
+  }
+  return recorded;
+}
+
 void first_attach() {
   // The agent's descriptors live high above the program's (descriptors.hpp), as when preloaded.
   if (support::descriptor_floor() == 0) {
@@ -90,18 +102,23 @@ extern "C" __attribute__((visibility("default"))) int userperf_agent_attach(cons
   int error = 0;
   Session* session = start_attached_session(socket_path, *config, &error);
   if (session == nullptr) return -error;
-  int recorded = 0;
-  for (const AttachedThread& t : parse_threads(threads)) {
-    userperf::pmu::note_thread_stack(t.tid, t.stack_low, t.stack_high);
-    recorded += start_attached_thread(*session, t.tid) ? 1 : 0;
-    userperf::pmu::note_thread_stack(t.tid, 0, 0);
-    if (!session->active.load()) break;
-  }
+  const int recorded = start_threads(*session, parse_threads(threads));
   if (recorded == 0 || !session->active.load()) {
     end_attached_session(*session);
     return recorded == 0 ? -ESRCH : -ECONNREFUSED;
   }
   return recorded;
+}
+
+// Records more threads of this process (started since the attach): "TID LOW HIGH" lines as for
+// userperf_agent_attach. The number recorded, or -ENOENT when no attached session runs.
+extern "C" __attribute__((visibility("default"))) int userperf_agent_add_threads(
+    const char* threads) {
+  Session* session = current_session();
+  if (session == nullptr || !session->attached || threads == nullptr || *threads == '\0') {
+    return -ENOENT;
+  }
+  return start_threads(*session, parse_threads(threads));
 }
 
 // Stops recording this process: the counts are sent, every event is closed and the connection

@@ -272,6 +272,27 @@ Range stack_of(const std::vector<Mapping>& maps, std::uint64_t sp) {
   return {};
 }
 
+// "TID LOW HIGH" lines for the agent: each thread's stack, from its stack pointer (stopped a
+// moment, one at a time); the clock's frame walk reads only inside it. The main thread's the agent
+// knows itself. A thread gone meanwhile is left out.
+Expected<std::string> thread_stacks(pid_t pid, const std::vector<pid_t>& tids) {
+  std::string threads;
+  const std::vector<Mapping> maps = read_maps(pid);
+  for (const pid_t tid : tids) {
+    Range stack;
+    if (tid != pid) {
+      Expected<std::unique_ptr<RemoteThread>> stopped = stop_thread(pid, tid);
+      if (!stopped && stopped.error().code != ESRCH) return stopped.error();
+      if (!stopped) continue;
+      stack = stack_of(maps, (*stopped)->regs().rsp);
+    }
+    char line[64];
+    std::snprintf(line, sizeof line, "%d %" PRIx64 " %" PRIx64 "\n", tid, stack.start, stack.end);
+    threads += line;
+  }
+  return threads;
+}
+
 // The agent's function `name` in process pid, 0 when the agent is not loaded there.
 Expected<std::uint64_t> agent_function(pid_t pid, const char* name) {
   for (const LoadedObject& object : loaded_objects(pid, "libuserperf_agent")) {
@@ -303,6 +324,24 @@ Expected<std::unique_ptr<RemoteThread>> stop_caller(pid_t pid, const RuntimeText
                                 std::to_string(pid) +
                                 " stayed inside the C library or the dynamic loader for 2 s: no "
                                 "safe point to load the agent at; try again");
+}
+
+// Calls the agent's `name` in process pid on a thread stopped at a safe point: its result, or
+// false in `*present` when the agent is not there (the process is gone or exec'd).
+Expected<std::int64_t> call_agent(pid_t pid, const char* name,
+                                  const std::vector<RemoteArgument>& args, bool* present) {
+  *present = false;
+  Expected<std::uint64_t> entry = agent_function(pid, name);
+  if (!entry) return with_pid(pid, entry.error());
+  if (*entry == 0) return std::int64_t{0};
+  Expected<std::unique_ptr<RemoteThread>> caller = stop_caller(pid, runtime_text(read_maps(pid)));
+  if (!caller) return caller.error().code == ESRCH ? Expected<std::int64_t>(0) : caller.error();
+  Expected<std::uint64_t> result = (*caller)->call(*entry, args);
+  if (!result) {
+    return result.error().code == ESRCH ? Expected<std::int64_t>(0) : with_pid(pid, result.error());
+  }
+  *present = true;
+  return static_cast<std::int64_t>(*result);
 }
 
 std::string attach_refusal(int code) {
@@ -356,21 +395,8 @@ Expected<AttachResult> attach_process(const AttachRequest& request) {
                                    std::to_string(pid));
     }
   }
-  // Each thread's stack, from its stack pointer (stopped a moment, one at a time): the clock's
-  // frame walk reads only inside it. The main thread's the agent knows itself.
-  std::string threads;
-  const std::vector<Mapping> maps = read_maps(pid);
-  for (const pid_t tid : tids) {
-    Range stack;
-    if (tid != pid) {
-      Expected<std::unique_ptr<RemoteThread>> stopped = stop_thread(pid, tid);
-      if (!stopped && stopped.error().code != ESRCH) return stopped.error();
-      if (stopped) stack = stack_of(maps, (*stopped)->regs().rsp);
-    }
-    char line[64];
-    std::snprintf(line, sizeof line, "%d %" PRIx64 " %" PRIx64 "\n", tid, stack.start, stack.end);
-    threads += line;
-  }
+  Expected<std::string> threads = thread_stacks(pid, tids);
+  if (!threads) return threads.error();
 
   Expected<std::unique_ptr<RemoteThread>> caller = stop_caller(pid, target->text);
   if (!caller) return caller.error();
@@ -391,7 +417,7 @@ Expected<AttachResult> attach_process(const AttachRequest& request) {
                                    " has no userperf_agent_attach (an agent of another version?)");
   }
   Expected<std::uint64_t> result =
-      thread.call(*entry, {request.socket_path, request.config, threads});
+      thread.call(*entry, {request.socket_path, request.config, *threads});
   if (!result) return call_failed(pid, image, result.error());
   const auto recorded = static_cast<int>(static_cast<std::int64_t>(*result));
   if (recorded <= 0) {
@@ -401,17 +427,22 @@ Expected<AttachResult> attach_process(const AttachRequest& request) {
   return AttachResult{recorded, tids};
 }
 
+Expected<int> add_threads(pid_t pid, const std::vector<pid_t>& tids) {
+  Expected<std::string> threads = thread_stacks(pid, tids);
+  if (!threads) return threads.error();
+  if (threads->empty()) return 0;
+  bool present = false;
+  Expected<std::int64_t> added =
+      call_agent(pid, "userperf_agent_add_threads", {*threads}, &present);
+  if (!added) return added.error();
+  return present && *added > 0 ? static_cast<int>(*added) : 0;
+}
+
 Expected<bool> detach_process(pid_t pid) {
-  Expected<std::uint64_t> entry = agent_function(pid, "userperf_agent_detach");
-  if (!entry) return with_pid(pid, entry.error());
-  if (*entry == 0) return false;  // gone, or exec'd: its recording ended with its image
-  Expected<std::unique_ptr<RemoteThread>> caller = stop_caller(pid, runtime_text(read_maps(pid)));
-  if (!caller) return caller.error().code == ESRCH ? Expected<bool>(false) : caller.error();
-  Expected<std::uint64_t> result = (*caller)->call(*entry, {});
-  if (!result) {
-    return result.error().code == ESRCH ? Expected<bool>(false) : with_pid(pid, result.error());
-  }
-  return true;
+  bool present = false;
+  Expected<std::int64_t> result = call_agent(pid, "userperf_agent_detach", {}, &present);
+  if (!result) return result.error();
+  return present;
 }
 
 }  // namespace userperf::record

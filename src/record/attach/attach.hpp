@@ -42,6 +42,10 @@ struct AttachResult {
 // A failed attach leaves the process as it was (the agent may stay loaded, inert).
 Expected<AttachResult> attach_process(const AttachRequest& request);
 
+// Records threads an attached process started since (record -p looks for them every 100 ms): the
+// number the agent recorded; 0 when none (gone meanwhile, or the agent is not there any more).
+Expected<int> add_threads(pid_t pid, const std::vector<pid_t>& tids);
+
 // Ends the recording of an attached process: true. False when the agent is not there any more
 // (the process is gone, or exec'd: its recording ended with that image).
 Expected<bool> detach_process(pid_t pid);

@@ -4,6 +4,8 @@
 //   - the main thread computes a floating-point series in main_spin, its partial sums live in
 //     vector registers across every point where it can be stopped;
 //   - a worker thread computes an integer hash in worker_spin;
+//   - halfway through, the main thread starts a late thread computing late_spin (record -p
+//     follows threads started after the attach);
 //   - a sleeper thread sleeps in nanosleep and writes a byte into a pipe after each sleep, which a
 //     reader thread reads: interrupted system calls must restart, never return EINTR.
 // It prints one line and exits with status 3. argv[1]: rounds (about 10 ms of work each).
@@ -19,6 +21,7 @@ static int g_rounds = 300;
 static int g_pipe[2];
 static volatile int g_eintr;
 static unsigned long g_worker_hash;
+static unsigned long g_late_hash;
 static int g_bytes_read;
 
 __attribute__((noinline)) double main_spin(int round) {
@@ -43,6 +46,19 @@ static void* worker(void* arg) {
   unsigned long h = 14695981039346656037ul;
   for (int r = 0; r < g_rounds; ++r) h = worker_spin(h);
   g_worker_hash = h;
+  return NULL;
+}
+
+__attribute__((noinline)) unsigned long late_spin(unsigned long h) {
+  for (int i = 0; i < 2000000; ++i) h = (h + (unsigned long)i) * 6364136223846793005ul;
+  return h;
+}
+
+static void* late(void* arg) {
+  (void)arg;
+  unsigned long h = 1;
+  for (int r = 0; r < g_rounds / 2; ++r) h = late_spin(h);
+  g_late_hash = h;
   return NULL;
 }
 
@@ -82,8 +98,14 @@ int main(int argc, char** argv) {
   pthread_create(&threads[1], NULL, sleeper, NULL);
   pthread_create(&threads[2], NULL, reader, NULL);
   double sum = 0;
-  for (int r = 0; r < g_rounds; ++r) sum += main_spin(r);
+  pthread_t late_thread;
+  for (int r = 0; r < g_rounds; ++r) {
+    if (r == g_rounds / 2) pthread_create(&late_thread, NULL, late, NULL);
+    sum += main_spin(r);
+  }
   for (int i = 0; i < 3; ++i) pthread_join(threads[i], NULL);
-  printf("sum=%.17g hash=%lx bytes=%d eintr=%d\n", sum, g_worker_hash, g_bytes_read, g_eintr);
+  pthread_join(late_thread, NULL);
+  printf("sum=%.17g hash=%lx late=%lx bytes=%d eintr=%d\n", sum, g_worker_hash, g_late_hash,
+         g_bytes_read, g_eintr);
   return 3;
 }
