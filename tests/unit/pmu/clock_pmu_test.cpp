@@ -156,14 +156,15 @@ TEST(ClockPmu, CloseWhileTheTimerFires) {
   }
 }
 
-// What a ticker's poke for fd's clock carries (SI_QUEUE): its slot and generation. With SI_TIMER,
-// what the clock's CPU-time timer sends when it fires from a scheduler tick.
-siginfo_t clock_signal_info(int fd, int code = SI_QUEUE) {
+// What the in-process ticker's poke for fd's clock carries (SI_TIMER, timer id
+// kOwnTickerTimerId): its slot and generation. kTick: what the clock's CPU-time timer sends when
+// it fires from a scheduler tick (SI_TIMER, a real timer's id).
+enum class Signal { kPoke, kTick };
+siginfo_t clock_signal_info(int fd, Signal kind = Signal::kPoke) {
   siginfo_t info{};
   info.si_signo = pmu::clock_signal();
-  info.si_code = code;
-  info.si_pid = getpid();
-  info.si_uid = getuid();
+  info.si_code = SI_TIMER;
+  info.si_timerid = kind == Signal::kPoke ? pmu::kOwnTickerTimerId : 0;
   const core::Event* event = testing::engine().event(fd);
   for (int i = 0; i < pmu::g_clock_slot_end.load(); ++i) {
     const pmu::ClockSlot& slot = pmu::g_clock_slots[static_cast<std::size_t>(i)];
@@ -283,7 +284,7 @@ TEST(ClockPmu, ExcludeKernelTakesNoSampleWhereTheTickFoundTheKernel) {
   {
     testing::MappedRing ring(fd, 16);
     const std::uint64_t before = read_count(fd);
-    queue_with_rbp(clock_signal_info(fd, SI_TIMER), 0);
+    queue_with_rbp(clock_signal_info(fd, Signal::kTick), 0);
     EXPECT_EQ(count_samples(ring.drain()), 0u) << "a sample at the system call's return address";
     EXPECT_EQ(read_count(fd) - before, 1000'000'000'000u);
   }
@@ -298,7 +299,7 @@ TEST(ClockPmu, PokeAtASystemCallExitIsTakenAtTheNextTick) {
   {
     testing::MappedRing ring(fd, 16);
     const std::uint64_t before = read_count(fd);
-    queue_with_rbp(clock_signal_info(fd, SI_QUEUE), 0);
+    queue_with_rbp(clock_signal_info(fd, Signal::kPoke), 0);
     EXPECT_EQ(count_samples(ring.drain()), 0u) << "taken at the system call's exit";
     spin_in_user_code_until_head_moves(ring, 5000 * kMillisecond);  // its next tick
     const auto records = ring.drain();
@@ -318,7 +319,7 @@ TEST(ClockPmu, PendingTimeIsLostOnlyWhereTheSignalWasBlocked) {
   ASSERT_GE(fd, 0) << strerror(errno);
   {
     testing::MappedRing ring(fd, 16);
-    const siginfo_t tick = clock_signal_info(fd, SI_TIMER);
+    const siginfo_t tick = clock_signal_info(fd, Signal::kTick);
     pmu::ClockSlot& slot = pmu::g_clock_slots[static_cast<std::size_t>(
         pmu::decode_clock_signal(tick.si_value.sival_ptr).slot)];
     const std::uint64_t period = 1000'000'000'000;
@@ -330,7 +331,7 @@ TEST(ClockPmu, PendingTimeIsLostOnlyWhereTheSignalWasBlocked) {
     EXPECT_EQ(testing::field_at<std::uint64_t>(records[0], 24), 50 * period);
     EXPECT_EQ(lost_samples(records), 0u);
     // The same delivered by a poke sent 50 ms ago: the periods it could not take are lost.
-    siginfo_t late = clock_signal_info(fd, SI_QUEUE);
+    siginfo_t late = clock_signal_info(fd, Signal::kPoke);
     const auto value = pmu::decode_clock_signal(late.si_value.sival_ptr);
     late.si_value.sival_ptr = pmu::encode_clock_signal(
         {value.slot, value.generation,
@@ -354,7 +355,7 @@ TEST(ClockPmu, StoppingWhileBlockedCountsTheUnsampledPeriods) {
     ASSERT_GE(fd, 0) << strerror(errno);
     {
       testing::MappedRing ring(fd, 16);
-      const siginfo_t tick = clock_signal_info(fd, SI_TIMER);
+      const siginfo_t tick = clock_signal_info(fd, Signal::kTick);
       pmu::ClockSlot& slot = pmu::g_clock_slots[static_cast<std::size_t>(
           pmu::decode_clock_signal(tick.si_value.sival_ptr).slot)];
       std::uint64_t mask = blocked ? std::uint64_t{1} << (pmu::clock_signal() - 1) : 0;
@@ -376,7 +377,7 @@ TEST(ClockPmu, RbpNearTheTopOfTheAddressSpaceEndsTheWalk) {
   ASSERT_GE(fd, 0) << strerror(errno);
   {
     testing::MappedRing ring(fd, 16);
-    const siginfo_t info = clock_signal_info(fd, SI_TIMER);
+    const siginfo_t info = clock_signal_info(fd, Signal::kTick);
     for (const std::uint64_t rbp : {~std::uint64_t{15}, ~std::uint64_t{7}}) {
       queue_with_rbp(info, rbp);
     }
@@ -400,7 +401,7 @@ TEST(ClockPmu, AReturnAddressOutsideUserSpaceEndsTheWalk) {
   ASSERT_GE(fd, 0) << strerror(errno);
   {
     testing::MappedRing ring(fd, 16);
-    const siginfo_t info = clock_signal_info(fd, SI_TIMER);
+    const siginfo_t info = clock_signal_info(fd, Signal::kTick);
     for (const std::uint64_t bad_return : {~std::uint64_t{0}, std::uint64_t{1} << 63}) {
       volatile std::uint64_t frame[2] = {0, bad_return};
       queue_with_rbp(info, reinterpret_cast<std::uint64_t>(&frame[0]));
@@ -460,7 +461,7 @@ TEST(ClockPmu, SampleOnAnotherStackCarriesNoStack) {
     testing::MappedRing ring(fd, 16);
     Coroutine coroutine;
     ASSERT_NE(coroutine.mapping, MAP_FAILED);
-    g_coroutine_signal = clock_signal_info(fd, SI_TIMER);
+    g_coroutine_signal = clock_signal_info(fd, Signal::kTick);
     coroutine.run(queue_from_the_coroutine);
     const auto samples = stack_samples(ring.drain());
     ASSERT_EQ(samples.size(), 1u);
@@ -473,7 +474,7 @@ TEST(ClockPmu, SampleOnAnotherStackCarriesNoStack) {
     EXPECT_EQ(s.dyn_size, 0u);
 
     // Back on the thread's own stack, samples carry it again.
-    queue_with_rbp(clock_signal_info(fd, SI_TIMER), 0);
+    queue_with_rbp(clock_signal_info(fd, Signal::kTick), 0);
     const auto after = stack_samples(ring.drain());
     ASSERT_EQ(after.size(), 1u);
     const testing::StackRange own = testing::own_stack();
