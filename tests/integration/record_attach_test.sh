@@ -12,6 +12,7 @@
 #             never a changed output, a hang or a killed program
 #   refusals  no such process, a static program, another user's process, --off-cpu, a bad -t
 #   sigint    ^C ends a recording without COMMAND; -t records only the given thread
+#   other-user  root records a process of user nobody (the agent gets the socket's directory)
 set -uo pipefail
 scenario=$1
 bin=$2
@@ -190,6 +191,26 @@ case $scenario in
     ((w >= 90)) || fail "record -t $worker: worker_spin $w%"
     unchanged "SIGINT and -t"
     echo "ok: SIGINT ended the recording; -t recorded the worker alone (worker_spin $w%)"
+    ;;
+  other-user)
+    # Root recording another user's process: its agent gets the socket's directory.
+    if [[ $EUID -ne 0 ]] || ! command -v setpriv >/dev/null; then
+      echo "SKIP: needs root and setpriv"
+      exit 77
+    fi
+    chmod 755 "$dir"
+    cp "$target" "$dir/target"
+    chmod 755 "$dir/target"
+    setpriv --reuid=65534 --regid=65534 --clear-groups "$dir/target" 2500 >/dev/null &
+    runner=$!
+    sleep 0.3
+    timeout 60 "$userperf" record -q -F 99 -p "$runner" -o "$dir/o.data" -- sleep 0.5 2>"$dir/err"
+    rc=$?
+    [[ $rc -eq 0 ]] || fail "root attaching to nobody's process: exit $rc: $(cat "$dir/err")"
+    (($(share "$dir/o.data" main_spin) > 0)) || fail "nobody's process: nothing recorded"
+    kill "$runner" 2>/dev/null
+    wait "$runner" 2>/dev/null
+    echo "ok: root recorded a process of user nobody"
     ;;
   *)
     echo "unknown scenario $scenario" >&2

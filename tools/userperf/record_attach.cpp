@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <fstream>
 #include <set>
 #include <string>
 #include <thread>
@@ -24,6 +25,48 @@ namespace {
 
 // How often an attached process's threads are listed for ones it started since.
 constexpr std::uint64_t kThreadScanNs = 100'000'000;
+
+// The owner (effective uid and gid) of a process, from /proc/PID/status; false when gone.
+bool process_owner(pid_t pid, uid_t& uid, gid_t& gid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  bool have_uid = false;
+  bool have_gid = false;
+  while (std::getline(status, line)) {
+    unsigned real = 0;
+    unsigned effective = 0;
+    if (std::sscanf(line.c_str(), "Uid: %u %u", &real, &effective) == 2) {
+      uid = effective;
+      have_uid = true;
+    } else if (std::sscanf(line.c_str(), "Gid: %u %u", &real, &effective) == 2) {
+      gid = effective;
+      have_gid = true;
+    }
+  }
+  return have_uid && have_gid;
+}
+
+template <class Targets>
+Expected<void> give_socket_to_targets(const Targets& targets, record::SocketDir& dir) {
+  bool other = false;
+  uid_t owner_uid = geteuid();
+  gid_t owner_gid = getegid();
+  for (const auto& t : targets) {
+    uid_t uid = 0;
+    gid_t gid = 0;
+    if (!process_owner(t.pid, uid, gid) || uid == geteuid()) continue;
+    if (other && uid != owner_uid) {
+      return make_error(EPERM, "processes " + std::to_string(targets.front().pid) + " and " +
+                                   std::to_string(t.pid) +
+                                   " belong to different users: record them one user at a time");
+    }
+    other = true;
+    owner_uid = uid;
+    owner_gid = gid;
+  }
+  if (!other) return {};
+  return dir.give_to(owner_uid, owner_gid);
+}
 
 }  // namespace
 
@@ -74,6 +117,11 @@ int run_attach(const RecordOptions& options, const std::vector<std::string>& com
                   ": tracepoints bind when the program starts: not available with -p/-t "
                   "(record the program from its start)");
     }
+  }
+  // The agents run as their processes' user: root recording another user's processes gives them
+  // the socket's directory (one user's processes per recording, so that no one else reaches it).
+  if (Expected<void> owned = give_socket_to_targets(targets, *prepared->socket_dir); !owned) {
+    return fail(owned.error().message);
   }
   // Its own ticker thread pokes its clocks (recorder.cpp's Connection::attached says why).
   prepared->config.ticker_pid = 0;

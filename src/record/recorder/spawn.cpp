@@ -114,6 +114,20 @@ Expected<std::string> SocketDir::add_file(const std::string& name,
   return path;
 }
 
+Expected<void> SocketDir::give_to(uid_t uid, gid_t gid) {
+  std::vector<std::string> paths = files_;
+  paths.push_back(socket_path_);
+  paths.push_back(dir_);
+  for (const std::string& path : paths) {
+    if (chown(path.c_str(), uid, gid) != 0) {
+      const int err = errno;
+      return make_error(err, "cannot give " + path + " to user " + std::to_string(uid) + ": " +
+                                 std::strerror(err));
+    }
+  }
+  return {};
+}
+
 SocketDir::~SocketDir() {
   for (const std::string& file : files_) unlink(file.c_str());
   close(fd_);

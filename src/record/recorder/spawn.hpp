@@ -35,6 +35,10 @@ class SocketDir {
   // read. Its path, or the errno of the open or write that failed.
   Expected<std::string> add_file(const std::string& name, const std::vector<std::uint8_t>& bytes);
 
+  // Makes the directory, the socket and the files `uid`'s (root recording another user's running
+  // process: its agent must reach the socket and read the files, and no one else may).
+  Expected<void> give_to(uid_t uid, gid_t gid);
+
  private:
   SocketDir(std::string dir, std::string socket_path, int fd)
       : dir_(std::move(dir)), socket_path_(std::move(socket_path)), fd_(fd) {}
