@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
-#include <fstream>
 #include <set>
 #include <string>
 #include <thread>
@@ -26,26 +25,6 @@ namespace {
 // How often an attached process's threads are listed for ones it started since.
 constexpr std::uint64_t kThreadScanNs = 100'000'000;
 
-// The owner (effective uid and gid) of a process, from /proc/PID/status; false when gone.
-bool process_owner(pid_t pid, uid_t& uid, gid_t& gid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  bool have_uid = false;
-  bool have_gid = false;
-  while (std::getline(status, line)) {
-    unsigned real = 0;
-    unsigned effective = 0;
-    if (std::sscanf(line.c_str(), "Uid: %u %u", &real, &effective) == 2) {
-      uid = effective;
-      have_uid = true;
-    } else if (std::sscanf(line.c_str(), "Gid: %u %u", &real, &effective) == 2) {
-      gid = effective;
-      have_gid = true;
-    }
-  }
-  return have_uid && have_gid;
-}
-
 template <class Targets>
 Expected<void> give_socket_to_targets(const Targets& targets, record::SocketDir& dir) {
   bool other = false;
@@ -54,7 +33,7 @@ Expected<void> give_socket_to_targets(const Targets& targets, record::SocketDir&
   for (const auto& t : targets) {
     uid_t uid = 0;
     gid_t gid = 0;
-    if (!process_owner(t.pid, uid, gid) || uid == geteuid()) continue;
+    if (!record::process_owner(t.pid, uid, gid) || uid == geteuid()) continue;
     if (other && uid != owner_uid) {
       return make_error(EPERM, "processes " + std::to_string(targets.front().pid) + " and " +
                                    std::to_string(t.pid) +

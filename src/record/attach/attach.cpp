@@ -101,13 +101,14 @@ bool is_zombie_thread(pid_t pid, pid_t tid) {
 // Why ptrace refused, and what to do about it.
 Error permission_error(pid_t pid, const Error& refused) {
   std::string why;
-  const std::string uid_line = status_field(pid, "Uid");
-  const uid_t owner = static_cast<uid_t>(std::strtoul(uid_line.c_str(), nullptr, 10));
+  uid_t owner = 0;
+  gid_t group = 0;
+  const bool known = process_owner(pid, owner, group);
   const std::string tracer = status_field(pid, "TracerPid");
   std::ifstream scope_file("/proc/sys/kernel/yama/ptrace_scope");
   int scope = -1;
   if (!(scope_file >> scope)) scope = -1;
-  if (!uid_line.empty() && owner != geteuid() && geteuid() != 0) {
+  if (known && owner != geteuid() && geteuid() != 0) {
     why = "it belongs to user " + std::to_string(owner) +
           "; run userperf record as that user, or as root (CAP_SYS_PTRACE)";
   } else if (!tracer.empty() && tracer != "0") {
@@ -370,6 +371,16 @@ Expected<pid_t> process_of_thread(pid_t tid) {
 
 std::vector<pid_t> process_threads(pid_t pid) {
   return threads_of(pid);
+}
+
+bool process_owner(pid_t pid, uid_t& uid, gid_t& gid) {
+  unsigned real = 0;
+  unsigned effective = 0;
+  if (std::sscanf(status_field(pid, "Uid").c_str(), "%u %u", &real, &effective) != 2) return false;
+  uid = effective;
+  if (std::sscanf(status_field(pid, "Gid").c_str(), "%u %u", &real, &effective) != 2) return false;
+  gid = effective;
+  return true;
 }
 
 Expected<AttachResult> attach_process(const AttachRequest& request) {

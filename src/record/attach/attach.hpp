@@ -29,6 +29,8 @@ struct AttachRequest {
 Expected<pid_t> process_of_thread(pid_t tid);
 // The threads of process `pid` now (/proc/PID/task); empty when it is gone.
 std::vector<pid_t> process_threads(pid_t pid);
+// Its effective user and group (/proc/PID/status); false when it is gone.
+bool process_owner(pid_t pid, uid_t& uid, gid_t& gid);
 
 struct AttachResult {
   int recorded = 0;         // threads whose events the agent opened
