@@ -27,6 +27,8 @@ constexpr std::uint64_t kThreadScanNs = 100'000'000;
 
 template <class Targets>
 Expected<void> give_socket_to_targets(const Targets& targets, record::SocketDir& dir) {
+  // Only root may attach to another user's process, and give it anything.
+  if (geteuid() != 0) return {};
   bool other = false;
   uid_t owner_uid = geteuid();
   gid_t owner_gid = getegid();
