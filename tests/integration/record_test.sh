@@ -675,6 +675,36 @@ case $scenario in
       fail "userperf report exited $?: $(head -3 "$dir/up_view.err")"
     check_offcpu "userperf report" "$(offcpu_view "$dir/up_view.txt")"
     ;;
+  off-cpu-threads)
+    # pthread waits (workload_offcpu_threads): the main thread waits in pthread_cond_wait
+    # (cond_phase) and pthread_mutex_lock (mutex_phase) 600 ms each, and a thread that never
+    # computes waits 300 ms in pthread_join (join_phase): offcpu-time splits 40/40/20 between the
+    # three call sites, each within 5 points, in perf report's view and in userperf report's. The
+    # joiner's share shows that a thread's first off-CPU sample announces it.
+    "$userperf" record -q --off-cpu -g -o "$dir/threads.data" -- "$bin/workload_offcpu_threads" ||
+      fail "record exited $?"
+    perf_reads "$dir/threads.data"
+    threads_view() {
+      awk '/of event / { split($0, quoted, "\047"); ev = quoted[2] }
+        $1 ~ /%$/ && $2 ~ /%$/ && ev == "offcpu-time" { share[$NF] = $1 + 0 }
+        END { printf "%.1f %.1f %.1f\n", share["cond_phase"], share["mutex_phase"],
+              share["join_phase"] }' "$1"
+    }
+    check_threads() {
+      local label=$1 cond mutex join
+      read -r cond mutex join <<<"$2"
+      echo "$label: offcpu-time cond_phase $cond%, mutex_phase $mutex%, join_phase $join%"
+      awk -v c="$cond" -v m="$mutex" -v j="$join" 'BEGIN {
+        exit !(c >= 35 && c <= 45 && m >= 35 && m <= 45 && j >= 15 && j <= 25) }' ||
+        fail "$label: not within 5 points of cond/mutex/join 40/40/20"
+    }
+    perf report -i "$dir/threads.data" --stdio --children --sort sym -g none \
+      >"$dir/perf_view.txt" 2>/dev/null || fail "perf report --children failed"
+    check_threads "perf report" "$(threads_view "$dir/perf_view.txt")"
+    "$userperf" report -i "$dir/threads.data" --stdio >"$dir/up_view.txt" 2>"$dir/up_view.err" ||
+      fail "userperf report exited $?: $(head -3 "$dir/up_view.err")"
+    check_threads "userperf report" "$(threads_view "$dir/up_view.txt")"
+    ;;
   off-cpu-errno)
     # What wrapped blocking calls return, and their errno, the same bare and recorded: no EINTR
     # the program would not have seen, errno untouched by the sample written after a wait.
