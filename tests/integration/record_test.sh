@@ -707,7 +707,8 @@ case $scenario in
     ;;
   off-cpu-errno)
     # What wrapped blocking calls return, and their errno, the same bare and recorded: no EINTR
-    # the program would not have seen, errno untouched by the sample written after a wait.
+    # the program would not have seen, errno untouched by the sample written after a wait; the
+    # pthread functions' error codes, the semaphores' errno, the masked waits' results.
     "$bin/workload_offcpu_errno" >"$dir/bare.txt" || fail "bare run exited $?"
     "$userperf" record -q --off-cpu -g -o "$dir/errno.data" -- "$bin/workload_offcpu_errno" \
       >"$dir/recorded.txt" || fail "recorded run exited $?"
@@ -717,8 +718,20 @@ case $scenario in
       fail "the SA_RESTART read was not restarted: $(head -1 "$dir/bare.txt")"
     perf_reads "$dir/errno.data"
     # The waits were written: poll's and the sleeps' call sites are in offcpu-time.
-    perf script -i "$dir/errno.data" -F event,ip,sym 2>/dev/null | grep -A3 "offcpu-time" |
-      grep -q "main" || fail "no offcpu-time sample reaches main"
+    # (To a file first: grep -q ending early would fail the pipeline under pipefail.)
+    perf script -i "$dir/errno.data" -F event,ip,sym >"$dir/chains.txt" 2>/dev/null ||
+      fail "perf script -F event,ip,sym failed"
+    grep -A3 "offcpu-time" "$dir/chains.txt" | grep -q "main" ||
+      fail "no offcpu-time sample reaches main"
+    # Every wrapped wait that blocked 30 ms has its sample, the libc function as leaf.
+    grep -A1 "offcpu-time" "$dir/chains.txt" |
+      awk '$1 !~ /offcpu-time/ { sub(/@.*/, "", $2); print $2 }' | sort -u >"$dir/leaves.txt"
+    for call in pthread_mutex_lock pthread_mutex_timedlock pthread_mutex_clocklock \
+      pthread_cond_timedwait pthread_cond_clockwait pthread_rwlock_rdlock \
+      pthread_rwlock_timedrdlock sem_wait sem_timedwait sem_clockwait pthread_join \
+      pthread_timedjoin_np pthread_barrier_wait ppoll __pselect epoll_pwait epoll_pwait2; do
+      grep -qx "$call" "$dir/leaves.txt" || fail "no offcpu-time sample of $call: $(tr '\n' ' ' <"$dir/leaves.txt")"
+    done
     ;;
   *) fail "unknown scenario $scenario" ;;
 esac
