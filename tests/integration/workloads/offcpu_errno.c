@@ -12,10 +12,10 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
-#include <sys/epoll.h>
-#include <sys/select.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -73,7 +73,6 @@ static void spin_ms(int ms) {
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
   } while ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 < ms);
 }
-
 
 // Holds `mutex` (or write-locks `rwlock`) for 30 ms from another thread, posts `sem` after 30 ms.
 static pthread_mutex_t g_mutex = PTHREAD_MUTEX_INITIALIZER;
