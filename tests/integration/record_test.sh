@@ -676,7 +676,7 @@ case $scenario in
     check_offcpu "userperf report" "$(offcpu_view "$dir/up_view.txt")"
     ;;
   off-cpu-threads)
-    # pthread waits (workload_offcpu_threads): the main thread waits in pthread_cond_wait
+    # pthread waits (workload_offcpu_threads): the main thread waits in pthread_cond_clockwait
     # (cond_phase) and pthread_mutex_lock (mutex_phase) 600 ms each, and a thread that never
     # computes waits 300 ms in pthread_join (join_phase): offcpu-time splits 40/40/20 between the
     # three call sites, each within 5 points, in perf report's view and in userperf report's. The
@@ -727,7 +727,7 @@ case $scenario in
     grep -A1 "offcpu-time" "$dir/chains.txt" |
       awk '$1 !~ /offcpu-time/ { sub(/@.*/, "", $2); print $2 }' | sort -u >"$dir/leaves.txt"
     for call in pthread_mutex_lock pthread_mutex_timedlock pthread_mutex_clocklock \
-      pthread_cond_timedwait pthread_cond_clockwait pthread_rwlock_rdlock \
+      pthread_cond_clockwait pthread_rwlock_rdlock \
       pthread_rwlock_timedrdlock sem_wait sem_timedwait sem_clockwait pthread_join \
       pthread_timedjoin_np pthread_barrier_wait ppoll __pselect epoll_pwait epoll_pwait2; do
       grep -qx "$call" "$dir/leaves.txt" || fail "no offcpu-time sample of $call: $(tr '\n' ' ' <"$dir/leaves.txt")"

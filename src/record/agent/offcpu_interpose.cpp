@@ -104,11 +104,6 @@ __attribute__((noinline)) void blocked(const OffCpuTarget& target, const void* r
 
 #define USERPERF_OFFCPU_WRAP(ret, name, params, args) \
   USERPERF_OFFCPU_WRAPPER(ret, name, params, nullptr, , , real args)
-// A function of libc's with two implementations: the default version, the one programs link
-// today. (The agent's symbols carry no version, so a reference to the old one, from a program
-// linked before 2003, reaches the same wrapper and is forwarded to the default: see record.md.)
-#define USERPERF_OFFCPU_WRAP_VERSION(ret, name, params, args, version) \
-  USERPERF_OFFCPU_WRAPPER(ret, name, params, version, , , real args)
 // A lock whose uncontended case returns from `try_lock` (an error code other than EBUSY, or 0):
 // the lock itself, timed, only when it is held by another thread.
 #define USERPERF_OFFCPU_WRAP_LOCK(name, params, args, try_lock)                              \
@@ -174,7 +169,11 @@ USERPERF_OFFCPU_WRAP(pid_t, waitpid, (pid_t pid, int* status, int options), (pid
 USERPERF_OFFCPU_WRAP(pid_t, wait4, (pid_t pid, int* status, int options, rusage* usage),
                      (pid, status, options, usage))
 USERPERF_OFFCPU_WRAP(pid_t, wait, (int* status), (status))
-// Threads. Mutexes and rwlocks try first: the uncontended lock costs a TLS load and a branch
+// Threads. pthread_cond_wait and pthread_cond_timedwait are not wrapped: libc has two of each
+// (@GLIBC_2.2.5, the old condition variable, and the default @GLIBC_2.3.2), and an export of
+// the agent carries no version, so one wrapper would receive the calls of programs linked to
+// either and could forward them to only one (docs/record.md). pthread_cond_clockwait has one.
+// Mutexes and rwlocks try first: the uncontended lock costs a TLS load and a branch
 // more (bench/offcpu_bench.sh). sem_wait does not (sem_trywait is no cancellation point).
 USERPERF_OFFCPU_WRAP_LOCK(pthread_mutex_lock, (pthread_mutex_t * mutex), (mutex),
                           pthread_mutex_trylock)
@@ -197,13 +196,6 @@ USERPERF_OFFCPU_WRAP(int, pthread_rwlock_clockrdlock,
 USERPERF_OFFCPU_WRAP(int, pthread_rwlock_clockwrlock,
                      (pthread_rwlock_t * rwlock, clockid_t clock, const timespec* abstime),
                      (rwlock, clock, abstime))
-USERPERF_OFFCPU_WRAP_VERSION(int, pthread_cond_wait,
-                             (pthread_cond_t * cond, pthread_mutex_t* mutex), (cond, mutex),
-                             "GLIBC_2.3.2")
-USERPERF_OFFCPU_WRAP_VERSION(int, pthread_cond_timedwait,
-                             (pthread_cond_t * cond, pthread_mutex_t* mutex,
-                              const timespec* abstime),
-                             (cond, mutex, abstime), "GLIBC_2.3.2")
 USERPERF_OFFCPU_WRAP(int, pthread_cond_clockwait,
                      (pthread_cond_t * cond, pthread_mutex_t* mutex, clockid_t clock,
                       const timespec* abstime),

@@ -131,6 +131,47 @@ static const char* code(int rc) {
   return rc == 0 ? "0" : strerrorname_np(rc);
 }
 
+// A program linked to the old condition variable (pthread_cond_*@GLIBC_2.2.5, before glibc
+// 2.3.2) keeps working: no wrapper forwards its calls to the new one (which crashed it).
+__asm__(".symver old_cond_init, pthread_cond_init@GLIBC_2.2.5");
+__asm__(".symver old_cond_wait, pthread_cond_wait@GLIBC_2.2.5");
+__asm__(".symver old_cond_timedwait, pthread_cond_timedwait@GLIBC_2.2.5");
+__asm__(".symver old_cond_signal, pthread_cond_signal@GLIBC_2.2.5");
+int old_cond_init(pthread_cond_t* cond, const pthread_condattr_t* attr);
+int old_cond_wait(pthread_cond_t* cond, pthread_mutex_t* mutex);
+int old_cond_timedwait(pthread_cond_t* cond, pthread_mutex_t* mutex,
+                       const struct timespec* abstime);
+int old_cond_signal(pthread_cond_t* cond);
+static pthread_cond_t g_old_cond;
+static int g_old_ready;
+
+static void* signal_old_later(void* arg) {
+  (void)arg;
+  pause_ms(30);
+  pthread_mutex_lock(&g_mutex);
+  g_old_ready = 1;
+  old_cond_signal(&g_old_cond);
+  pthread_mutex_unlock(&g_mutex);
+  return NULL;
+}
+
+static void old_condition_variable(void) {
+  old_cond_init(&g_old_cond, NULL);
+  pthread_t thread;
+  pthread_create(&thread, NULL, signal_old_later, NULL);
+  pthread_mutex_lock(&g_mutex);
+  errno = 125;
+  int rc = 0;
+  while (!g_old_ready && rc == 0) rc = old_cond_wait(&g_old_cond, &g_mutex);
+  printf("old cond: pthread_cond_wait@GLIBC_2.2.5=%s errno=%d\n", code(rc), errno);
+  struct timespec until = in_ms(CLOCK_REALTIME, 30);
+  errno = 126;
+  rc = old_cond_timedwait(&g_old_cond, &g_mutex, &until);
+  printf("old cond timed out: pthread_cond_timedwait@GLIBC_2.2.5=%s errno=%d\n", code(rc), errno);
+  pthread_mutex_unlock(&g_mutex);
+  pthread_join(thread, NULL);
+}
+
 static void thread_waits(void) {
   sem_init(&g_taken, 0, 0);
   pthread_t thread;
@@ -269,6 +310,7 @@ static void thread_waits(void) {
   rc = epoll_pwait2(-1, &event, 1, &wait_30, &mask);
   printf("epoll_pwait2 bad: epoll_pwait2=%d errno=%s\n", rc, strerrorname_np(errno));
   close(ep);
+  old_condition_variable();
 }
 
 int main(void) {

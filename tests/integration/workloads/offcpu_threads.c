@@ -83,7 +83,10 @@ __attribute__((noinline)) void cond_phase(void) {
   g_ready = 0;
   char c = 'c';
   if (syscall(SYS_write, g_request[1], &c, 1) != 1) perror("request");
-  while (!g_ready) pthread_cond_wait(&g_cond, &g_cond_mutex);
+  struct timespec until;
+  clock_gettime(CLOCK_MONOTONIC, &until);
+  until.tv_sec += 10;
+  while (!g_ready) pthread_cond_clockwait(&g_cond, &g_cond_mutex, CLOCK_MONOTONIC, &until);
   pthread_mutex_unlock(&g_cond_mutex);
 }
 
