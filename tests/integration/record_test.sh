@@ -675,9 +675,40 @@ case $scenario in
       fail "userperf report exited $?: $(head -3 "$dir/up_view.err")"
     check_offcpu "userperf report" "$(offcpu_view "$dir/up_view.txt")"
     ;;
+  off-cpu-threads)
+    # pthread waits (workload_offcpu_threads): the main thread waits in pthread_cond_clockwait
+    # (cond_phase) and pthread_mutex_lock (mutex_phase) 600 ms each, and a thread that never
+    # computes waits 300 ms in pthread_join (join_phase): offcpu-time splits 40/40/20 between the
+    # three call sites, each within 5 points, in perf report's view and in userperf report's. The
+    # joiner's share shows that a thread's first off-CPU sample announces it.
+    "$userperf" record -q --off-cpu -g -o "$dir/threads.data" -- "$bin/workload_offcpu_threads" ||
+      fail "record exited $?"
+    perf_reads "$dir/threads.data"
+    threads_view() {
+      awk '/of event / { split($0, quoted, "\047"); ev = quoted[2] }
+        $1 ~ /%$/ && $2 ~ /%$/ && ev == "offcpu-time" { share[$NF] = $1 + 0 }
+        END { printf "%.1f %.1f %.1f\n", share["cond_phase"], share["mutex_phase"],
+              share["join_phase"] }' "$1"
+    }
+    check_threads() {
+      local label=$1 cond mutex join
+      read -r cond mutex join <<<"$2"
+      echo "$label: offcpu-time cond_phase $cond%, mutex_phase $mutex%, join_phase $join%"
+      awk -v c="$cond" -v m="$mutex" -v j="$join" 'BEGIN {
+        exit !(c >= 35 && c <= 45 && m >= 35 && m <= 45 && j >= 15 && j <= 25) }' ||
+        fail "$label: not within 5 points of cond/mutex/join 40/40/20"
+    }
+    perf report -i "$dir/threads.data" --stdio --children --sort sym -g none \
+      >"$dir/perf_view.txt" 2>/dev/null || fail "perf report --children failed"
+    check_threads "perf report" "$(threads_view "$dir/perf_view.txt")"
+    "$userperf" report -i "$dir/threads.data" --stdio >"$dir/up_view.txt" 2>"$dir/up_view.err" ||
+      fail "userperf report exited $?: $(head -3 "$dir/up_view.err")"
+    check_threads "userperf report" "$(threads_view "$dir/up_view.txt")"
+    ;;
   off-cpu-errno)
     # What wrapped blocking calls return, and their errno, the same bare and recorded: no EINTR
-    # the program would not have seen, errno untouched by the sample written after a wait.
+    # the program would not have seen, errno untouched by the sample written after a wait; the
+    # pthread functions' error codes, the semaphores' errno, the masked waits' results.
     "$bin/workload_offcpu_errno" >"$dir/bare.txt" || fail "bare run exited $?"
     "$userperf" record -q --off-cpu -g -o "$dir/errno.data" -- "$bin/workload_offcpu_errno" \
       >"$dir/recorded.txt" || fail "recorded run exited $?"
@@ -687,8 +718,20 @@ case $scenario in
       fail "the SA_RESTART read was not restarted: $(head -1 "$dir/bare.txt")"
     perf_reads "$dir/errno.data"
     # The waits were written: poll's and the sleeps' call sites are in offcpu-time.
-    perf script -i "$dir/errno.data" -F event,ip,sym 2>/dev/null | grep -A3 "offcpu-time" |
-      grep -q "main" || fail "no offcpu-time sample reaches main"
+    # (To a file first: grep -q ending early would fail the pipeline under pipefail.)
+    perf script -i "$dir/errno.data" -F event,ip,sym >"$dir/chains.txt" 2>/dev/null ||
+      fail "perf script -F event,ip,sym failed"
+    grep -A3 "offcpu-time" "$dir/chains.txt" | grep -q "main" ||
+      fail "no offcpu-time sample reaches main"
+    # Every wrapped wait that blocked 30 ms has its sample, the libc function as leaf.
+    grep -A1 "offcpu-time" "$dir/chains.txt" |
+      awk '$1 !~ /offcpu-time/ { sub(/@.*/, "", $2); print $2 }' | sort -u >"$dir/leaves.txt"
+    for call in pthread_mutex_lock pthread_mutex_timedlock pthread_mutex_clocklock \
+      pthread_cond_clockwait pthread_rwlock_rdlock \
+      pthread_rwlock_timedrdlock sem_wait sem_timedwait sem_clockwait pthread_join \
+      pthread_timedjoin_np pthread_barrier_wait ppoll __pselect epoll_pwait epoll_pwait2; do
+      grep -qx "$call" "$dir/leaves.txt" || fail "no offcpu-time sample of $call: $(tr '\n' ' ' <"$dir/leaves.txt")"
+    done
     ;;
   *) fail "unknown scenario $scenario" ;;
 esac

@@ -12,6 +12,8 @@
 // their caller lies in the agent.
 #include <poll.h>
 #include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
 #include <sys/socket.h>
@@ -24,6 +26,7 @@
 
 #include "pmu/clock/clock_timer.hpp"
 #include "record/agent/real_function.hpp"
+#include "record/agent/signal_mask.hpp"
 #include "record/agent/thread_events.hpp"
 #include "support/monotonic_clock.hpp"
 
@@ -67,31 +70,49 @@ __attribute__((noinline)) void blocked(const OffCpuTarget& target, const void* r
 }  // namespace
 }  // namespace userperf::record::agent
 
-// One wrapper: resolves the real function into its slot, calls it, and when it blocked writes
-// the sample. The wrapper keeps a frame (__builtin_frame_address) so the chain starts at its
-// caller.
-#define USERPERF_OFFCPU_WRAP(ret, name, params, args)                                            \
-  namespace userperf::record::agent {                                                            \
-  namespace {                                                                                    \
-  ret(*g_real_##name) params = nullptr;                                                          \
-  [[maybe_unused]] const bool g_resolved_##name = resolve_real(g_real_##name, #name) != nullptr; \
-  }                                                                                              \
-  }                                                                                              \
-  extern "C" __attribute__((visibility("default"))) ret name params {                            \
-    using namespace userperf::record::agent;                                                     \
-    const auto real = resolve_real(g_real_##name, #name);                                        \
-    const OffCpuTarget* target = current_offcpu_target();                                        \
-    if (target == nullptr || t_inside) return real args;                                         \
-    t_inside = true;                                                                             \
-    const std::uint64_t start = userperf::support::monotonic_ns();                               \
-    const ret rc = real args;                                                                    \
-    const std::uint64_t ns = userperf::support::monotonic_ns() - start;                          \
-    if (ns >= kMinBlockedNs) {                                                                   \
-      blocked(*target, reinterpret_cast<const void*>(real), __builtin_frame_address(0), ns);     \
-    }                                                                                            \
-    t_inside = false;                                                                            \
-    return rc;                                                                                   \
+// One wrapper: resolves the real function (that `version` of it, or the default one when null)
+// into its slot, calls it, and when it blocked writes the sample. The wrapper keeps a frame
+// (__builtin_frame_address) so the chain starts at its caller. `pre` runs first on every path
+// (the declarations `call` needs); `fast`, only on a thread with the event, before the clock is
+// read: a non-blocking attempt (trylock) that returns when it succeeded, so that an uncontended
+// lock costs no TSC read. `call` is the real call, `real` being the resolved function.
+#define USERPERF_OFFCPU_WRAPPER(ret, name, params, version, pre, fast, call)                 \
+  namespace userperf::record::agent {                                                        \
+  namespace {                                                                                \
+  ret(*g_real_##name) params = nullptr;                                                      \
+  [[maybe_unused]] const bool g_resolved_##name =                                            \
+      resolve_real(g_real_##name, #name, version) != nullptr;                                \
+  }                                                                                          \
+  }                                                                                          \
+  extern "C" __attribute__((visibility("default"))) ret name params {                        \
+    using namespace userperf::record::agent;                                                 \
+    const auto real = resolve_real(g_real_##name, #name, version);                           \
+    pre;                                                                                     \
+    const OffCpuTarget* target = current_offcpu_target();                                    \
+    if (target == nullptr || t_inside) return call;                                          \
+    fast;                                                                                    \
+    t_inside = true;                                                                         \
+    const std::uint64_t start = userperf::support::monotonic_ns();                           \
+    const ret rc = call;                                                                     \
+    const std::uint64_t ns = userperf::support::monotonic_ns() - start;                      \
+    if (ns >= kMinBlockedNs) {                                                               \
+      blocked(*target, reinterpret_cast<const void*>(real), __builtin_frame_address(0), ns); \
+    }                                                                                        \
+    t_inside = false;                                                                        \
+    return rc;                                                                               \
   }
+
+#define USERPERF_OFFCPU_WRAP(ret, name, params, args) \
+  USERPERF_OFFCPU_WRAPPER(ret, name, params, nullptr, , , real args)
+// A lock whose uncontended case returns from `try_lock` (an error code other than EBUSY, or 0):
+// the lock itself, timed, only when it is held by another thread.
+#define USERPERF_OFFCPU_WRAP_LOCK(name, params, args, try_lock)                              \
+  USERPERF_OFFCPU_WRAPPER(int, name, params, nullptr, ,                                      \
+                          if (const int tried = try_lock args; tried != EBUSY) return tried, \
+                          real args)
+// A wait whose sigset_t argument gets the clock signal added (signal_mask.hpp).
+#define USERPERF_OFFCPU_WRAP_MASKED(ret, name, params, args) \
+  USERPERF_OFFCPU_WRAPPER(ret, name, params, nullptr, sigset_t copy, , real args)
 
 // Sleeps.
 USERPERF_OFFCPU_WRAP(int, nanosleep, (const timespec* req, timespec* rem), (req, rem))
@@ -116,7 +137,7 @@ USERPERF_OFFCPU_WRAP(int, accept, (int fd, sockaddr* addr, socklen_t* len), (fd,
 USERPERF_OFFCPU_WRAP(int, accept4, (int fd, sockaddr* addr, socklen_t* len, int flags),
                      (fd, addr, len, flags))
 USERPERF_OFFCPU_WRAP(int, connect, (int fd, const sockaddr* addr, socklen_t len), (fd, addr, len))
-// Waits for descriptors (ppoll, pselect and epoll_pwait are signal_interpose.cpp's).
+// Waits for descriptors.
 USERPERF_OFFCPU_WRAP(int, poll, (pollfd * fds, nfds_t nfds, int timeout), (fds, nfds, timeout))
 USERPERF_OFFCPU_WRAP(int, select,
                      (int nfds, fd_set* readfds, fd_set* writefds, fd_set* exceptfds,
@@ -124,8 +145,70 @@ USERPERF_OFFCPU_WRAP(int, select,
                      (nfds, readfds, writefds, exceptfds, timeout))
 USERPERF_OFFCPU_WRAP(int, epoll_wait, (int epfd, epoll_event* events, int maxevents, int timeout),
                      (epfd, events, maxevents, timeout))
+// The waits with a signal mask: the clock signal is added to it (signal_mask.hpp,
+// with_clock_signal), as signal_interpose.cpp does for sigsuspend.
+USERPERF_OFFCPU_WRAP_MASKED(int, ppoll,
+                            (pollfd * fds, nfds_t nfds, const timespec* timeout,
+                             const sigset_t* mask),
+                            (fds, nfds, timeout, with_clock_signal(mask, copy)))
+USERPERF_OFFCPU_WRAP_MASKED(int, pselect,
+                            (int nfds, fd_set* readfds, fd_set* writefds, fd_set* exceptfds,
+                             const timespec* timeout, const sigset_t* mask),
+                            (nfds, readfds, writefds, exceptfds, timeout,
+                             with_clock_signal(mask, copy)))
+USERPERF_OFFCPU_WRAP_MASKED(int, epoll_pwait,
+                            (int epfd, epoll_event* events, int maxevents, int timeout,
+                             const sigset_t* mask),
+                            (epfd, events, maxevents, timeout, with_clock_signal(mask, copy)))
+USERPERF_OFFCPU_WRAP_MASKED(int, epoll_pwait2,
+                            (int epfd, epoll_event* events, int maxevents, const timespec* timeout,
+                             const sigset_t* mask),
+                            (epfd, events, maxevents, timeout, with_clock_signal(mask, copy)))
 // Children.
 USERPERF_OFFCPU_WRAP(pid_t, waitpid, (pid_t pid, int* status, int options), (pid, status, options))
 USERPERF_OFFCPU_WRAP(pid_t, wait4, (pid_t pid, int* status, int options, rusage* usage),
                      (pid, status, options, usage))
 USERPERF_OFFCPU_WRAP(pid_t, wait, (int* status), (status))
+// Threads. pthread_cond_wait and pthread_cond_timedwait are not wrapped: libc has two of each
+// (@GLIBC_2.2.5, the old condition variable, and the default @GLIBC_2.3.2), and an export of
+// the agent carries no version, so one wrapper would receive the calls of programs linked to
+// either and could forward them to only one (docs/record.md). pthread_cond_clockwait has one.
+// Mutexes and rwlocks try first: the uncontended lock costs a TLS load and a branch
+// more (bench/offcpu_bench.sh). sem_wait does not (sem_trywait is no cancellation point).
+USERPERF_OFFCPU_WRAP_LOCK(pthread_mutex_lock, (pthread_mutex_t * mutex), (mutex),
+                          pthread_mutex_trylock)
+USERPERF_OFFCPU_WRAP(int, pthread_mutex_timedlock,
+                     (pthread_mutex_t * mutex, const timespec* abstime), (mutex, abstime))
+USERPERF_OFFCPU_WRAP(int, pthread_mutex_clocklock,
+                     (pthread_mutex_t * mutex, clockid_t clock, const timespec* abstime),
+                     (mutex, clock, abstime))
+USERPERF_OFFCPU_WRAP_LOCK(pthread_rwlock_rdlock, (pthread_rwlock_t * rwlock), (rwlock),
+                          pthread_rwlock_tryrdlock)
+USERPERF_OFFCPU_WRAP_LOCK(pthread_rwlock_wrlock, (pthread_rwlock_t * rwlock), (rwlock),
+                          pthread_rwlock_trywrlock)
+USERPERF_OFFCPU_WRAP(int, pthread_rwlock_timedrdlock,
+                     (pthread_rwlock_t * rwlock, const timespec* abstime), (rwlock, abstime))
+USERPERF_OFFCPU_WRAP(int, pthread_rwlock_timedwrlock,
+                     (pthread_rwlock_t * rwlock, const timespec* abstime), (rwlock, abstime))
+USERPERF_OFFCPU_WRAP(int, pthread_rwlock_clockrdlock,
+                     (pthread_rwlock_t * rwlock, clockid_t clock, const timespec* abstime),
+                     (rwlock, clock, abstime))
+USERPERF_OFFCPU_WRAP(int, pthread_rwlock_clockwrlock,
+                     (pthread_rwlock_t * rwlock, clockid_t clock, const timespec* abstime),
+                     (rwlock, clock, abstime))
+USERPERF_OFFCPU_WRAP(int, pthread_cond_clockwait,
+                     (pthread_cond_t * cond, pthread_mutex_t* mutex, clockid_t clock,
+                      const timespec* abstime),
+                     (cond, mutex, clock, abstime))
+USERPERF_OFFCPU_WRAP(int, sem_wait, (sem_t * sem), (sem))
+USERPERF_OFFCPU_WRAP(int, sem_timedwait, (sem_t * sem, const timespec* abstime), (sem, abstime))
+USERPERF_OFFCPU_WRAP(int, sem_clockwait, (sem_t * sem, clockid_t clock, const timespec* abstime),
+                     (sem, clock, abstime))
+USERPERF_OFFCPU_WRAP(int, pthread_join, (pthread_t thread, void** value), (thread, value))
+USERPERF_OFFCPU_WRAP(int, pthread_timedjoin_np,
+                     (pthread_t thread, void** value, const timespec* abstime),
+                     (thread, value, abstime))
+USERPERF_OFFCPU_WRAP(int, pthread_clockjoin_np,
+                     (pthread_t thread, void** value, clockid_t clock, const timespec* abstime),
+                     (thread, value, clock, abstime))
+USERPERF_OFFCPU_WRAP(int, pthread_barrier_wait, (pthread_barrier_t * barrier), (barrier))

@@ -7,7 +7,8 @@
 // - sigsuspend, pselect, ppoll, epoll_pwait, epoll_pwait2: the clock signal is added to the mask
 //   held during the wait. A waiting thread uses no CPU time, so there is nothing to sample; a clock
 //   signal that arrived then would only end the wait early (EINTR). It is delivered when the call
-//   restores the thread's mask.
+//   restores the thread's mask. The four waits on descriptors are offcpu_interpose.cpp's wrappers
+//   (with_clock_signal), which also time them.
 // A raw rt_sigprocmask (or glibc's internal calls) is not seen: the ticker counts what that loses.
 #include <dlfcn.h>
 #include <poll.h>
@@ -36,10 +37,6 @@ using SigWaitInfo = int (*)(const sigset_t*, siginfo_t*);
 using SigTimedWait = int (*)(const sigset_t*, siginfo_t*, const timespec*);
 using SignalFd = int (*)(int, const sigset_t*, int);
 using SigSuspend = int (*)(const sigset_t*);
-using PSelect = int (*)(int, fd_set*, fd_set*, fd_set*, const timespec*, const sigset_t*);
-using PPoll = int (*)(pollfd*, nfds_t, const timespec*, const sigset_t*);
-using EpollPWait = int (*)(int, epoll_event*, int, int, const sigset_t*);
-using EpollPWait2 = int (*)(int, epoll_event*, int, const timespec*, const sigset_t*);
 
 // Resolved when the agent loads: the mask functions are async-signal-safe, dlsym is not.
 struct RealSignal {
@@ -50,10 +47,6 @@ struct RealSignal {
   SigTimedWait sigtimedwait = nullptr;
   SignalFd signalfd = nullptr;
   SigSuspend sigsuspend = nullptr;
-  PSelect pselect = nullptr;
-  PPoll ppoll = nullptr;
-  EpollPWait epoll_pwait = nullptr;
-  EpollPWait2 epoll_pwait2 = nullptr;
 };
 RealSignal g_real;
 
@@ -65,10 +58,6 @@ __attribute__((constructor)) void resolve_real_signal() {
   resolve_real(g_real.sigtimedwait, "sigtimedwait");
   resolve_real(g_real.signalfd, "signalfd");
   resolve_real(g_real.sigsuspend, "sigsuspend");
-  resolve_real(g_real.pselect, "pselect");
-  resolve_real(g_real.ppoll, "ppoll");
-  resolve_real(g_real.epoll_pwait, "epoll_pwait");
-  resolve_real(g_real.epoll_pwait2, "epoll_pwait2");
 }
 
 // A mask change: `set` (may be null) with the clock signal taken out into `applied`, the program's
@@ -122,13 +111,21 @@ const sigset_t* without_clock(const sigset_t* set, sigset_t& copy) {
 
 // `mask` with the clock signal, in `copy`: held during a wait. A null mask means no change of
 // mask, and stays null.
-const sigset_t* with_clock(const sigset_t* mask, sigset_t& copy) {
+}  // namespace
+
+namespace userperf::record::agent {
+
+const sigset_t* with_clock_signal(const sigset_t* mask, sigset_t& copy) {
   if (mask == nullptr || !guarding_clock_signal()) return mask;
   copy = *mask;
   sigaddset(&copy, clock_signal());
   return &copy;
 }
 
+}  // namespace userperf::record::agent
+
+namespace {
+using userperf::record::agent::with_clock_signal;
 }  // namespace
 
 extern "C" {
@@ -166,36 +163,7 @@ __attribute__((visibility("default"))) int signalfd(int fd, const sigset_t* mask
 
 __attribute__((visibility("default"))) int sigsuspend(const sigset_t* mask) {
   sigset_t copy;
-  return resolve_real(g_real.sigsuspend, "sigsuspend")(with_clock(mask, copy));
-}
-
-__attribute__((visibility("default"))) int pselect(int n, fd_set* readfds, fd_set* writefds,
-                                                   fd_set* exceptfds, const timespec* timeout,
-                                                   const sigset_t* mask) {
-  sigset_t copy;
-  return resolve_real(g_real.pselect, "pselect")(n, readfds, writefds, exceptfds, timeout,
-                                                 with_clock(mask, copy));
-}
-
-__attribute__((visibility("default"))) int ppoll(pollfd* fds, nfds_t nfds, const timespec* timeout,
-                                                 const sigset_t* mask) {
-  sigset_t copy;
-  return resolve_real(g_real.ppoll, "ppoll")(fds, nfds, timeout, with_clock(mask, copy));
-}
-
-__attribute__((visibility("default"))) int epoll_pwait(int epfd, epoll_event* events, int maxevents,
-                                                       int timeout, const sigset_t* mask) {
-  sigset_t copy;
-  return resolve_real(g_real.epoll_pwait, "epoll_pwait")(epfd, events, maxevents, timeout,
-                                                         with_clock(mask, copy));
-}
-
-__attribute__((visibility("default"))) int epoll_pwait2(int epfd, epoll_event* events,
-                                                        int maxevents, const timespec* timeout,
-                                                        const sigset_t* mask) {
-  sigset_t copy;
-  return resolve_real(g_real.epoll_pwait2, "epoll_pwait2")(epfd, events, maxevents, timeout,
-                                                           with_clock(mask, copy));
+  return resolve_real(g_real.sigsuspend, "sigsuspend")(with_clock_signal(mask, copy));
 }
 
 }  // extern "C"

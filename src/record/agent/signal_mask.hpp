@@ -28,6 +28,11 @@ void set_program_blocks_clock_signal(bool blocked);
 // set it.
 void show_program_view(sigset_t& mask);
 
+// The mask a sigsuspend, pselect, ppoll or epoll_pwait(2) holds during its wait: `mask` with the
+// clock signal added, in `copy`, while guarding (a signal would only end the wait early).
+// SIGNAL-SAFE.
+const sigset_t* with_clock_signal(const sigset_t* mask, sigset_t& copy);
+
 // A new thread: takes its creator's view (or its pthread attr's mask) and unblocks the clock
 // signal for real.
 void adopt_thread_mask(bool creator_blocks);

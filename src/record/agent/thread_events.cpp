@@ -1,7 +1,9 @@
 #include "record/agent/thread_events.hpp"
 
 #include <sched.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -353,9 +355,33 @@ const OffCpuTarget* current_offcpu_target() {
   return t_offcpu.event != nullptr ? &t_offcpu : nullptr;
 }
 
+namespace {
+
+// A thread's first off-CPU sample announces it, as its first CPU sample would (a thread that only
+// waits is heard of too). The clock signal is blocked meanwhile: its handler announces as well,
+// and must not run inside this announcement. SIGNAL-SAFE.
+bool announce_for_offcpu() {
+  ThreadEvents* t = t_thread;
+  if (t == nullptr) return false;
+  if (t->heard.load(std::memory_order_relaxed)) return true;
+  Session* session = current_session();
+  if (session == nullptr) return false;
+  sigset_t clock_only;
+  sigset_t old;
+  sigemptyset(&clock_only);
+  sigaddset(&clock_only, pmu::clock_signal());
+  // Raw: the agent's pthread_sigmask would record the change as the program's.
+  syscall(SYS_rt_sigprocmask, SIG_BLOCK, &clock_only, &old, _NSIG / 8);
+  const bool announced = announce_thread(*session, *t);
+  syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, nullptr, _NSIG / 8);
+  return announced;
+}
+
+}  // namespace
+
 void write_offcpu_sample(const OffCpuTarget& target, std::uint64_t ip, std::uint64_t period,
                          const std::uint64_t* chain, std::uint64_t chain_nr) {
-  if (target.pid != support::current_pid() || !current_thread_heard()) return;
+  if (target.pid != support::current_pid() || !announce_for_offcpu()) return;
   g_offcpu_writers.fetch_add(1);
   if (g_offcpu_open.load() &&
       target.event->state.load(std::memory_order_acquire) == core::EventState::kActive) {

@@ -45,8 +45,10 @@ struct OffCpuTarget {
 // nullptr while the calling thread has no offcpu-time event. SIGNAL-SAFE, one TLS load.
 const OffCpuTarget* current_offcpu_target();
 // Writes one offcpu-time sample of `period` ns with `chain` on the calling thread, when the
-// recorder has heard of it (its ring exists) and the session's events are not being closed by
-// another thread (close_all_threads waits for writers in flight). SIGNAL-SAFE.
+// recorder has heard of it, or hears of it now (the thread's first sample of either event
+// announces it, which makes its ring), and the session's events are not being closed by another
+// thread (close_all_threads waits for writers in flight). Not in a fork child still on its
+// parent's events (target.pid is the parent's). SIGNAL-SAFE.
 void write_offcpu_sample(const OffCpuTarget& target, std::uint64_t ip, std::uint64_t period,
                          const std::uint64_t* chain, std::uint64_t chain_nr);
 
