@@ -128,8 +128,8 @@ class Engine {
   // (called on the child, before it runs its own code): every inherit event of `parent`, original
   // or inherited, is cloned for `child`, groups with their leader; the clones count and sample
   // `child` into their original's ring, and reads of the original include them. exit_task: `tid`
-  // ends (on it, after its EXIT records): its clones write PERF_RECORD_READ where
-  // attr.inherit_stat asks, fold their counts and times into their originals and go.
+  // ends (on it, after its EXIT records): its clones fold their counts and times into their
+  // originals and go (no PERF_RECORD_READ even under inherit_stat, as this kernel writes none).
   void inherit_task(pid_t parent, pid_t child);
   void exit_task(pid_t tid);
   // The clones inherit_task made for `tid` (tests drive their PMUs through them).
@@ -181,7 +181,6 @@ class Engine {
   std::unique_ptr<Event> release_event(Event& event);
   int apply(Event& event, unsigned long arg, void (Engine::*fn)(Event&));
   Event* inherit_event(Event& from, pid_t child, Event* leader);
-  void output_inherit_read(Event& child);
   // engine_sched.cpp
   void enable(Event& event);
   void disable(Event& event);

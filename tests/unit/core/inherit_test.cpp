@@ -212,35 +212,13 @@ TEST(Inherit, CloneSamplesGoToTheParentRing) {
   EXPECT_NE(clone_id, parent_id);
 }
 
-// sync_child_event: with inherit_stat, the clone's values as a PERF_RECORD_READ at its exit.
-TEST(Inherit, InheritStatWritesReadAtExit) {
+// sync_child_event writes PERF_RECORD_READ under inherit_stat only while the exiting task's context
+// still names it, which it no longer does (TASK_TOMBSTONE): the kernel writes none, nor does
+// userperf (tests/conformance/inherit_test.cpp compares).
+TEST(Inherit, NoReadRecordAtExitEvenWithInheritStat) {
   perf_event_attr attr = test_attr(0, 0);
   attr.inherit = 1;
   attr.inherit_stat = 1;
-  attr.read_format = PERF_FORMAT_ID;
-  Fd fd(open_test(attr, -1, 0));
-  ASSERT_GE(fd, 0);
-  MappedRing ring(fd, 2);
-  ASSERT_TRUE(ring.ok());
-  ChildThread child;
-  fire_clone(0, 11);
-  child.exit();
-  std::uint64_t parent_id = 0;
-  ASSERT_EQ(
-      testing::event_ioctl(fd, PERF_EVENT_IOC_ID, reinterpret_cast<unsigned long>(&parent_id)), 0);
-  const auto records = ring.drain();
-  ASSERT_EQ(records.size(), 1u);
-  ASSERT_EQ(record_type(records[0]), PERF_RECORD_READ);
-  EXPECT_EQ(records[0].size(), 8u + 8u + 16u);
-  EXPECT_EQ(field_at<std::uint32_t>(records[0], 8), static_cast<std::uint32_t>(getpid()));
-  EXPECT_EQ(field_at<std::uint32_t>(records[0], 12), static_cast<std::uint32_t>(kChild));
-  EXPECT_EQ(field_at<std::uint64_t>(records[0], 16), 11u);
-  EXPECT_EQ(field_at<std::uint64_t>(records[0], 24), parent_id);
-}
-
-TEST(Inherit, NoReadRecordWithoutInheritStat) {
-  perf_event_attr attr = test_attr(0, 0);
-  attr.inherit = 1;
   Fd fd(open_test(attr, -1, 0));
   ASSERT_GE(fd, 0);
   MappedRing ring(fd, 2);
