@@ -116,6 +116,29 @@ TEST_P(Inherit, InheritStatWritesNoReadAtThreadExit) {
   EXPECT_EQ(words[1], event.id());
 }
 
+// The clone samples the thread into the original's ring, with the thread's tid and the original's
+// id (an event on one CPU: the kernel refuses the mapping on every CPU).
+TEST_P(Inherit, CloneSamplesGoToTheOriginalRing) {
+  const int cpu = sched_getcpu();
+  perf_event_attr attr = task_clock(true);
+  attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_ID;
+  Event event(perf(), attr, 0, cpu);
+  ASSERT_TRUE(event.ok()) << event.error();
+  Ring ring(perf(), event.fd(), 64);
+  ASSERT_TRUE(ring.ok()) << ring.error();
+  const pid_t tid = run_worker(cpu);
+  std::size_t of_worker = 0;
+  for (const Rec& rec : of_type(ring.drain(), PERF_RECORD_SAMPLE)) {
+    abi::ParsedSample sample;
+    if (!parse(rec, attr, sample)) return;
+    if (sample.tid != static_cast<std::uint32_t>(tid)) continue;
+    ++of_worker;
+    EXPECT_EQ(sample.id, event.id());
+  }
+  // 80 ms of CPU at 1 ms: tens of samples (the kernel's hrtimer; userperf's ticks and pokes).
+  EXPECT_GE(of_worker, 10u);
+}
+
 CONFORMANCE_TARGETS(Inherit);
 
 }  // namespace
