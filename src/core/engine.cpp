@@ -45,6 +45,28 @@ struct VectorSink {
   void zero(std::size_t bytes) { words.resize(words.size() + bytes / sizeof(std::uint64_t), 0); }
 };
 
+// read(2)'s values (perf_event_read_value, perf_read_group): an event's count and times with what
+// its clones count now and what the exited ones counted. Engine lock held.
+struct WithChildren {
+  std::uint64_t count(const Event& e) const {
+    std::uint64_t total = e.count.load(std::memory_order_relaxed) + e.child_count.load();
+    for (const Event* child : e.children) total += child->count.load(std::memory_order_relaxed);
+    return total;
+  }
+  void add_times(const Event& e, std::uint64_t now, std::uint64_t& enabled,
+                 std::uint64_t& running) const {
+    enabled += e.child_total_enabled.load();
+    running += e.child_total_running.load();
+    for (const Event* child : e.children) {
+      std::uint64_t child_enabled = 0;
+      std::uint64_t child_running = 0;
+      child->read_times(now, child_enabled, child_running);
+      enabled += child_enabled;
+      running += child_running;
+    }
+  }
+};
+
 }  // namespace
 
 Engine::Engine() = default;
@@ -233,6 +255,7 @@ int Engine::open_locked(perf_event_attr* uattr, pid_t pid, int cpu, int group_fd
     leader->nr_members.fetch_add(1);
   }
   if (output != nullptr) set_output(*ev, output);  // checked above by check_output
+  if (attr.inherit) inherit_events_.fetch_add(1, std::memory_order_relaxed);
   const std::uint64_t now = ev->clock_now();
   if (!attr.disabled) {
     ev->state.store(EventState::kInactive);
@@ -310,6 +333,13 @@ void Engine::set_handler_resolver(HandlerResolver* resolver) {
 }
 
 std::unique_ptr<Event> Engine::release_event(Event& ev) {
+  // perf_event_release_kernel: the clones go with their original (siblings before leaders).
+  while (!ev.children.empty()) release_event(*ev.children.back());
+  if (ev.parent != nullptr) {
+    std::erase(ev.parent->children, &ev);
+  } else if (ev.attr.inherit) {
+    inherit_events_.fetch_sub(1, std::memory_order_relaxed);
+  }
   disable(ev);
   ev.state.store(EventState::kOff);
   if (ev.is_leader()) {
@@ -349,7 +379,13 @@ std::unique_ptr<Event> Engine::release_event(Event& ev) {
     if (m.event == &ev) m.event = nullptr;
   }
   std::unique_ptr<Event> owned;
-  if (const auto it = events_.find(ev.fd); it != events_.end() && it->second.get() == &ev) {
+  if (ev.parent != nullptr) {
+    const auto it = std::find_if(inherited_.begin(), inherited_.end(),
+                                 [&ev](const auto& e) { return e.get() == &ev; });
+    owned = std::move(*it);
+    *it = std::move(inherited_.back());
+    inherited_.pop_back();
+  } else if (const auto it = events_.find(ev.fd); it != events_.end() && it->second.get() == &ev) {
     owned = std::move(it->second);
   } else {
     for (auto& e : closed_referenced_) {
@@ -435,14 +471,19 @@ void Engine::reset(Event& event) {
   update_user_page(event);
 }
 
+// perf_event_for_each / perf_event_for_each_child: an original and its clones alike.
 int Engine::apply(Event& event, unsigned long arg, void (Engine::*fn)(Event&)) {
   if (arg & ~kIocFlagGroup) return -EINVAL;
+  auto with_children = [this, fn](Event& e) {
+    (this->*fn)(e);
+    for (Event* child : e.children) (this->*fn)(*child);
+  };
   if (arg & kIocFlagGroup) {
     Event& leader = *event.leader.load();
-    (this->*fn)(leader);
-    for (Event* sibling : leader.siblings) (this->*fn)(*sibling);
+    with_children(leader);
+    for (Event* sibling : leader.siblings) with_children(*sibling);
   } else {
-    (this->*fn)(event);
+    with_children(event);
   }
   return 0;
 }
@@ -534,16 +575,133 @@ ssize_t Engine::read(int fd, void* buf, std::size_t count) {
   const std::uint32_t members = group ? leader.nr_members.load() : 1;
   const std::size_t size = abi::read_format_size(ev->attr.read_format, members);
   if (count < size) return -ENOSPC;
+  auto read_with_children = [](Event& e) {
+    e.pmu->read(e);
+    for (Event* child : e.children) child->pmu->read(*child);
+  };
   if (group) {
-    leader.pmu->read(leader);
-    for (Event* s : leader.siblings) s->pmu->read(*s);
+    read_with_children(leader);
+    for (Event* s : leader.siblings) read_with_children(*s);
   } else {
-    ev->pmu->read(*ev);
+    read_with_children(*ev);
   }
   VectorSink sink;
-  emit_read_values(sink, *ev, ev->clock_now(), members);
+  emit_read_values(sink, *ev, ev->clock_now(), members, WithChildren{});
   if (!support::write_user(buf, sink.words.data(), size)) return -EFAULT;
   return static_cast<ssize_t>(size);
+}
+
+// ---- inheritance -----------------------------------------------------------------------------
+
+// inherit_event: a clone of `from`'s original for thread `child`, in `leader`'s group (nullptr: a
+// leader itself). nullptr when the PMU cannot follow the thread.
+Event* Engine::inherit_event(Event& from, pid_t child, Event* leader) {
+  Event& origin = from.parent != nullptr ? *from.parent : from;
+  auto event = std::make_unique<Event>();
+  event->attr = origin.attr;
+  event->pid = child;
+  event->cpu = origin.cpu;
+  event->pmu = origin.pmu;
+  event->parent = &origin;
+  if (event->pmu->event_init(*event) != 0 || event->pmu->event_bind(*event) != 0) return nullptr;
+  event->id = next_id_++;
+  event->primary_id.store(origin.primary_id.load());
+  event->header_size = origin.header_size;
+  event->id_header_size = origin.id_header_size;
+  event->plan = origin.plan;
+  event->sample_period.store(origin.sample_period.load());
+  event->period_left.store(static_cast<std::int64_t>(event->sample_period.load()));
+  event->sample_freq.store(origin.sample_freq.load());
+  // The kernel's clone keeps its parent's overflow handler (a BPF program).
+  event->handler_owner = origin.handler_owner;
+  event->handler.store(origin.handler.load(), std::memory_order_release);
+  Event* ev = event.get();
+  if (ev->attr.aux_sample_size != 0) ev->aux_event.store(leader, std::memory_order_release);
+  if (leader != nullptr) {
+    ev->leader.store(leader, std::memory_order_release);
+    Event* last = leader->siblings.empty() ? nullptr : leader->siblings.back();
+    leader->siblings.push_back(ev);
+    (last == nullptr ? leader->first_sibling : last->next_sibling)
+        .store(ev, std::memory_order_release);
+    leader->nr_members.fetch_add(1);
+  }
+  origin.children.push_back(ev);
+  inherited_.push_back(std::move(event));
+  // An enabled original's clone starts enabled (INACTIVE, then scheduled), a disabled one's off.
+  if (origin.state.load() >= EventState::kInactive) {
+    const std::uint64_t now = ev->clock_now();
+    ev->state.store(EventState::kInactive);
+    ev->enabled_since.store(now);
+    schedule(*ev, now);
+  }
+  return ev;
+}
+
+void Engine::inherit_task(pid_t parent, pid_t child) {
+  std::lock_guard lock(mutex_);
+  std::vector<Event*> leaders;
+  for (auto& [fd, ev] : events_) {
+    if (ev->pid == parent && ev->attr.inherit && ev->is_leader()) leaders.push_back(ev.get());
+  }
+  for (auto& ev : inherited_) {
+    if (ev->pid == parent && ev->is_leader()) leaders.push_back(ev.get());
+  }
+  // inherit_group: the leader, then its siblings into the clone's group.
+  for (Event* leader : leaders) {
+    Event* clone = inherit_event(*leader, child, nullptr);
+    if (clone == nullptr) continue;
+    for (Event* sibling : std::vector<Event*>(leader->siblings)) {
+      inherit_event(*sibling, child, clone);
+    }
+  }
+}
+
+void Engine::exit_task(pid_t tid) {
+  std::vector<std::unique_ptr<Event>> gone;
+  {
+    std::lock_guard lock(mutex_);
+    std::vector<Event*> clones;
+    for (auto& ev : inherited_) {
+      if (ev->pid == tid) clones.push_back(ev.get());
+    }
+    // perf_event_exit_event: scheduled out, then sync_child_event.
+    for (Event* c : clones) {
+      c->pmu->read(*c);
+      if (c->state.load() == EventState::kActive) {
+        c->pmu->del(*c);
+        const std::uint64_t now = c->clock_now();
+        c->total_running.fetch_add(now - c->running_since.load());
+        c->state.store(EventState::kInactive);
+      }
+    }
+    for (Event* c : clones) {
+      const std::uint64_t now = c->clock_now();
+      std::uint64_t enabled = 0;
+      std::uint64_t running = 0;
+      c->read_times(now, enabled, running);
+      c->total_enabled.store(enabled);
+      c->total_running.store(running);
+      c->state.store(EventState::kOff);
+      // No PERF_RECORD_READ under inherit_stat: sync_child_event writes one only while the
+      // context still has its task, and perf_event_exit_task_context has made it TASK_TOMBSTONE
+      // by then (the conformance test sees none from the kernel).
+      c->parent->child_count.fetch_add(c->count.load());
+      c->parent->child_total_enabled.fetch_add(enabled);
+      c->parent->child_total_running.fetch_add(running);
+    }
+    // Siblings first: a leader's release would make them leaders of their own.
+    std::stable_partition(clones.begin(), clones.end(), [](Event* c) { return !c->is_leader(); });
+    for (Event* c : clones) gone.push_back(release_event(*c));
+  }
+}
+
+std::vector<Event*> Engine::inherited_events(pid_t tid) {
+  std::lock_guard lock(mutex_);
+  std::vector<Event*> out;
+  for (auto& ev : inherited_) {
+    if (ev->pid == tid) out.push_back(ev.get());
+  }
+  return out;
 }
 
 // ---- poll ------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -122,6 +123,21 @@ class Engine {
   void fork(pid_t pid, pid_t ppid, pid_t tid, pid_t ptid);
   // Task exit: EXIT records, and per-task events of `tid` report POLLHUP from then on.
   void exit(pid_t pid, pid_t ppid, pid_t tid, pid_t ptid);
+  // Inheritance (attr.inherit; the kernel's perf_event_init_task and perf_event_exit_task), for
+  // threads of this process only. inherit_task: thread `child` was just created by thread `parent`
+  // (called on the child, before it runs its own code): every inherit event of `parent`, original
+  // or inherited, is cloned for `child`, groups with their leader; the clones count and sample
+  // `child` into their original's ring, and reads of the original include them. exit_task: `tid`
+  // ends (on it, after its EXIT records): its clones fold their counts and times into their
+  // originals and go (no PERF_RECORD_READ even under inherit_stat, as this kernel writes none).
+  void inherit_task(pid_t parent, pid_t child);
+  void exit_task(pid_t tid);
+  // The clones inherit_task made for `tid` (tests drive their PMUs through them).
+  std::vector<Event*> inherited_events(pid_t tid);
+  // Events with attr.inherit open in any engine of the process: a thread hook with nothing to
+  // inherit returns at once.
+  static bool any_inherit_events() { return inherit_events_.load(std::memory_order_relaxed) > 0; }
+
   void ksymbol(std::uint64_t addr, std::uint32_t len, std::uint16_t ksym_type, std::uint16_t flags,
                const char* name);
 
@@ -164,6 +180,7 @@ class Engine {
   // Unlinks a closed, unreferenced event; the caller frees it after releasing the lock.
   std::unique_ptr<Event> release_event(Event& event);
   int apply(Event& event, unsigned long arg, void (Engine::*fn)(Event&));
+  Event* inherit_event(Event& from, pid_t child, Event* leader);
   // engine_sched.cpp
   void enable(Event& event);
   void disable(Event& event);
@@ -190,6 +207,8 @@ class Engine {
   EngineLimits limits_;
   std::unordered_map<int, std::unique_ptr<Event>> events_;
   std::vector<std::unique_ptr<Event>> closed_referenced_;  // closed fds still held by a map
+  std::vector<std::unique_ptr<Event>> inherited_;          // clones made by inherit_task
+  static inline std::atomic<int> inherit_events_{0};
   HandlerResolver* handler_resolver_ = nullptr;
   std::vector<std::unique_ptr<Buffer>> buffers_;
   std::vector<Mapping> mappings_;

@@ -26,6 +26,12 @@ void Engine::for_each_sideband(pid_t tid, Wants&& wants, Body&& body) {
     if (ev->pid != -1 && tid != -1 && ev->pid != tid) continue;
     body(*ev);
   }
+  // Inherited events: those of the thread `tid` (an EXIT record goes to the exiting thread's).
+  for (auto& ev : inherited_) {
+    if (ev->state.load() != EventState::kActive || !wants(ev->attr)) continue;
+    if (tid != -1 && ev->pid != tid) continue;
+    body(*ev);
+  }
 }
 
 namespace {

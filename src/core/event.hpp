@@ -103,12 +103,27 @@ struct Event {
 
   std::atomic<std::uint32_t> nr_members{1};  // on a leader: itself and its siblings
 
+  // Inheritance (attr.inherit, Engine::inherit_task). On an event cloned into a thread created
+  // after its original was opened: `parent`, the original (never a clone: grandchildren link back
+  // to it, as the kernel's inherit_event does); it writes into the parent's ring and has no
+  // descriptor. Immutable after the clone. On an original: its live clones (engine lock) and what
+  // the exited ones counted (the kernel's child_count, child_total_time_enabled/running).
+  Event* parent = nullptr;
+  std::vector<Event*> children;
+  std::atomic<std::uint64_t> child_count{0};
+  std::atomic<std::uint64_t> child_total_enabled{0};
+  std::atomic<std::uint64_t> child_total_running{0};
+
   bool is_leader() const { return leader.load(std::memory_order_relaxed) == this; }
   // The AUX area of the buffer the event writes into, nullptr when it has none. The pointer stays
   // valid inside an OutputGuard (an area is freed after a grace period).
   ring::AuxRing* aux_area() const {
-    ring::DataRing* ring = rb.load(std::memory_order_acquire);
+    ring::DataRing* ring = output_ring();
     return ring != nullptr ? ring->aux() : nullptr;
+  }
+  // The ring its records go to: its own, or an inherited event's parent's (perf_output_begin).
+  ring::DataRing* output_ring() const {
+    return (parent != nullptr ? parent : this)->rb.load(std::memory_order_acquire);
   }
   // The event's clock (attr.clockid or CLOCK_MONOTONIC). Inline: it is on every record's path.
   std::uint64_t clock_now() const {

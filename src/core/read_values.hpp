@@ -11,13 +11,28 @@
 
 namespace userperf::core {
 
+// An event's own count and times (PERF_SAMPLE_READ, PERF_RECORD_READ, an inherited event's own).
+struct OwnValues {
+  std::uint64_t count(const Event& e) const { return e.count.load(std::memory_order_relaxed); }
+  void add_times(const Event& e, std::uint64_t now, std::uint64_t& enabled,
+                 std::uint64_t& running) const {
+    (void)e;
+    (void)now;
+    (void)enabled;
+    (void)running;
+  }
+};
+
 // `members` entries are written in group form: the count that sized the destination, so a group
-// changing meanwhile cannot change the length (missing members are written as zeros).
-template <class Sink>
-void emit_read_values(Sink& sink, const Event& event, std::uint64_t now, std::uint32_t members) {
+// changing meanwhile cannot change the length (missing members are written as zeros). `values`
+// gives each member's count and adds to the times what its children counted (read(2): the
+// kernel's perf_event_read_value).
+template <class Sink, class Values = OwnValues>
+void emit_read_values(Sink& sink, const Event& event, std::uint64_t now, std::uint32_t members,
+                      const Values& values = {}) {
   const std::uint64_t format = event.attr.read_format;
-  auto put_entry = [&sink, format](const Event& member) {
-    sink.put(member.count.load(std::memory_order_relaxed));
+  auto put_entry = [&sink, format, &values](const Event& member) {
+    sink.put(values.count(member));
     if (format & PERF_FORMAT_ID) sink.put(member.primary_id.load(std::memory_order_relaxed));
     if (format & PERF_FORMAT_LOST) sink.put(member.lost_samples.load(std::memory_order_relaxed));
   };
@@ -26,8 +41,9 @@ void emit_read_values(Sink& sink, const Event& event, std::uint64_t now, std::ui
   std::uint64_t enabled = 0;
   std::uint64_t running = 0;
   timed.read_times(now, enabled, running);
+  values.add_times(timed, now, enabled, running);
   if (!group) {
-    sink.put(event.count.load(std::memory_order_relaxed));
+    sink.put(values.count(event));
     if (format & PERF_FORMAT_TOTAL_TIME_ENABLED) sink.put(enabled);
     if (format & PERF_FORMAT_TOTAL_TIME_RUNNING) sink.put(running);
     if (format & PERF_FORMAT_ID) sink.put(event.primary_id.load(std::memory_order_relaxed));

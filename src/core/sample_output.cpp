@@ -142,7 +142,7 @@ void write_sample_id(ring::OutputHandle& h, const Event& event, const SampleId& 
 
 ring::OutputStatus output_begin(ring::OutputHandle& h, Event& event, std::uint32_t size,
                                 const SampleId& id) {
-  ring::DataRing* rb = event.rb.load(std::memory_order_acquire);
+  ring::DataRing* rb = event.output_ring();
   if (rb == nullptr) return ring::OutputStatus::kNoDataArea;
   const std::uint32_t trailer = event.attr.sample_id_all ? event.id_header_size : 0;
   const std::uint32_t lost_size = sizeof(perf_event_header) + kLostBodySize + trailer;
@@ -164,7 +164,7 @@ ring::OutputStatus output_begin(ring::OutputHandle& h, Event& event, std::uint32
 
 void count_lost_sample(Event& event) {
   event.lost_samples.fetch_add(1, std::memory_order_relaxed);
-  if (ring::DataRing* rb = event.rb.load(std::memory_order_acquire)) rb->add_lost(1);
+  if (ring::DataRing* rb = event.output_ring()) rb->add_lost(1);
 }
 
 namespace {
