@@ -682,9 +682,9 @@ void Engine::exit_task(pid_t tid) {
       c->total_enabled.store(enabled);
       c->total_running.store(running);
       c->state.store(EventState::kOff);
-      // No PERF_RECORD_READ under inherit_stat: sync_child_event writes one only while the
-      // context still has its task, and perf_event_exit_task_context has made it TASK_TOMBSTONE
-      // by then (the conformance test sees none from the kernel).
+      // No PERF_RECORD_READ under inherit_stat: the kernel's sync_child_event writes one only
+      // while the context still has its task, which its exit path races with (6.18 here: one in
+      // most runs, none in others); a difference docs/architecture.md lists.
       c->parent->child_count.fetch_add(c->count.load());
       c->parent->child_total_enabled.fetch_add(enabled);
       c->parent->child_total_running.fetch_add(running);

@@ -109,7 +109,13 @@ TEST_P(Inherit, InheritStatWritesNoReadAtThreadExit) {
   Ring ring(perf(), event.fd(), 8);
   ASSERT_TRUE(ring.ok()) << ring.error();
   run_worker(cpu);
-  EXPECT_TRUE(of_type(ring.drain(), PERF_RECORD_READ).empty());
+  // The kernel (6.18 here) writes a PERF_RECORD_READ for the ended thread in most runs and none in
+  // others (sync_child_event checks whether the context still has its task, which the exit path
+  // races with); userperf writes none, a difference docs/architecture.md lists.
+  const std::size_t reads = of_type(ring.drain(), PERF_RECORD_READ).size();
+  if (!is_kernel()) {
+    EXPECT_EQ(reads, 0u);
+  }
   const std::vector<std::uint64_t> words = perf().read_words(event.fd(), 2);
   ASSERT_EQ(words.size(), 2u);
   EXPECT_GE(words[0], kSpinNs / 2) << "the thread's count, folded at its exit";
