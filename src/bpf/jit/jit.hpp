@@ -44,6 +44,9 @@ struct JitOptions {
 bool jit_supported();
 // False when the environment sets USERPERF_BPF_JIT=0 (read once).
 bool jit_allowed_by_environment();
+// True when the environment sets USERPERF_BPF_JIT=1 (read once): the opt-in while the runtime
+// does not use the JIT by default.
+bool jit_requested_by_environment();
 
 class Jit {
  public:
