@@ -13,6 +13,8 @@
 
 #include "bpf/isa/disassembler.hpp"
 #include "bpf/isa/encoding.hpp"
+#include "bpf/jit/jit.hpp"
+#include "bpf/jit/jit_conformance.hpp"
 #include "bpf/vm/conformance.hpp"
 #include "commands.hpp"
 
@@ -32,6 +34,7 @@ struct ConformanceOptions {
   std::string include_regex;
   std::string exclude_regex;
   bool verbose = false;
+  bool jit = false;
 };
 
 // ../shared/conformance/bpf from the current directory, else the suite the build found.
@@ -78,7 +81,12 @@ int run(const ConformanceOptions& options) {
   }
   std::sort(files.begin(), files.end());
 
-  const ConformanceSelection selection{*version, kAllGroups};
+  if (options.jit && !jit_supported()) {
+    std::fprintf(stderr, "bpf conformance: --jit: the JIT supports x86-64 only\n");
+    return 2;
+  }
+  const ConformanceSelection selection{*version, kAllGroups,
+                                       options.jit ? run_conformance_program_jit : nullptr};
   int passed = 0, failed = 0, skipped = 0;
   for (const fs::path& path : files) {
     const std::string name = path.filename().string();
@@ -142,6 +150,8 @@ void add_bpf_conformance_command(CLI::App& bpf, int& exit_code) {
   cmd->add_option("--exclude-regex", options->exclude_regex, "Skip files whose name matches");
   cmd->add_flag("-v,--verbose", options->verbose,
                 "Show each program's cpu version and groups, and the listing of failures");
+  cmd->add_flag("--jit", options->jit,
+                "Run on the x86-64 JIT (checked mode: the programs are not verified)");
   cmd->callback([options, &exit_code] { exit_code = run(*options); });
 }
 

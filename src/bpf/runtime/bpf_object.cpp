@@ -90,14 +90,27 @@ Expected<std::shared_ptr<LoadedProgram>> LoadedProgram::load(std::shared_ptr<Bpf
   InterpreterOptions vm_options;
   vm_options.helpers = options.helpers;
   for (const auto& map : object->maps()) vm_options.static_regions.push_back(map->value_region());
+  JitOptions jit_options;
+  const bool use_jit = jit_supported() && jit_requested_by_environment();
+  if (use_jit) {
+    jit_options.helpers = vm_options.helpers;
+    jit_options.static_regions = vm_options.static_regions;
+  }
   auto vm = Interpreter::load(insns, std::move(vm_options));
   if (!vm) return vm.error();
+  std::unique_ptr<Jit> jit;
+  if (use_jit) {  // the verifier accepted `insns`: unchecked code is allowed
+    auto compiled = Jit::load(insns, std::move(jit_options));
+    if (!compiled) return compiled.error();
+    jit = std::move(*compiled);
+  }
 
   std::shared_ptr<LoadedProgram> program(new LoadedProgram());
   program->object_ = std::move(object);
   program->index_ = index;
   program->verdict_ = std::move(verdict);
   program->vm_ = std::move(*vm);
+  program->jit_ = std::move(jit);
   return program;
 }
 

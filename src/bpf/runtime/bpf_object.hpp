@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bpf/isa/program_image.hpp"
+#include "bpf/jit/jit.hpp"
 #include "bpf/maps/map.hpp"
 #include "bpf/verifier/verifier.hpp"
 #include "bpf/vm/interpreter.hpp"
@@ -51,6 +52,7 @@ class LoadedProgram {
 
   // SIGNAL-SAFE. r1 = ctx; `regions` are the memory the ctx lets the program reach.
   RunResult run(const void* ctx, std::span<const MemoryRegion> regions, void* env) const {
+    if (jit_) return jit_->run(reinterpret_cast<std::uintptr_t>(ctx), 0, regions, env);
     return vm_->run(reinterpret_cast<std::uintptr_t>(ctx), 0, regions, env);
   }
 
@@ -65,6 +67,9 @@ class LoadedProgram {
   std::size_t index_ = 0;
   VerifyResult verdict_;
   std::unique_ptr<Interpreter> vm_;
+  // The verified program as unchecked x86-64 code, when opted in (USERPERF_BPF_JIT=1): run()
+  // prefers it. Off by default until the whole runtime is tested on it.
+  std::unique_ptr<Jit> jit_;
 };
 
 }  // namespace userperf::bpf

@@ -7,21 +7,17 @@
 
 namespace userperf::bpf {
 
-namespace {
-
-std::uint64_t unwind(std::uint64_t r1, std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t,
-                     CallContext& call) {
+std::uint64_t conformance_unwind_helper(std::uint64_t r1, std::uint64_t, std::uint64_t,
+                                        std::uint64_t, std::uint64_t, CallContext& call) {
   if (r1 == 0) call.abort = true;
   return r1;
 }
-
-}  // namespace
 
 Expected<RunResult> run_conformance_program(std::span<const Insn> insns,
                                             std::span<std::uint8_t> memory) {
   InterpreterOptions options;
   options.helpers.resize(kUnwindHelper + 1);
-  options.helpers[kUnwindHelper] = unwind;
+  options.helpers[kUnwindHelper] = conformance_unwind_helper;
   options.instruction_budget = kConformanceBudget;
   auto interpreter = Interpreter::load(insns, std::move(options));
   if (!interpreter) return interpreter.error();
@@ -78,7 +74,8 @@ ConformanceOutcome run_conformance_test(std::string_view file_text,
   }
   outcome.memory = file->memory;
   std::vector<std::uint8_t> memory = file->memory;
-  auto run = run_conformance_program(outcome.insns, memory);
+  auto run = selection.runner ? selection.runner(outcome.insns, memory)
+                              : run_conformance_program(outcome.insns, memory);
   std::string error;
   if (!run) {
     error = run.error().message;

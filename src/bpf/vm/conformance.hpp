@@ -20,6 +20,10 @@ namespace userperf::bpf {
 inline constexpr std::uint64_t kConformanceBudget = 10'000'000;
 inline constexpr std::int32_t kUnwindHelper = 5;
 
+// Helper 5 of the suite: returns r1 and ends the program when r1 is 0.
+std::uint64_t conformance_unwind_helper(std::uint64_t r1, std::uint64_t, std::uint64_t,
+                                        std::uint64_t, std::uint64_t, CallContext& call);
+
 // Loads and runs `insns` over `memory` (written in place). A program the interpreter refuses is
 // an Error; a run that ends other than kOk / kAborted is reported in the RunResult.
 Expected<RunResult> run_conformance_program(std::span<const Insn> insns,
@@ -28,9 +32,15 @@ Expected<RunResult> run_conformance_program(std::span<const Insn> insns,
 enum class Verdict : std::uint8_t { kPass, kFail, kSkip, kError };
 const char* to_string(Verdict verdict);  // "PASS", "FAIL", "SKIP", "ERROR"
 
+// Runs one program the way run_conformance_program does, on some tier.
+using ConformanceRunner = Expected<RunResult> (*)(std::span<const Insn> insns,
+                                                  std::span<std::uint8_t> memory);
+
 struct ConformanceSelection {
   CpuVersion cpu_version = CpuVersion::kV4;
   std::uint32_t groups = kAllGroups;
+  // nullptr: the interpreter (run_conformance_program); the JIT passes its own (bpf/jit).
+  ConformanceRunner runner = nullptr;
 };
 
 struct ConformanceOutcome {

@@ -1,0 +1,73 @@
+// The x86-64 JIT: translates a program into machine code with the interpreter's run() contract
+// (RunResult, r1/r2, memory regions, helpers by id, signal-safe and reentrant: no allocation in
+// run(), a fresh stack of kMaxStack bytes per frame for every run).
+//
+// Two modes. Unchecked (the default) is only for programs the verifier accepted: loads and stores
+// go straight to memory, as the verifier proved them in bounds. Checked (`checked = true`) is for
+// programs nobody verified (the conformance suite, the differential test): every load, store and
+// atomic calls a check against the run's regions as the interpreter does, backward jumps and
+// local calls spend a budget, and r1..r5 survive helper calls as in the interpreter.
+//
+// The code is written into read-write memory, then mprotect()ed to read+execute: never writable
+// and executable at once. Other architectures: load() returns ENOTSUP and callers use the
+// interpreter.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "bpf/isa/helper_call.hpp"
+#include "bpf/isa/insn.hpp"
+#include "bpf/isa/memory_region.hpp"
+#include "bpf/vm/interpreter.hpp"
+#include "support/expected.hpp"
+
+namespace userperf::bpf {
+
+struct JitOptions {
+  // Helpers by kernel helper id; nullptr entries are unknown helpers (kBadHelper if called).
+  std::vector<HelperFn> helpers;
+  // Memory every run may touch besides its stack and run()'s regions (checked mode only).
+  std::vector<MemoryRegion> static_regions;
+  // Memory checks, budget and the interpreter's register behaviour around helper calls; for
+  // programs the verifier did not accept. Unchecked code must only be made of verified programs.
+  bool checked = false;
+  // Checked mode: backward jumps and local calls a run may take before it stops with kBudget;
+  // 0 = no limit.
+  std::uint64_t budget = 0;
+};
+
+// True on x86-64 builds.
+bool jit_supported();
+// False when the environment sets USERPERF_BPF_JIT=0 (read once).
+bool jit_allowed_by_environment();
+// True when the environment sets USERPERF_BPF_JIT=1 (read once): the opt-in while the runtime
+// does not use the JIT by default.
+bool jit_requested_by_environment();
+
+class Jit {
+ public:
+  // The interpreter's structural checks (vm::decode), then translation. A bad program is an error
+  // naming the instruction; ENOTSUP off x86-64.
+  static Expected<std::unique_ptr<Jit>> load(std::span<const Insn> insns, JitOptions options);
+  ~Jit();
+  Jit(const Jit&) = delete;
+  Jit& operator=(const Jit&) = delete;
+
+  // As Interpreter::run. SIGNAL-SAFE, reentrant.
+  RunResult run(std::uint64_t r1, std::uint64_t r2, std::span<const MemoryRegion> regions,
+                void* env) const;
+
+  std::size_t size() const;       // instructions
+  std::size_t code_size() const;  // bytes of machine code
+
+ private:
+  Jit();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace userperf::bpf
