@@ -171,7 +171,8 @@ Expected<std::uint64_t> RemoteThread::call(std::uint64_t function,
                                   " below its stack pointer");
   }
   std::vector<std::uint8_t> new_bytes(old_bytes.size(), 0);  // the return address 0 first
-  std::memcpy(new_bytes.data() + (data - return_slot), block.data(), block.size());
+  if (!block.empty())
+    std::memcpy(new_bytes.data() + (data - return_slot), block.data(), block.size());
   if (!move_memory(pid_, return_slot, new_bytes.data(), new_bytes.size(), true)) {
     return make_error(EFAULT, "cannot write the stack of thread " + std::to_string(tid_));
   }

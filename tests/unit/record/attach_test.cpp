@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -117,6 +118,9 @@ Child start_child(bool in_read) {
   const double expected = series(20000);
   c.pid = fork();
   if (c.pid == 0) {
+    // Never outlives a test that failed before it told the child to stop.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    alarm(60);
     close(fds[1]);
     if (in_read) {
       char byte = 0;
