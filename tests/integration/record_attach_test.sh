@@ -4,7 +4,7 @@
 # those of a run nobody attached to (workloads/attach_target.c prints a line that any changed
 # register, signal mask, stack byte or system call result would change).
 # Usage: record_attach_test.sh SCENARIO BIN_DIR
-#   output    attach with -g for 2 seconds: output and status unchanged, the threads' functions in
+#   output    attach with -g until a thread started after the attach has run 0.5 s: output and status unchanged, the threads' functions in
 #             perf report with their callers (a thread started after the attach too), the
 #             process's descriptors as before
 #   twice     two attaches one after the other; a second attach while the first records is refused
@@ -70,7 +70,17 @@ case $scenario in
     start 1200
     sleep 0.3
     ls "/proc/$pid/fd" | sort >"$dir/fds.before"
-    timeout 60 "$userperf" record -g -p "$pid" -o "$dir/a.data" -- sleep 2 2>"$dir/err"
+    # Until the late thread (started halfway, after the attach) has run half a second: its start
+    # depends on the machine's load, so the recording waits for it, then ends with SIGINT.
+    timeout 60 "$userperf" record -g -p "$pid" -o "$dir/a.data" 2>"$dir/err" &
+    recorder=$!
+    for _ in $(seq 1 300); do
+      grep -qx late /proc/"$pid"/task/*/comm 2>/dev/null && break
+      sleep 0.05
+    done
+    sleep 0.5
+    kill -INT "$recorder"
+    wait "$recorder"
     rc=$?
     [[ $rc -eq 0 ]] || fail "record -p: exit $rc: $(cat "$dir/err")"
     # No descriptor left behind (the program may have closed some of its own meanwhile).

@@ -56,6 +56,7 @@ __attribute__((noinline)) unsigned long late_spin(unsigned long h) {
 
 static void* late(void* arg) {
   (void)arg;
+  pthread_setname_np(pthread_self(), "late");  // what the test waits for
   unsigned long h = 1;
   for (int r = 0; r < g_rounds / 2; ++r) h = late_spin(h);
   g_late_hash = h;
