@@ -31,35 +31,6 @@ struct Range {
   bool contains(std::uint64_t address) const { return address >= start && address < end; }
 };
 
-// The mappings of /proc/PID/maps: their ranges, whether executable, and file names.
-struct Mapping {
-  Range range;
-  bool executable = false;
-  std::string path;
-};
-
-std::vector<Mapping> read_maps(pid_t pid) {
-  std::vector<Mapping> out;
-  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
-  std::string line;
-  while (std::getline(maps, line)) {
-    unsigned long long start = 0;
-    unsigned long long end = 0;
-    char perms[8] = {};
-    int path_at = 0;
-    if (std::sscanf(line.c_str(), "%llx-%llx %7s %*s %*s %*s %n", &start, &end, perms, &path_at) <
-        3) {
-      continue;
-    }
-    Mapping m;
-    m.range = {start, end};
-    m.executable = perms[2] == 'x';
-    if (path_at > 0) m.path = line.substr(static_cast<std::size_t>(path_at));
-    out.push_back(std::move(m));
-  }
-  return out;
-}
-
 bool file_name_starts(const std::string& path, const char* prefix) {
   const std::string file = path.substr(path.rfind('/') + 1);
   return file.rfind(prefix, 0) == 0;
@@ -150,11 +121,12 @@ struct RuntimeText {
   std::vector<Range> libc;
 };
 
-RuntimeText runtime_text(const std::vector<Mapping>& maps) {
+RuntimeText runtime_text(const std::vector<ProcessMapping>& maps) {
   RuntimeText text;
-  for (const Mapping& m : maps) {
-    if (m.executable && file_name_starts(m.path, "ld-linux")) text.loader.push_back(m.range);
-    if (m.executable && file_name_starts(m.path, "libc.so")) text.libc.push_back(m.range);
+  for (const ProcessMapping& m : maps) {
+    if (m.executable && file_name_starts(m.path, "ld-linux"))
+      text.loader.push_back({m.start, m.end});
+    if (m.executable && file_name_starts(m.path, "libc.so")) text.libc.push_back({m.start, m.end});
   }
   return text;
 }
@@ -204,7 +176,7 @@ Expected<Target> find_target(pid_t pid) {
         pid, make_error(err, "cannot read " + maps_path + ": " + std::strerror(err)));
   }
   close(fd);
-  const std::vector<Mapping> maps = read_maps(pid);
+  const std::vector<ProcessMapping> maps = read_process_maps(pid);
   // A process that has exited (a zombie) has no address space left.
   if (maps.empty()) return make_error(ESRCH, "process " + std::to_string(pid) + " has exited");
   Target target;
@@ -266,9 +238,9 @@ Error call_failed(pid_t pid, const std::string& image, const Error& error) {
 }
 
 // [low, high) of the mapping holding `sp`, as the clock's frame walk needs them.
-Range stack_of(const std::vector<Mapping>& maps, std::uint64_t sp) {
-  for (const Mapping& m : maps) {
-    if (m.range.contains(sp)) return m.range;
+Range stack_of(const std::vector<ProcessMapping>& maps, std::uint64_t sp) {
+  for (const ProcessMapping& m : maps) {
+    if (m.contains(sp)) return {m.start, m.end};
   }
   return {};
 }
@@ -278,7 +250,7 @@ Range stack_of(const std::vector<Mapping>& maps, std::uint64_t sp) {
 // knows itself. A thread gone meanwhile is left out.
 Expected<std::string> thread_stacks(pid_t pid, const std::vector<pid_t>& tids) {
   std::string threads;
-  const std::vector<Mapping> maps = read_maps(pid);
+  const std::vector<ProcessMapping> maps = read_process_maps(pid);
   for (const pid_t tid : tids) {
     Range stack;
     if (tid != pid) {
@@ -335,7 +307,8 @@ Expected<std::int64_t> call_agent(pid_t pid, const char* name,
   Expected<std::uint64_t> entry = agent_function(pid, name);
   if (!entry) return with_pid(pid, entry.error());
   if (*entry == 0) return std::int64_t{0};
-  Expected<std::unique_ptr<RemoteThread>> caller = stop_caller(pid, runtime_text(read_maps(pid)));
+  Expected<std::unique_ptr<RemoteThread>> caller =
+      stop_caller(pid, runtime_text(read_process_maps(pid)));
   if (!caller) return caller.error().code == ESRCH ? Expected<std::int64_t>(0) : caller.error();
   Expected<std::uint64_t> result = (*caller)->call(*entry, args);
   if (!result) {

@@ -95,8 +95,8 @@ Expected<DynamicSymbols> parse_dynamic_symbols(const std::vector<std::uint8_t>& 
   return out;
 }
 
-std::vector<LoadedObject> loaded_objects(pid_t pid, const std::string& prefix) {
-  std::vector<LoadedObject> out;
+std::vector<ProcessMapping> read_process_maps(pid_t pid) {
+  std::vector<ProcessMapping> out;
   std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
   std::string line;
   while (std::getline(maps, line)) {
@@ -106,17 +106,25 @@ std::vector<LoadedObject> loaded_objects(pid_t pid, const std::string& prefix) {
     char perms[8] = {};
     int path_at = 0;
     if (std::sscanf(line.c_str(), "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &offset,
-                    &path_at) < 4 ||
-        path_at <= 0 || offset != 0) {
+                    &path_at) < 4) {
       continue;
     }
-    const std::string path = line.substr(static_cast<std::size_t>(path_at));
-    if (path.empty() || path[0] != '/') continue;
-    const std::string file = path.substr(path.rfind('/') + 1);
+    ProcessMapping m{start, end, offset, perms[2] == 'x', {}};
+    if (path_at > 0) m.path = line.substr(static_cast<std::size_t>(path_at));
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+std::vector<LoadedObject> loaded_objects(pid_t pid, const std::string& prefix) {
+  std::vector<LoadedObject> out;
+  for (const ProcessMapping& m : read_process_maps(pid)) {
+    if (m.offset != 0 || m.path.empty() || m.path[0] != '/') continue;
+    const std::string file = m.path.substr(m.path.rfind('/') + 1);
     if (file.compare(0, prefix.size(), prefix) != 0) continue;
     bool known = false;
-    for (const LoadedObject& o : out) known = known || o.path == path;
-    if (!known) out.push_back({path, start});
+    for (const LoadedObject& o : out) known = known || o.path == m.path;
+    if (!known) out.push_back({m.path, m.start});
   }
   return out;
 }

@@ -25,6 +25,16 @@ struct DynamicSymbols {
 // Parses `bytes`, an x86-64 ELF64 shared object (ENOEXEC with where it is malformed otherwise).
 Expected<DynamicSymbols> parse_dynamic_symbols(const std::vector<std::uint8_t>& bytes);
 
+// One line of /proc/PID/maps.
+struct ProcessMapping {
+  std::uint64_t start = 0, end = 0, offset = 0;
+  bool executable = false;
+  std::string path;  // "" for an anonymous mapping
+  bool contains(std::uint64_t address) const { return address >= start && address < end; }
+};
+// Every mapping of process `pid`; empty when /proc/PID/maps is unreadable (or the process is gone).
+std::vector<ProcessMapping> read_process_maps(pid_t pid);
+
 // A mapped object of another process: its path, as /proc/PID/maps names it, and where the mapping
 // of its file offset 0 starts (its load base).
 struct LoadedObject {
