@@ -359,13 +359,24 @@ bool process_owner(pid_t pid, uid_t& uid, gid_t& gid) {
 Expected<AttachResult> attach_process(const AttachRequest& request) {
   const pid_t pid = request.pid;
   if (pid == getpid()) return make_error(EINVAL, "userperf record cannot attach to itself");
-  // Before the addresses are read: an exec from here on shows as another image.
-  const std::string image = image_of(pid);
-  Expected<Target> target = find_target(pid);
-  // A process still in its loader (just started, or just exec'd) gets a moment to finish.
-  for (int i = 0; i < kStartingTries && !target && target.error().code == EAGAIN; ++i) {
-    usleep(kStartingWaitUs);
+  // The addresses are read against one image, taken before them: an exec from here on shows as
+  // another image. A lookup an exec overtook (the old C library gone, the new program still in
+  // its loader) is no verdict on the new program, and a process still in its loader (just
+  // started, or just exec'd) gets a moment to finish: both look again.
+  std::string image;
+  Expected<Target> target = make_error(EAGAIN, "");
+  for (int i = 0; i <= kStartingTries; ++i) {
+    if (i > 0) usleep(kStartingWaitUs);
+    image = image_of(pid);
     target = find_target(pid);
+    const bool overtaken = image_of(pid) != image;
+    if (target && !overtaken) break;
+    if (!target && !overtaken && target.error().code != EAGAIN) break;
+    if (target)
+      target = make_error(
+          EAGAIN,
+          "process " + std::to_string(pid) +
+              " kept running new programs (exec) while userperf read its addresses; try again");
   }
   if (!target) return target.error();
   std::vector<pid_t> tids = request.tids;
