@@ -3,7 +3,7 @@
 // signal mask, stack byte or system call result shows as a different line:
 //   - the main thread computes a floating-point series in main_spin, its partial sums live in
 //     vector registers across every point where it can be stopped;
-//   - a worker thread computes an integer hash in worker_spin;
+//   - a worker thread computes an integer hash in worker_spin, and spins on until main is done;
 //   - halfway through, the main thread starts a late thread computing late_spin (record -p
 //     follows threads started after the attach);
 //   - a sleeper thread sleeps in nanosleep and writes a byte into a pipe after each sleep, which a
@@ -23,6 +23,8 @@ static volatile int g_eintr;
 static unsigned long g_worker_hash;
 static unsigned long g_late_hash;
 static int g_bytes_read;
+static volatile int g_main_done;
+static volatile unsigned long g_sink;
 
 __attribute__((noinline)) double main_spin(int round) {
   double a = 0, b = 0, c = 0, d = 0;
@@ -46,6 +48,9 @@ static void* worker(void* arg) {
   unsigned long h = 14695981039346656037ul;
   for (int r = 0; r < g_rounds; ++r) h = worker_spin(h);
   g_worker_hash = h;
+  // A round here is shorter than main_spin's: the worker spins on until the main thread is done,
+  // so both are on the CPU for the whole recording whatever the machine's load.
+  while (!g_main_done) g_sink = worker_spin(g_sink);
   return NULL;
 }
 
@@ -104,6 +109,7 @@ int main(int argc, char** argv) {
     if (r == g_rounds / 2) pthread_create(&late_thread, NULL, late, NULL);
     sum += main_spin(r);
   }
+  g_main_done = 1;
   for (int i = 0; i < 3; ++i) pthread_join(threads[i], NULL);
   pthread_join(late_thread, NULL);
   printf("sum=%.17g hash=%lx late=%lx bytes=%d eintr=%d\n", sum, g_worker_hash, g_late_hash,
