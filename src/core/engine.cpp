@@ -4,6 +4,7 @@
 #include "core/engine.hpp"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/uio.h>
@@ -17,6 +18,7 @@
 #include "abi/attr_rules.hpp"
 #include "abi/sample_layout.hpp"
 #include "core/read_values.hpp"
+#include "core/sample_output.hpp"
 #include "support/descriptors.hpp"
 #include "support/task_ids.hpp"
 #include "support/user_memory.hpp"
@@ -66,6 +68,22 @@ struct WithChildren {
     }
   }
 };
+
+// perf_event_read_event: a clone's PERF_RECORD_READ at its thread's exit (attr.inherit_stat), in
+// its original's ring: pid and tid of the ending thread, the clone's own values in the event's
+// read_format (its group's, under PERF_FORMAT_GROUP), then the sample_id trailer.
+void output_exit_read(Event& clone, pid_t tid, std::uint64_t now) {
+  const bool group = (clone.attr.read_format & PERF_FORMAT_GROUP) != 0;
+  const std::uint32_t members = group ? clone.leader.load()->nr_members.load() : 1;
+  VectorSink body;
+  body.put(static_cast<std::uint64_t>(static_cast<std::uint32_t>(getpid())) |
+           (static_cast<std::uint64_t>(static_cast<std::uint32_t>(tid)) << 32));
+  emit_read_values(body, clone, now, members);
+  const SampleId id{static_cast<std::uint32_t>(getpid()), static_cast<std::uint32_t>(tid), now,
+                    static_cast<std::uint32_t>(sched_getcpu())};
+  output_sideband(clone, PERF_RECORD_READ, 0, body.words.data(),
+                  static_cast<std::uint32_t>(body.words.size() * sizeof(std::uint64_t)), id);
+}
 
 }  // namespace
 
@@ -682,9 +700,10 @@ void Engine::exit_task(pid_t tid) {
       c->total_enabled.store(enabled);
       c->total_running.store(running);
       c->state.store(EventState::kOff);
-      // No PERF_RECORD_READ under inherit_stat: the kernel's sync_child_event writes one only
-      // while the context still has its task, which its exit path races with (6.18 here: one in
-      // most runs, none in others); a difference docs/architecture.md lists.
+      // sync_child_event: the clone's READ record before its count joins the original's. (The
+      // kernel skips it when its exit path has already cut the context from the task, a race
+      // 6.18 loses in some runs; the record is what inherit_stat asks for.)
+      if (c->attr.inherit_stat) output_exit_read(*c, tid, now);
       c->parent->child_count.fetch_add(c->count.load());
       c->parent->child_total_enabled.fetch_add(enabled);
       c->parent->child_total_running.fetch_add(running);

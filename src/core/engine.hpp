@@ -129,7 +129,7 @@ class Engine {
   // or inherited, is cloned for `child`, groups with their leader; the clones count and sample
   // `child` into their original's ring, and reads of the original include them. exit_task: `tid`
   // ends (on it, after its EXIT records): its clones fold their counts and times into their
-  // originals and go (no PERF_RECORD_READ even under inherit_stat, as this kernel writes none).
+  // originals and go, each writing a PERF_RECORD_READ first under inherit_stat.
   void inherit_task(pid_t parent, pid_t child);
   void exit_task(pid_t tid);
   // The clones inherit_task made for `tid` (tests drive their PMUs through them).

@@ -215,19 +215,41 @@ TEST(Inherit, CloneSamplesGoToTheParentRing) {
 // sync_child_event writes PERF_RECORD_READ under inherit_stat only while the exiting task's context
 // still names it, which it no longer does (TASK_TOMBSTONE): the kernel writes none, nor does
 // userperf (tests/conformance/inherit_test.cpp compares).
-TEST(Inherit, NoReadRecordAtExitEvenWithInheritStat) {
-  perf_event_attr attr = test_attr(0, 0);
-  attr.inherit = 1;
-  attr.inherit_stat = 1;
-  Fd fd(open_test(attr, -1, 0));
-  ASSERT_GE(fd, 0);
-  MappedRing ring(fd, 2);
-  ASSERT_TRUE(ring.ok());
-  ChildThread child;
-  fire_clone(0, 11);
-  child.exit();
-  EXPECT_TRUE(ring.drain().empty());
-  EXPECT_EQ(read_value(fd), 11u);
+// sync_child_event: the clone's own values in a PERF_RECORD_READ at its thread's exit, before its
+// count joins the original's; none without inherit_stat.
+TEST(Inherit, ReadRecordAtExitWithInheritStat) {
+  for (const bool stat : {true, false}) {
+    perf_event_attr attr = test_attr(0, 0);
+    attr.inherit = 1;
+    attr.inherit_stat = stat ? 1 : 0;
+    attr.read_format = PERF_FORMAT_ID;
+    Fd fd(open_test(attr, -1, 0));
+    ASSERT_GE(fd, 0);
+    MappedRing ring(fd, 2);
+    ASSERT_TRUE(ring.ok());
+    testing::fire(fd, 4);
+    ChildThread child;
+    fire_clone(0, 11);
+    child.exit();
+    const auto records = ring.drain();
+    if (!stat) {
+      EXPECT_TRUE(records.empty());
+      continue;
+    }
+    ASSERT_EQ(records.size(), 1u);
+    const auto& rec = records[0];
+    EXPECT_EQ(record_type(rec), PERF_RECORD_READ);
+    ASSERT_EQ(rec.size(), 8u + 8u + 16u);
+    EXPECT_EQ(field_at<std::uint32_t>(rec, 8), static_cast<std::uint32_t>(getpid()));
+    EXPECT_EQ(field_at<std::uint32_t>(rec, 12), static_cast<std::uint32_t>(kChild));
+    EXPECT_EQ(field_at<std::uint64_t>(rec, 16), 11u) << "the clone's own count, not the sum";
+    std::uint64_t id = 0;
+    ASSERT_EQ(testing::event_ioctl(fd, PERF_EVENT_IOC_ID, reinterpret_cast<unsigned long>(&id)), 0);
+    EXPECT_EQ(field_at<std::uint64_t>(rec, 24), id);
+    std::uint64_t words[2] = {};
+    ASSERT_EQ(testing::event_read(fd, words, sizeof words), 16);
+    EXPECT_EQ(words[0], 15u);
+  }
 }
 
 }  // namespace
