@@ -83,6 +83,18 @@ class OpenFdResolver : public FdResolver {
   void put(void*) override {}
 };
 
+// The same for program descriptors (a PROG_ARRAY's creation needs one).
+class OpenProgResolver : public ProgResolver {
+ public:
+  Expected<void*> get(int fd) override {
+    if (fcntl(fd, F_GETFD) < 0) return make_error(EBADF, "descriptor not open");
+    return reinterpret_cast<void*>(static_cast<std::uintptr_t>(fd) + 1);
+  }
+  void put(void*) override {}
+  std::uint32_t prog_type(void*) override { return BPF_PROG_TYPE_PERF_EVENT; }
+  std::uint32_t prog_id(void*) override { return 0; }
+};
+
 class BpfMapDiff : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -117,10 +129,10 @@ TEST_F(BpfMapDiff, CreateVerdicts) {
                                      BPF_F_INNER_MAP,
                                      1u << 20,
                                      1u << 31};
-  const std::uint32_t kTypes[] = {BPF_MAP_TYPE_ARRAY,      BPF_MAP_TYPE_PERCPU_ARRAY,
-                                  BPF_MAP_TYPE_HASH,       BPF_MAP_TYPE_PERCPU_HASH,
-                                  BPF_MAP_TYPE_LRU_HASH,   BPF_MAP_TYPE_PERF_EVENT_ARRAY,
-                                  BPF_MAP_TYPE_STACK_TRACE};
+  const std::uint32_t kTypes[] = {BPF_MAP_TYPE_ARRAY,       BPF_MAP_TYPE_PERCPU_ARRAY,
+                                  BPF_MAP_TYPE_HASH,        BPF_MAP_TYPE_PERCPU_HASH,
+                                  BPF_MAP_TYPE_LRU_HASH,    BPF_MAP_TYPE_PERF_EVENT_ARRAY,
+                                  BPF_MAP_TYPE_STACK_TRACE, BPF_MAP_TYPE_PROG_ARRAY};
   std::vector<Case> cases;
   for (std::uint32_t type : kTypes) {
     for (std::uint32_t flags : kAllFlags) cases.push_back({type, 4, 8, 4, flags});
@@ -134,7 +146,8 @@ TEST_F(BpfMapDiff, CreateVerdicts) {
     // types would allocate it all (16 GiB of kernel memory for an ARRAY of 8-byte values, which
     // outlived the test here), so they are not asked.
     const bool array_type = type == BPF_MAP_TYPE_ARRAY || type == BPF_MAP_TYPE_PERCPU_ARRAY ||
-                            type == BPF_MAP_TYPE_PERF_EVENT_ARRAY;
+                            type == BPF_MAP_TYPE_PERF_EVENT_ARRAY ||
+                            type == BPF_MAP_TYPE_PROG_ARRAY;
     if (!array_type) cases.push_back({type, 4, 8, (1u << 31) + 1, 0});
   }
   cases.push_back({BPF_MAP_TYPE_HASH, 4, (4u << 20) - 56, 1, 0});
@@ -147,7 +160,8 @@ TEST_F(BpfMapDiff, CreateVerdicts) {
     int kernel_fd = kb::map_create(spec);
     const int kernel = kernel_fd < 0 ? -kernel_fd : 0;
     if (kernel_fd >= 0) close(kernel_fd);
-    auto ours = Map::create(spec, std::make_shared<OpenFdResolver>());
+    auto ours =
+        Map::create(spec, std::make_shared<OpenFdResolver>(), std::make_shared<OpenProgResolver>());
     const int mine = ours.ok() ? 0 : ours.error().code;
     if (kernel == 0 && mine == EOPNOTSUPP) continue;  // a feature userperf does not implement
     // The kernel allocates every page at create; userperf maps pages lazily, so whether a huge
