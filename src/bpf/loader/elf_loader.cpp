@@ -112,7 +112,9 @@ Expected<ObjectImage> load_checked(std::span<const std::uint8_t> bytes, const st
     }
     auto insns = linker->link(*entry);
     if (!insns) return insns.error();
-    image.programs.push_back({program.name, program.section, program.prog_type, std::move(*insns)});
+    const bool btf_func_info = elf->find(".BTF") != nullptr && elf->find(".BTF.ext") != nullptr;
+    image.programs.push_back(
+        {program.name, program.section, program.prog_type, std::move(*insns), btf_func_info});
   }
   return image;
 }
