@@ -89,6 +89,14 @@ Expected<ObjectImage> load_checked(std::span<const std::uint8_t> bytes, const st
     if (auto error = loader::check_btf(btf->bytes)) return *error;
   }
   if (auto error = loader::check_code_relocations(*elf)) return *error;
+  // libbpf's static initialisation of map slots (`.values = { [i] = &prog }` in a PROG_ARRAY or
+  // a map-in-map) is not built: refuse it rather than create the map with empty slots.
+  if (const ElfSection* maps = elf->find(".maps"); maps != nullptr && !maps->relocations.empty()) {
+    return make_error(EOPNOTSUPP,
+                      "static initialisation of map slots ('.values' in .maps, " +
+                          std::to_string(maps->relocations.size()) +
+                          " relocations) is not supported: fill the map from user space");
+  }
   auto parsed = loader::open_with_libbpf(bytes, base_name(name));
   if (!parsed) return parsed.error();
   if (parsed->programs.empty()) return make_error(ENOENT, "no programs in the object");
