@@ -74,6 +74,13 @@ ssize_t userperf_aux_snapshot(int fd, void* buf, size_t len, uint64_t* head_out)
  * Program and map descriptors are closed with userperf_close(). */
 int userperf_bpf_prog_load(const char* path, const char* prog_name, char* log_buf, size_t log_size);
 
+/* Loads program `prog_name` of the object `prog_fd` was loaded from, sharing its maps (one
+ * object's programs fill its BPF_MAP_TYPE_PROG_ARRAY maps for bpf_tail_call: store the program
+ * descriptors with userperf_bpf_map_update_elem). Errors as userperf_bpf_prog_load, EBADF when
+ * prog_fd is no program. */
+int userperf_bpf_prog_load_from(int prog_fd, const char* prog_name, char* log_buf,
+                                size_t log_size);
+
 /* A descriptor for map `name` of the object a program was loaded from (-1 with EBADF, ENOENT). */
 int userperf_bpf_map_fd(int prog_fd, const char* name);
 

@@ -20,6 +20,19 @@ using userperf::api::bpf_registry;
 
 extern "C" {
 
+int userperf_bpf_prog_load_from(int prog_fd, const char* prog_name, char* log_buf,
+                                size_t log_size) {
+  std::string log;
+  const int rc =
+      prog_name == nullptr ? -EINVAL : bpf_registry().load_program_from(prog_fd, prog_name, &log);
+  if (log_buf != nullptr && log_size > 0) {
+    const std::size_t n = std::min(log.size(), log_size - 1);
+    std::memcpy(log_buf, log.data(), n);
+    log_buf[n] = '\0';
+  }
+  return syscall_return(rc);
+}
+
 int userperf_bpf_map_fd(int prog_fd, const char* name) {
   if (name == nullptr) return syscall_return(-EINVAL);
   return syscall_return(bpf_registry().map_fd(prog_fd, name));

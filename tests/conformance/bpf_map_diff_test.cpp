@@ -83,6 +83,19 @@ class OpenFdResolver : public FdResolver {
   void put(void*) override {}
 };
 
+// The same for program descriptors, of which the test has none: a descriptor that is open is
+// some other file (EINVAL, as bpf_prog_get), one that is not EBADF.
+class OpenProgResolver : public ProgResolver {
+ public:
+  Expected<void*> get(int fd) override {
+    if (fcntl(fd, F_GETFD) < 0) return make_error(EBADF, "descriptor not open");
+    return make_error(EINVAL, "not a program");
+  }
+  void put(void*) override {}
+  std::uint32_t prog_type(void*) override { return BPF_PROG_TYPE_PERF_EVENT; }
+  std::uint32_t prog_id(void*) override { return 0; }
+};
+
 class BpfMapDiff : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -117,10 +130,10 @@ TEST_F(BpfMapDiff, CreateVerdicts) {
                                      BPF_F_INNER_MAP,
                                      1u << 20,
                                      1u << 31};
-  const std::uint32_t kTypes[] = {BPF_MAP_TYPE_ARRAY,      BPF_MAP_TYPE_PERCPU_ARRAY,
-                                  BPF_MAP_TYPE_HASH,       BPF_MAP_TYPE_PERCPU_HASH,
-                                  BPF_MAP_TYPE_LRU_HASH,   BPF_MAP_TYPE_PERF_EVENT_ARRAY,
-                                  BPF_MAP_TYPE_STACK_TRACE};
+  const std::uint32_t kTypes[] = {BPF_MAP_TYPE_ARRAY,       BPF_MAP_TYPE_PERCPU_ARRAY,
+                                  BPF_MAP_TYPE_HASH,        BPF_MAP_TYPE_PERCPU_HASH,
+                                  BPF_MAP_TYPE_LRU_HASH,    BPF_MAP_TYPE_PERF_EVENT_ARRAY,
+                                  BPF_MAP_TYPE_STACK_TRACE, BPF_MAP_TYPE_PROG_ARRAY};
   std::vector<Case> cases;
   for (std::uint32_t type : kTypes) {
     for (std::uint32_t flags : kAllFlags) cases.push_back({type, 4, 8, 4, flags});
@@ -134,7 +147,8 @@ TEST_F(BpfMapDiff, CreateVerdicts) {
     // types would allocate it all (16 GiB of kernel memory for an ARRAY of 8-byte values, which
     // outlived the test here), so they are not asked.
     const bool array_type = type == BPF_MAP_TYPE_ARRAY || type == BPF_MAP_TYPE_PERCPU_ARRAY ||
-                            type == BPF_MAP_TYPE_PERF_EVENT_ARRAY;
+                            type == BPF_MAP_TYPE_PERF_EVENT_ARRAY ||
+                            type == BPF_MAP_TYPE_PROG_ARRAY;
     if (!array_type) cases.push_back({type, 4, 8, (1u << 31) + 1, 0});
   }
   cases.push_back({BPF_MAP_TYPE_HASH, 4, (4u << 20) - 56, 1, 0});
@@ -147,7 +161,8 @@ TEST_F(BpfMapDiff, CreateVerdicts) {
     int kernel_fd = kb::map_create(spec);
     const int kernel = kernel_fd < 0 ? -kernel_fd : 0;
     if (kernel_fd >= 0) close(kernel_fd);
-    auto ours = Map::create(spec, std::make_shared<OpenFdResolver>());
+    auto ours =
+        Map::create(spec, std::make_shared<OpenFdResolver>(), std::make_shared<OpenProgResolver>());
     const int mine = ours.ok() ? 0 : ours.error().code;
     if (kernel == 0 && mine == EOPNOTSUPP) continue;  // a feature userperf does not implement
     // The kernel allocates every page at create; userperf maps pages lazily, so whether a huge
@@ -177,7 +192,8 @@ MapPair make_pair(const MapSpec& spec) {
   int fd = kb::map_create(spec);
   EXPECT_GE(fd, 0) << std::strerror(-fd);
   pair.kernel = kb::ScopedFd(fd);
-  auto ours = Map::create(spec, std::make_shared<OpenFdResolver>());
+  auto ours =
+      Map::create(spec, std::make_shared<OpenFdResolver>(), std::make_shared<OpenProgResolver>());
   EXPECT_TRUE(ours.ok()) << (ours.ok() ? "" : ours.error().message);
   if (ours.ok()) pair.ours = std::move(ours.value());
   pair.key_size = spec.key_size;
@@ -334,6 +350,34 @@ TEST_F(BpfMapDiff, PerfEventArrayConsumerSide) {
                 kb::map_update(pair.kernel.get(), &key, &value, flags))
           << "update key " << key << " flags " << flags;
     }
+    EXPECT_EQ(pair.ours->lookup_elem(&key, &value), kernel_lookup(pair.kernel.get(), &key, &value))
+        << "lookup key " << key;
+    EXPECT_EQ(pair.ours->delete_elem(&key), kernel_delete(pair.kernel.get(), &key))
+        << "delete key " << key;
+    std::uint32_t ours_next = 0, kernel_next = 0;
+    EXPECT_EQ(pair.ours->get_next_key(&key, &ours_next),
+              kernel_next_key(pair.kernel.get(), &key, &kernel_next));
+    EXPECT_EQ(ours_next, kernel_next);
+  }
+}
+
+// PROG_ARRAY's consumer side without programs: a closed descriptor (EBADF), an open one that is
+// no program (the map's own: EINVAL), flags, keys past the end, empty slots.
+TEST_F(BpfMapDiff, ProgArrayConsumerSide) {
+  MapPair pair = make_pair(spec_of(BPF_MAP_TYPE_PROG_ARRAY, 4, 4, 4));
+  ASSERT_NE(pair.ours, nullptr);
+  const std::uint32_t kClosedFd = 1u << 20;
+  const auto kMapFd = static_cast<std::uint32_t>(pair.kernel.get());
+  for (std::uint32_t key : {0u, 3u, 4u, 100u}) {
+    for (std::uint32_t value : {kClosedFd, kMapFd}) {
+      for (std::uint64_t flags :
+           {std::uint64_t{BPF_ANY}, std::uint64_t{BPF_NOEXIST}, std::uint64_t{BPF_EXIST}}) {
+        EXPECT_EQ(pair.ours->update_elem(&key, &value, flags),
+                  kb::map_update(pair.kernel.get(), &key, &value, flags))
+            << "update key " << key << " value " << value << " flags " << flags;
+      }
+    }
+    std::uint32_t value = 0;
     EXPECT_EQ(pair.ours->lookup_elem(&key, &value), kernel_lookup(pair.kernel.get(), &key, &value))
         << "lookup key " << key;
     EXPECT_EQ(pair.ours->delete_elem(&key), kernel_delete(pair.kernel.get(), &key))

@@ -13,7 +13,7 @@ namespace {
 
 // "UPBFIMG" and a format version; then fields in this machine's byte order (the image never
 // leaves the machine that made it).
-constexpr char kMagic[8] = {'U', 'P', 'B', 'F', 'I', 'M', 'G', '1'};
+constexpr char kMagic[8] = {'U', 'P', 'B', 'F', 'I', 'M', 'G', '2'};
 // Bounds a decoder holds an image to, far above what a verifier accepts.
 constexpr std::uint32_t kMaxMaps = 4096;
 constexpr std::uint32_t kMaxPrograms = 4096;
@@ -76,6 +76,7 @@ std::vector<std::uint8_t> encode_object_image(const ObjectImage& image) {
     w.put(p.prog_type);
     w.put(static_cast<std::uint32_t>(p.insns.size()));
     for (const Insn& insn : p.insns) w.put(insn);
+    w.put(static_cast<std::uint8_t>(p.btf_func_info ? 1 : 0));
   }
   return out;
 }
@@ -105,10 +106,12 @@ Expected<ObjectImage> decode_object_image(std::span<const std::uint8_t> bytes) {
   if (!r.read(programs) || programs > kMaxPrograms) return bad(r, "program count");
   for (std::uint32_t i = 0; i < programs; ++i) {
     ProgramImage p;
+    std::uint8_t btf_func_info = 0;
     if (!get_string(r, p.name) || !get_string(r, p.section) || !r.read(p.prog_type) ||
-        !get_array(r, p.insns, kMaxInsns)) {
+        !get_array(r, p.insns, kMaxInsns) || !r.read(btf_func_info) || btf_func_info > 1) {
       return bad(r, "program");
     }
+    p.btf_func_info = btf_func_info != 0;
     image.programs.push_back(std::move(p));
   }
   if (!r.done()) return bad(r, "bytes after the last program");

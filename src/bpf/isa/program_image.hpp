@@ -31,6 +31,9 @@ struct ProgramImage {
   // the kernel expects). Map references are lddw pairs with src_reg BPF_PSEUDO_MAP_IDX (imm = index
   // into the maps vector) or BPF_PSEUDO_MAP_IDX_VALUE (imm = index, second imm = byte offset).
   std::vector<Insn> insns;
+  // The object carries BTF function info (.BTF and .BTF.ext, as clang -g emits and libbpf passes
+  // to BPF_PROG_LOAD): the kernel allows tail calls in subprograms only then.
+  bool btf_func_info = false;
 };
 
 struct ObjectImage {

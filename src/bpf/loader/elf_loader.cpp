@@ -89,6 +89,14 @@ Expected<ObjectImage> load_checked(std::span<const std::uint8_t> bytes, const st
     if (auto error = loader::check_btf(btf->bytes)) return *error;
   }
   if (auto error = loader::check_code_relocations(*elf)) return *error;
+  // libbpf's static initialisation of map slots (`.values = { [i] = &prog }` in a PROG_ARRAY or
+  // a map-in-map) is not built: refuse it rather than create the map with empty slots.
+  if (const ElfSection* maps = elf->find(".maps"); maps != nullptr && !maps->relocations.empty()) {
+    return make_error(EOPNOTSUPP,
+                      "static initialisation of map slots ('.values' in .maps, " +
+                          std::to_string(maps->relocations.size()) +
+                          " relocations) is not supported: fill the map from user space");
+  }
   auto parsed = loader::open_with_libbpf(bytes, base_name(name));
   if (!parsed) return parsed.error();
   if (parsed->programs.empty()) return make_error(ENOENT, "no programs in the object");
@@ -112,7 +120,9 @@ Expected<ObjectImage> load_checked(std::span<const std::uint8_t> bytes, const st
     }
     auto insns = linker->link(*entry);
     if (!insns) return insns.error();
-    image.programs.push_back({program.name, program.section, program.prog_type, std::move(*insns)});
+    const bool btf_func_info = elf->find(".BTF") != nullptr && elf->find(".BTF.ext") != nullptr;
+    image.programs.push_back(
+        {program.name, program.section, program.prog_type, std::move(*insns), btf_func_info});
   }
   return image;
 }

@@ -5,12 +5,14 @@
 #include "bpf/maps/hash_map.hpp"
 #include "bpf/maps/map_create_check.hpp"
 #include "bpf/maps/perf_event_array.hpp"
+#include "bpf/maps/prog_array.hpp"
 #include "bpf/maps/stack_trace_map.hpp"
 
 namespace userperf::bpf {
 
 Expected<std::unique_ptr<Map>> Map::create(const MapSpec& spec,
-                                           std::shared_ptr<FdResolver> resolver) {
+                                           std::shared_ptr<FdResolver> resolver,
+                                           std::shared_ptr<ProgResolver> programs) {
   possible_cpus();  // fill the cache before any program reads it from a signal handler
   Expected<MapSpec> checked = check_map_create(spec);
   if (!checked) return checked.error();
@@ -29,6 +31,12 @@ Expected<std::unique_ptr<Map>> Map::create(const MapSpec& spec,
             EINVAL, "map '" + fixed.name + "': a PERF_EVENT_ARRAY needs a descriptor resolver");
       }
       return PerfEventArray::create(fixed, std::move(resolver));
+    case BPF_MAP_TYPE_PROG_ARRAY:
+      if (programs == nullptr) {
+        return make_error(EINVAL,
+                          "map '" + fixed.name + "': a PROG_ARRAY needs a program resolver");
+      }
+      return ProgArray::create(fixed, std::move(programs));
     case BPF_MAP_TYPE_STACK_TRACE:
       return StackTraceMap::create(fixed);
     default:

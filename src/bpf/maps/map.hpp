@@ -22,13 +22,23 @@ class FdResolver {
   virtual void put(void* object) = 0;
 };
 
+// For PROG_ARRAY: program descriptors become references to loaded programs (the runtime supplies
+// one). Besides get/put it tells a program's type (the map's owner check) and its id (what a
+// consumer's lookup returns, as the kernel returns prog->aux->id).
+class ProgResolver : public FdResolver {
+ public:
+  virtual std::uint32_t prog_type(void* program) = 0;
+  virtual std::uint32_t prog_id(void* program) = 0;
+};
+
 class Map {
  public:
   // Validates the spec as map_create() does (sizes, flags, max_entries) and allocates all
   // storage up front, so the program side never allocates. `resolver` is required for
-  // PERF_EVENT_ARRAY and ignored otherwise.
+  // PERF_EVENT_ARRAY, `programs` for PROG_ARRAY; both are ignored otherwise.
   static Expected<std::unique_ptr<Map>> create(const MapSpec& spec,
-                                               std::shared_ptr<FdResolver> resolver = nullptr);
+                                               std::shared_ptr<FdResolver> resolver = nullptr,
+                                               std::shared_ptr<ProgResolver> programs = nullptr);
   virtual ~Map() = default;
   const MapSpec& spec() const { return spec_; }
 
@@ -37,7 +47,7 @@ class Map {
   virtual void* lookup(const void* key) = 0;  // nullptr: none
   virtual long update(const void* key, const void* value, std::uint64_t flags) = 0;  // 0/-errno
   virtual long remove(const void* key) = 0;
-  // PERF_EVENT_ARRAY and other descriptor arrays: the resolved object at index, or nullptr.
+  // PERF_EVENT_ARRAY and PROG_ARRAY: the resolved object at index, or nullptr.
   virtual void* object_at(std::uint32_t index) {
     (void)index;
     return nullptr;

@@ -32,13 +32,17 @@ bool access_ok(std::uint32_t flags) {
 Expected<MapSpec> check_array(MapSpec spec) {
   const bool percpu = spec.type == BPF_MAP_TYPE_PERCPU_ARRAY;
   const bool perf_array = spec.type == BPF_MAP_TYPE_PERF_EVENT_ARRAY;
-  if (perf_array) {  // fd_array_map_alloc_check
+  const bool fd_array = perf_array || spec.type == BPF_MAP_TYPE_PROG_ARRAY;
+  if (fd_array) {  // fd_array_map_alloc_check
+    const char* type = perf_array ? "PERF_EVENT_ARRAY" : "PROG_ARRAY";
     if (spec.value_size != sizeof(std::uint32_t)) {
-      return invalid(spec, "a PERF_EVENT_ARRAY's value_size must be 4 (a descriptor), not " +
+      return invalid(spec, std::string("a ") + type +
+                               "'s value_size must be 4 (a descriptor), not " +
                                std::to_string(spec.value_size));
     }
     if (spec.map_flags & (BPF_F_RDONLY_PROG | BPF_F_WRONLY_PROG)) {
-      return invalid(spec, "a PERF_EVENT_ARRAY takes no BPF_F_RDONLY_PROG/BPF_F_WRONLY_PROG");
+      return invalid(spec,
+                     std::string("a ") + type + " takes no BPF_F_RDONLY_PROG/BPF_F_WRONLY_PROG");
     }
   }
   if (spec.max_entries == 0) return invalid(spec, "max_entries is 0");
@@ -175,6 +179,7 @@ Expected<MapSpec> check_map_create(const MapSpec& spec) {
   switch (spec.type) {
     case BPF_MAP_TYPE_ARRAY:
     case BPF_MAP_TYPE_PERCPU_ARRAY:
+    case BPF_MAP_TYPE_PROG_ARRAY:
       return check_array(spec);
     case BPF_MAP_TYPE_PERF_EVENT_ARRAY: {
       MapSpec fixed = spec;

@@ -26,6 +26,7 @@ class BpfOverflowHandler : public core::OverflowHandler {
   int can_attach(const core::Event& event) const override;
 
   const LoadedProgram& program() const { return *program_; }
+  const std::shared_ptr<LoadedProgram>& shared_program() const { return program_; }
   std::uint64_t runs() const { return runs_.load(std::memory_order_relaxed); }
   std::uint64_t faults() const { return faults_.load(std::memory_order_relaxed); }
   std::uint64_t recursion_misses() const { return misses_.load(std::memory_order_relaxed); }

@@ -13,8 +13,58 @@
 
 namespace userperf::bpf {
 
+// Slots hold a counted reference per stored program. A program whose last slot reference goes is
+// kept (retired) until the registry goes: a run that fetched it from a slot may still be in it
+// (the kernel frees it after an RCU grace period). A program that is in a PROG_ARRAY of its own
+// object keeps that object alive (the kernel breaks the cycle when the map's last user reference
+// is closed; userperf does not yet).
+class BpfRegistry::ProgramSlots : public ProgResolver {
+ public:
+  explicit ProgramSlots(BpfRegistry& registry) : registry_(registry) {}
+
+  Expected<void*> get(int fd) override {
+    const std::shared_ptr<BpfOverflowHandler> handler = registry_.program(fd);
+    // bpf_prog_get: no descriptor is EBADF, a descriptor of anything else EINVAL.
+    if (handler == nullptr) {
+      return make_error(fcntl(fd, F_GETFD) < 0 ? EBADF : EINVAL, "not a program descriptor");
+    }
+    const std::shared_ptr<LoadedProgram>& program = handler->shared_program();
+    std::lock_guard lock(mutex_);
+    Held& held = held_[program.get()];
+    if (held.refs++ == 0) held.program = program;
+    return static_cast<void*>(program.get());
+  }
+
+  void put(void* object) override {
+    std::lock_guard lock(mutex_);
+    const auto it = held_.find(static_cast<LoadedProgram*>(object));
+    if (it == held_.end()) return;
+    if (--it->second.refs == 0) {
+      retired_.push_back(std::move(it->second.program));
+      held_.erase(it);
+    }
+  }
+
+  std::uint32_t prog_type(void* object) override {
+    return static_cast<LoadedProgram*>(object)->image().prog_type;
+  }
+  std::uint32_t prog_id(void* object) override { return static_cast<LoadedProgram*>(object)->id(); }
+
+ private:
+  struct Held {
+    int refs = 0;
+    std::shared_ptr<LoadedProgram> program;
+  };
+  BpfRegistry& registry_;
+  std::mutex mutex_;
+  std::unordered_map<LoadedProgram*, Held> held_;
+  std::vector<std::shared_ptr<LoadedProgram>> retired_;
+};
+
 BpfRegistry::BpfRegistry(core::Engine& engine)
-    : engine_(engine), resolver_(std::make_shared<EventResolver>(engine)) {
+    : engine_(engine),
+      resolver_(std::make_shared<EventResolver>(engine)),
+      program_slots_(std::make_shared<ProgramSlots>(*this)) {
   engine_.set_handler_resolver(this);
 }
 
@@ -37,15 +87,31 @@ int BpfRegistry::load_program(ObjectImage image, const std::string& name, std::s
     if (log) *log = name.empty() ? "no perf_event program" : "no program '" + name + "'";
     return -ENOENT;
   }
-  auto object = BpfObject::create(std::move(image), resolver_);
+  auto object = BpfObject::create(std::move(image), resolver_, program_slots_);
   if (!object) {
     if (log) *log = object.error().message;
     return -object.error().code;
   }
+  return load_into(std::move(*object), index, log);
+}
+
+int BpfRegistry::load_program_from(int prog_fd, const std::string& name, std::string* log) {
+  const std::shared_ptr<BpfOverflowHandler> handler = program(prog_fd);
+  if (handler == nullptr) return -EBADF;
+  std::shared_ptr<BpfObject> object = handler->program().object();
+  const auto& programs = object->image().programs;
+  for (std::size_t i = 0; i < programs.size(); ++i) {
+    if (programs[i].name == name) return load_into(std::move(object), i, log);
+  }
+  if (log) *log = "no program '" + name + "'";
+  return -ENOENT;
+}
+
+int BpfRegistry::load_into(std::shared_ptr<BpfObject> object, std::size_t index, std::string* log) {
   ProgramLoadOptions options;
   options.helpers = perf_event_helper_table();
   options.ctx_layout = &perf_event_ctx_layout();
-  auto program = LoadedProgram::load(std::move(*object), index, options);
+  auto program = LoadedProgram::load(std::move(object), index, options);
   if (!program) {
     if (log) *log = program.error().message;
     return -program.error().code;

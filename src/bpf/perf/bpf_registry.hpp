@@ -30,6 +30,11 @@ class BpfRegistry : public core::HandlerResolver {
   // loaded).
   int load_program(ObjectImage image, const std::string& name, std::string* log);
 
+  // Loads program `name` of the object `prog_fd`'s program was loaded from, sharing its maps (so
+  // one object's programs can fill its PROG_ARRAY maps for bpf_tail_call, as libbpf's
+  // bpf_object__load does with every program of an object). -EBADF: prog_fd is no program.
+  int load_program_from(int prog_fd, const std::string& name, std::string* log);
+
   // A descriptor for map `name` of the object a program was loaded from (-EBADF, -ENOENT).
   int map_fd(int prog_fd, const std::string& name);
 
@@ -53,9 +58,14 @@ class BpfRegistry : public core::HandlerResolver {
     Map* map = nullptr;
   };
   std::shared_ptr<MapEntry> map_entry(int fd);
+  int load_into(std::shared_ptr<BpfObject> object, std::size_t index, std::string* log);
+
+  // PROG_ARRAY slots: a program descriptor becomes a reference to its LoadedProgram.
+  class ProgramSlots;
 
   core::Engine& engine_;
   std::shared_ptr<EventResolver> resolver_;
+  std::shared_ptr<ProgramSlots> program_slots_;
   std::mutex mutex_;  // taken after the engine's lock, never before it
   std::unordered_map<int, std::shared_ptr<BpfOverflowHandler>> programs_;
   std::unordered_map<int, std::shared_ptr<MapEntry>> maps_;

@@ -55,6 +55,13 @@ u64 map_delete_elem(u64 map, u64 key, u64, u64, u64, CallContext& call) {
   return static_cast<u64>(m->remove(helper_ptr(key)));
 }
 
+// bpf_tail_call reaches the table only when a program runs without the interpreter's tail-call
+// resolver (LoadedProgram always sets it): end the run, so the mistake shows as a fault.
+u64 tail_call_unresolved(u64, u64, u64, u64, u64, CallContext& call) {
+  call.abort = true;
+  return helper_error(EINVAL);
+}
+
 // ---- memory: a bad source address is an error, never a fault; dst is zeroed on error.
 
 u64 probe_read_user(u64 dst, u64 size, u64 src, u64, u64, CallContext& call) {
@@ -209,6 +216,7 @@ void add_base_helpers(std::vector<HelperFn>& table) {
   set_helper(table, BPF_FUNC_map_lookup_elem, map_lookup_elem);
   set_helper(table, BPF_FUNC_map_update_elem, map_update_elem);
   set_helper(table, BPF_FUNC_map_delete_elem, map_delete_elem);
+  set_helper(table, BPF_FUNC_tail_call, tail_call_unresolved);
   // x86 has separate user and kernel address spaces: the legacy probe_read reads either, and in
   // user space only user memory exists.
   set_helper(table, BPF_FUNC_probe_read, probe_read_user);

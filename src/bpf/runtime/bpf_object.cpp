@@ -1,14 +1,16 @@
 #include "bpf/runtime/bpf_object.hpp"
 
+#include <atomic>
 #include <string>
 
 namespace userperf::bpf {
 
 Expected<std::shared_ptr<BpfObject>> BpfObject::create(ObjectImage image,
-                                                       std::shared_ptr<FdResolver> resolver) {
+                                                       std::shared_ptr<FdResolver> resolver,
+                                                       std::shared_ptr<ProgResolver> programs) {
   std::shared_ptr<BpfObject> object(new BpfObject());
   for (const MapSpec& spec : image.maps) {
-    auto map = Map::create(spec, resolver);
+    auto map = Map::create(spec, resolver, programs);
     if (!map) {
       return make_error(map.error().code, "map '" + spec.name + "': " + map.error().message);
     }
@@ -67,7 +69,25 @@ Expected<bool> fix_map_references(std::vector<Insn>& insns, const BpfObject& obj
   return true;
 }
 
+bool calls_tail_call(const std::vector<Insn>& insns) {
+  for (const Insn& insn : insns) {
+    if (insn.code == (BPF_JMP | BPF_CALL) && insn.src_reg == 0 && insn.imm == kTailCallHelperId) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::atomic<std::uint32_t> next_program_id{1};
+
 }  // namespace
+
+TailCallSlot tail_call_slot(std::uint64_t map, std::uint32_t index) {
+  auto* m = reinterpret_cast<Map*>(static_cast<std::uintptr_t>(map));
+  if (index >= m->spec().max_entries) return {};
+  const auto* target = static_cast<const LoadedProgram*>(m->object_at(index));
+  return {true, target != nullptr ? &target->interpreter() : nullptr};
+}
 
 Expected<std::shared_ptr<LoadedProgram>> LoadedProgram::load(std::shared_ptr<BpfObject> object,
                                                              std::size_t index,
@@ -89,9 +109,10 @@ Expected<std::shared_ptr<LoadedProgram>> LoadedProgram::load(std::shared_ptr<Bpf
 
   InterpreterOptions vm_options;
   vm_options.helpers = options.helpers;
+  vm_options.tail_call = &tail_call_slot;
   for (const auto& map : object->maps()) vm_options.static_regions.push_back(map->value_region());
   JitOptions jit_options;
-  const bool use_jit = jit_supported() && jit_requested_by_environment();
+  const bool use_jit = jit_supported() && jit_requested_by_environment() && !calls_tail_call(insns);
   if (use_jit) {
     jit_options.helpers = vm_options.helpers;
     jit_options.static_regions = vm_options.static_regions;
@@ -111,6 +132,7 @@ Expected<std::shared_ptr<LoadedProgram>> LoadedProgram::load(std::shared_ptr<Bpf
   program->verdict_ = std::move(verdict);
   program->vm_ = std::move(*vm);
   program->jit_ = std::move(jit);
+  program->id_ = next_program_id.fetch_add(1, std::memory_order_relaxed);
   return program;
 }
 

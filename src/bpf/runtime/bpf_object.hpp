@@ -20,9 +20,11 @@ namespace userperf::bpf {
 class BpfObject {
  public:
   // Creates every map of the image (global data holds its initial bytes). `resolver` turns the
-  // descriptors stored in PERF_EVENT_ARRAY maps into objects.
-  static Expected<std::shared_ptr<BpfObject>> create(ObjectImage image,
-                                                     std::shared_ptr<FdResolver> resolver);
+  // descriptors stored in PERF_EVENT_ARRAY maps into objects, `programs` those stored in
+  // PROG_ARRAY maps into programs: its objects must be `LoadedProgram`s (tail_call_slot).
+  static Expected<std::shared_ptr<BpfObject>> create(
+      ObjectImage image, std::shared_ptr<FdResolver> resolver,
+      std::shared_ptr<ProgResolver> programs = nullptr);
 
   const ObjectImage& image() const { return image_; }
   bool gpl_compatible() const { return license_is_gpl_compatible(image_.license); }
@@ -50,7 +52,8 @@ class LoadedProgram {
                                                        std::size_t index,
                                                        const ProgramLoadOptions& options);
 
-  // SIGNAL-SAFE. r1 = ctx; `regions` are the memory the ctx lets the program reach.
+  // SIGNAL-SAFE. r1 = ctx; `regions` are the memory the ctx lets the program reach. A program
+  // that calls bpf_tail_call runs on the interpreter (the JIT has no tail calls yet).
   RunResult run(const void* ctx, std::span<const MemoryRegion> regions, void* env) const {
     if (jit_) return jit_->run(reinterpret_cast<std::uintptr_t>(ctx), 0, regions, env);
     return vm_->run(reinterpret_cast<std::uintptr_t>(ctx), 0, regions, env);
@@ -60,6 +63,10 @@ class LoadedProgram {
   const std::shared_ptr<BpfObject>& object() const { return object_; }
   const VerifyResult& verdict() const { return verdict_; }
   bool calls_helper(std::int32_t id) const;
+  // What a tail call to this program runs.
+  const Interpreter& interpreter() const { return *vm_; }
+  // A process-unique id (the kernel's prog->aux->id: what a PROG_ARRAY lookup returns).
+  std::uint32_t id() const { return id_; }
 
  private:
   LoadedProgram() = default;
@@ -70,6 +77,11 @@ class LoadedProgram {
   // The verified program as unchecked x86-64 code, when opted in (USERPERF_BPF_JIT=1): run()
   // prefers it. Off by default until the whole runtime is tested on it.
   std::unique_ptr<Jit> jit_;
+  std::uint32_t id_ = 0;
 };
+
+// The interpreter's TailCallResolver over userperf's maps: `map` is a PROG_ARRAY's Map* (the
+// fixed-up lddw), its objects LoadedProgram*. SIGNAL-SAFE.
+TailCallSlot tail_call_slot(std::uint64_t map, std::uint32_t index);
 
 }  // namespace userperf::bpf

@@ -16,6 +16,9 @@ constexpr int kHelperIdLimit = 212;             // __BPF_FUNC_MAX_ID of Linux 6.
 constexpr std::uint32_t kStackRound = 16;       // round_up_stack_depth() with the JIT
 constexpr std::uint32_t kPrivateStackMin = 64;  // BPF_PRIV_STACK_MIN_SIZE
 constexpr std::int64_t kMaxErrno = 4095;
+// A subprogram that tail-calls may be entered only while the frames below it use less than this
+// (the x86-64 JIT keeps the tail call count and unwinds frames: MAX_BPF_STACK / 2).
+constexpr std::uint32_t kTailCallCallerStackLimit = 256;
 
 }  // namespace
 
@@ -158,6 +161,9 @@ int Checker::check_map_compat(int map_index, std::int32_t helper) {
     case BPF_MAP_TYPE_STACK_TRACE:
       ok = helper == BPF_FUNC_get_stackid;
       break;
+    case BPF_MAP_TYPE_PROG_ARRAY:
+      ok = helper == BPF_FUNC_tail_call;
+      break;
     case BPF_MAP_TYPE_QUEUE:
     case BPF_MAP_TYPE_STACK:
       ok = helper == BPF_FUNC_map_push_elem || helper == BPF_FUNC_map_pop_elem ||
@@ -177,6 +183,9 @@ int Checker::check_map_compat(int map_index, std::int32_t helper) {
       break;
     case BPF_FUNC_get_stackid:
       ok = ok && map.type == BPF_MAP_TYPE_STACK_TRACE;
+      break;
+    case BPF_FUNC_tail_call:
+      ok = ok && map.type == BPF_MAP_TYPE_PROG_ARRAY;
       break;
     case BPF_FUNC_map_push_elem:
     case BPF_FUNC_map_pop_elem:
@@ -322,11 +331,14 @@ int Checker::check_max_stack_depth() {
   // its own limit; the smaller ones share the program stack and must fit MAX_BPF_STACK together.
   // stack_depth reports the whole chain, private frames included.
   std::vector<std::vector<std::uint16_t>> callees(shape_.subprogs.size());
+  std::vector<bool> has_tail_call(shape_.subprogs.size(), false);
   for (std::size_t i = 0; i < insns_.size(); ++i) {
     const Insn& in = insns_[i];
     if (in.code == (BPF_JMP | BPF_CALL) && in.src_reg == BPF_PSEUDO_CALL) {
       const auto target = static_cast<std::size_t>(static_cast<std::int64_t>(i) + in.imm + 1);
       callees[shape_.subprog_of[i]].push_back(shape_.subprog_of[target]);
+    } else if (in.code == (BPF_JMP | BPF_CALL) && in.src_reg == 0 && in.imm == BPF_FUNC_tail_call) {
+      has_tail_call[shape_.subprog_of[i]] = true;
     }
   }
   auto rounded = [&](std::size_t s) {
@@ -355,6 +367,14 @@ int Checker::check_max_stack_depth() {
     const std::uint16_t callee = callees[top.subprog][top.next_callee++];
     if (chain.size() >= static_cast<std::size_t>(kMaxCallFrames)) {
       return log_.reject(E2BIG, "the call stack of %zu frames is too deep !", chain.size() + 1);
+    }
+    // check_max_stack_depth_subprog: tail calls and bpf-to-bpf calls mix only while the frames
+    // below the tail-calling subprogram stay under 256 bytes.
+    if (has_tail_call[callee] && top.depth >= kTailCallCallerStackLimit) {
+      return log_.reject(
+          EACCES,
+          "tail_calls are not allowed when call stack of previous frames is %u bytes. Too large",
+          top.depth);
     }
     const std::uint32_t depth = top.depth + rounded(callee);
     const std::uint32_t on_shared = top.shared + shared(callee);

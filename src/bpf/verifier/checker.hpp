@@ -41,9 +41,11 @@ struct PendingPath {
 
 class Checker {
  public:
-  Checker(std::span<const Insn> insns, const VerifyOptions& options, VerifyResult& result)
+  Checker(std::span<const Insn> insns, const VerifyOptions& options, VerifyResult& result,
+          bool btf_func_info = false)
       : insns_(insns),
         options_(options),
+        btf_func_info_(btf_func_info),
         result_(result),
         log_(insns, options.maps, options.log_level) {}
 
@@ -140,6 +142,7 @@ class Checker {
 
   std::span<const Insn> insns_;
   const VerifyOptions& options_;
+  bool btf_func_info_;  // the program has BTF function info (ProgramImage::btf_func_info)
   VerifyResult& result_;
   VerifierLog log_;
   ProgramShape shape_;

@@ -1,7 +1,7 @@
 // The helpers of BPF_PROG_TYPE_PERF_EVENT (pe_prog_func_proto, then bpf_tracing_func_proto and
 // bpf_base_func_proto for a privileged loader), with the kernel's argument types and GPL flags.
 // Helpers the kernel offers that userperf cannot run are absent (queue/stack and ringbuf maps,
-// tail calls, get_current_task, branch records, ...): the verifier rejects them as the kernel
+// get_current_task, branch records, ...): the verifier rejects them as the kernel
 // rejects a helper its program type lacks. Every helper here has a function in the runtime's table
 // (tests/unit/bpf/perf/helper_table_test.cpp).
 #include "bpf/verifier/helper_protos.hpp"
@@ -34,6 +34,9 @@ constexpr Entry kPerfEventHelpers[] = {
     {BPF_FUNC_map_update_elem,
      proto("map_update_elem", R::kInteger,
            {A::kConstMapPtr, A::kPtrToMapKey, A::kPtrToMapValue, A::kAnything, kNone}, false)},
+    // The interpreter runs it as the kernel's tail call (vm: InterpreterOptions::tail_call).
+    {BPF_FUNC_tail_call, proto("tail_call", R::kVoid,
+                               {A::kPtrToCtx, A::kConstMapPtr, A::kAnything, kNone, kNone}, false)},
     {BPF_FUNC_map_delete_elem,
      proto("map_delete_elem", R::kInteger, {A::kConstMapPtr, A::kPtrToMapKey, kNone, kNone, kNone},
            false)},

@@ -17,6 +17,17 @@ int Checker::run_checks() {
                        options_.prog_type);
   }
   if (int err = check_program_shape(insns_, options_.maps, shape_, log_)) return err;
+  // check_subprogs... the kernel's loader: a tail call in a subprogram needs BTF function info
+  // (the JIT unwinds the subprogram's frame, whose prototype it takes from BTF).
+  if (!btf_func_info_) {
+    for (std::size_t i = 0; i < insns_.size(); ++i) {
+      const Insn& in = insns_[i];
+      if (shape_.subprog_of[i] != 0 && in.code == (BPF_JMP | BPF_CALL) && in.src_reg == 0 &&
+          in.imm == BPF_FUNC_tail_call) {
+        return log_.reject(EINVAL, "tail_call is not allowed in subprogs without BTF");
+      }
+    }
+  }
   checkpoints_.resize(insns_.size());
   ptr_use_.assign(insns_.size(), PtrUse::kUnseen);
   subprog_depth_.assign(shape_.subprogs.size(), 0);
@@ -47,7 +58,7 @@ int Checker::run_checks() {
 
 VerifyResult verify(const ProgramImage& program, const VerifyOptions& options) {
   VerifyResult result;
-  Checker checker(program.insns, options, result);
+  Checker checker(program.insns, options, result, program.btf_func_info);
   const int err = checker.run();
   result.accepted = err == 0;
   result.error = err;

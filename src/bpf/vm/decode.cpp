@@ -206,6 +206,8 @@ Expected<Program> decode(std::span<const Insn> insns, InterpreterOptions options
             } else if (insn.src_reg == BPF_PSEUDO_CALL) {
               op.kind = OpKind::CALL_LOCAL;
               why = jump_to(insn.imm);
+            } else if (insn.imm == kTailCallHelperId && options.tail_call != nullptr) {
+              op.kind = OpKind::TAIL_CALL;
             } else {
               op.kind = OpKind::CALL_HELPER;
               HelperFn fn = nullptr;
@@ -245,6 +247,7 @@ Expected<Program> decode(std::span<const Insn> insns, InterpreterOptions options
   program.helpers = std::move(options.helpers);
   program.static_regions = std::move(options.static_regions);
   program.instruction_budget = options.instruction_budget;
+  program.tail_call = options.tail_call;
   return program;
 }
 

@@ -75,7 +75,7 @@ namespace userperf::bpf::vm {
   X(LE16) X(LE32) X(LE64) X(BE16) X(BE32) X(BE64) X(BSWAP16) X(BSWAP32) X(BSWAP64)              \
   USERPERF_BPF_JMP_OPS(X, 64)                                                                   \
   USERPERF_BPF_JMP_OPS(X, 32)                                                                   \
-  X(JA) X(CALL_HELPER) X(CALL_LOCAL) X(CALLX) X(EXIT) X(LDDW)                                   \
+  X(JA) X(CALL_HELPER) X(CALL_LOCAL) X(CALLX) X(EXIT) X(LDDW) X(TAIL_CALL)                      \
   X(LDXB) X(LDXH) X(LDXW) X(LDXDW) X(LDXSB) X(LDXSH) X(LDXSW)                                   \
   X(STB) X(STH) X(STW) X(STDW) X(STXB) X(STXH) X(STXW) X(STXDW)                                 \
   X(ATOMIC_ADD32) X(ATOMIC_OR32) X(ATOMIC_AND32) X(ATOMIC_XOR32)                                \
@@ -112,7 +112,11 @@ struct Program {
   std::vector<MemoryRegion> static_regions;
   std::uint64_t instruction_budget = 0;
   bool calls_helpers = false;  // CallContext regions are built only when some helper may run
+  TailCallResolver tail_call = nullptr;  // helper 12 became TAIL_CALL ops
 };
+
+// The decoded program of an interpreter (a tail call's target).
+const Program& program_of(const Interpreter& interpreter);
 
 // Checks the structure of `insns` and translates them; the error names the instruction.
 Expected<Program> decode(std::span<const Insn> insns, InterpreterOptions options);

@@ -12,7 +12,7 @@ namespace {
 // Everything a run may touch besides its stack: checked in order, run regions first.
 struct Regions {
   std::span<const MemoryRegion> run;
-  std::span<const MemoryRegion> statics;
+  std::span<const MemoryRegion> statics;  // the running program's (a tail call changes them)
 
   bool allows(std::uint64_t addr, std::uint64_t size, bool write) const {
     for (const MemoryRegion& r : run) {
@@ -65,34 +65,48 @@ RunResult run_loop(const Program& program, std::uint64_t r1, std::uint64_t r2,
   };
   static_assert(sizeof(kDispatch) / sizeof(kDispatch[0]) == static_cast<int>(OpKind::kCount));
 
+  // A caller's program, ops and helper regions are saved too: a tail call in a subprogram replaces
+  // the program only until that frame returns.
   struct Frame {
     const Op* return_to;
     std::uint64_t saved[4];  // r6..r9
+    const Program* program;
+    MemoryRegion* call_regions;
+    std::size_t call_region_count;
   };
   alignas(16) std::uint8_t stack[kMaxCallFrames * kMaxStack];
   Frame frames[kMaxCallFrames];
   int depth = 0;
 
-  const Op* const ops = program.ops.data();
+  const Program* prog = &program;
+  const Op* ops = program.ops.data();
   const Op* pc = ops;
+  int tail_calls = 0;
   const std::uint64_t stack_top = reinterpret_cast<std::uintptr_t>(stack) + sizeof(stack);
   std::uint64_t stack_low = stack_top - kMaxStack;  // the lowest byte of the active frames
-  const Regions regions{run_regions, program.static_regions};
+  Regions regions{run_regions, program.static_regions};
   std::uint64_t remaining = program.instruction_budget;
 
   std::uint64_t reg[kNumRegs] = {0, r1, r2, 0, 0, 0, 0, 0, 0, 0, stack_top};
 
   // Helpers see this run's regions: the active stack first, then run()'s, then the static ones.
+  // A tail call's target builds its own (at most kMaxTailCalls more allocas in one run).
   MemoryRegion* call_regions = nullptr;
   std::size_t call_region_count = 0;
-  if (program.calls_helpers) {
-    call_region_count = 1 + run_regions.size() + program.static_regions.size();
-    call_regions =
-        static_cast<MemoryRegion*>(__builtin_alloca(call_region_count * sizeof(MemoryRegion)));
-    std::size_t n = 1;
-    for (const MemoryRegion& r : run_regions) call_regions[n++] = r;
-    for (const MemoryRegion& r : program.static_regions) call_regions[n++] = r;
-  }
+#define BUILD_CALL_REGIONS(p)                                                                     \
+  do {                                                                                            \
+    call_regions = nullptr;                                                                       \
+    call_region_count = 0;                                                                        \
+    if ((p).calls_helpers) {                                                                      \
+      call_region_count = 1 + run_regions.size() + (p).static_regions.size();                     \
+      call_regions =                                                                              \
+          static_cast<MemoryRegion*>(__builtin_alloca(call_region_count * sizeof(MemoryRegion))); \
+      std::size_t n = 1;                                                                          \
+      for (const MemoryRegion& r : run_regions) call_regions[n++] = r;                            \
+      for (const MemoryRegion& r : (p).static_regions) call_regions[n++] = r;                     \
+    }                                                                                             \
+  } while (0)
+  BUILD_CALL_REGIONS(program);
 
   std::uint64_t addr = 0;
   std::uint64_t size = 0;
@@ -291,7 +305,7 @@ op_LDDW:
 
 op_CALLX : {
   const std::uint64_t id = DST;
-  helper = id < program.helpers.size() ? program.helpers[id] : nullptr;
+  helper = id < prog->helpers.size() ? prog->helpers[id] : nullptr;
   goto call_helper;
 }
 op_CALL_HELPER:
@@ -308,7 +322,8 @@ call_helper : {
 
 op_CALL_LOCAL:
   if (depth + 1 >= kMaxCallFrames) return RunResult{RunStatus::kCallDepth, reg[0], index_of(pc), 0};
-  frames[depth] = Frame{pc + 1, {reg[6], reg[7], reg[8], reg[9]}};
+  frames[depth] =
+      Frame{pc + 1, {reg[6], reg[7], reg[8], reg[9]}, prog, call_regions, call_region_count};
   ++depth;
   reg[10] -= kMaxStack;
   stack_low -= kMaxStack;
@@ -325,9 +340,33 @@ op_EXIT:
   reg[10] += kMaxStack;
   stack_low += kMaxStack;
   pc = frames[depth].return_to;
+  if (frames[depth].program != prog) {  // the frame above made a tail call
+    prog = frames[depth].program;
+    ops = prog->ops.data();
+    regions.statics = prog->static_regions;
+    call_regions = frames[depth].call_regions;
+    call_region_count = frames[depth].call_region_count;
+  }
   DISPATCH();
 
-  // Loads and stores
+  // bpf_tail_call(ctx, map, index), as the kernel's interpreter: an index out of range, then the
+  // count (33 per run), then an empty slot continue after the call with the registers unchanged;
+  // otherwise the target starts at its first instruction in this frame with r1..r9 as they are.
+op_TAIL_CALL : {
+  const TailCallSlot slot = prog->tail_call(reg[2], static_cast<std::uint32_t>(reg[3]));
+  if (!slot.in_range || tail_calls >= kMaxTailCalls) NEXT();
+  ++tail_calls;
+  if (slot.target == nullptr) NEXT();
+  prog = &program_of(*slot.target);
+  ops = prog->ops.data();
+  pc = ops;
+  regions.statics = prog->static_regions;
+  reg[10] = stack_low + kMaxStack;
+  BUILD_CALL_REGIONS(*prog);
+  DISPATCH();
+}
+
+// Loads and stores
 #define LDX(name, T, R)                                            \
   op_##name : CHECK_ACCESS(SRC, sizeof(T), false);                 \
   DST = static_cast<std::uint64_t>(static_cast<R>(load<T>(addr))); \
@@ -404,6 +443,7 @@ fault:
 #undef IMM
 #undef DST32
 #undef CHECK_ACCESS
+#undef BUILD_CALL_REGIONS
 #undef ALU64
 #undef ALU32
 #undef JMP64

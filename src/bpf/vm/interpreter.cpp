@@ -26,6 +26,10 @@ const char* to_string(RunStatus status) {
   return "?";
 }
 
+const vm::Program& vm::program_of(const Interpreter& interpreter) {
+  return interpreter.impl_->program;
+}
+
 Interpreter::Interpreter() : impl_(std::make_unique<Impl>()) {}
 Interpreter::~Interpreter() = default;
 

@@ -16,6 +16,28 @@
 
 namespace userperf::bpf {
 
+class Interpreter;
+namespace vm {
+struct Program;
+const Program& program_of(const Interpreter& interpreter);
+}  // namespace vm
+
+// MAX_TAIL_CALL_CNT: tail calls one run may make; the 34th and later fall through.
+inline constexpr int kMaxTailCalls = 33;
+// The helper id of bpf_tail_call (BPF_FUNC_tail_call).
+inline constexpr std::int32_t kTailCallHelperId = 12;
+
+// What bpf_tail_call(ctx, map, index) finds: whether index < the prog array's max_entries, and the
+// program in that slot (nullptr: empty).
+struct TailCallSlot {
+  bool in_range = false;
+  const Interpreter* target = nullptr;
+};
+// Resolves r2 (the prog array's address after the runtime's fix-up) and r3 (the index, as u32).
+// SIGNAL-SAFE. The target must stay alive while any run may use it (the runtime's maps keep
+// replaced programs alive).
+using TailCallResolver = TailCallSlot (*)(std::uint64_t map, std::uint32_t index);
+
 struct InterpreterOptions {
   // Helpers by kernel helper id (enum bpf_func_id); nullptr entries are unknown helpers.
   std::vector<HelperFn> helpers;
@@ -24,6 +46,12 @@ struct InterpreterOptions {
   // Instructions a run may execute before it stops with kBudget; 0 = no limit (verified programs
   // terminate). Unverified programs (conformance files, fuzzing) set one.
   std::uint64_t instruction_budget = 0;
+  // When set, helper 12 (bpf_tail_call) is the kernel's tail call: the program in the slot
+  // replaces the running one (same ctx, same frame, registers kept) and never returns to it; an
+  // index out of range, the 34th tail call of a run or an empty slot continues after the call
+  // with every register unchanged (the verifier makes r0..r5 unreadable there). Unset: helper 12
+  // is looked up in `helpers` like any other.
+  TailCallResolver tail_call = nullptr;
 };
 
 enum class RunStatus : std::uint8_t {
@@ -67,6 +95,7 @@ class Interpreter {
 
  private:
   Interpreter();
+  friend const vm::Program& vm::program_of(const Interpreter&);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

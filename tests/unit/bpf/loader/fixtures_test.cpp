@@ -299,6 +299,26 @@ TEST(LoaderFixtures, NonGplLicenseAndVersionAreRead) {
   EXPECT_EQ(image.programs[0].name, "license_mit");
 }
 
+TEST(LoaderFixtures, ProgArrayDeclaredInMapsIsAProgArraySpec) {
+  const ObjectImage image = load("tail_call_walk");
+  const MapSpec* jmp = find_map(image, "jmp");
+  ASSERT_NE(jmp, nullptr);
+  EXPECT_EQ(jmp->type, static_cast<std::uint32_t>(BPF_MAP_TYPE_PROG_ARRAY));
+  EXPECT_EQ(jmp->key_size, 4u);
+  EXPECT_EQ(jmp->value_size, 4u);
+  EXPECT_EQ(jmp->max_entries, 4u);
+  ASSERT_EQ(image.programs.size(), 2u);
+  for (const ProgramImage& program : image.programs) EXPECT_TRUE(program.btf_func_info);
+}
+
+TEST(LoaderFixtures, StaticallyInitialisedProgArrayIsRefused) {
+  auto image = load_elf_file(fixture_path("prog_array_static_init"));
+  ASSERT_FALSE(image.ok());
+  EXPECT_EQ(image.error().code, EOPNOTSUPP);
+  EXPECT_NE(image.error().message.find("static initialisation"), std::string::npos)
+      << image.error().message;
+}
+
 TEST(LoaderFixtures, ProgramTypeComesFromTheSection) {
   const ObjectImage image = load("sections");
   ASSERT_EQ(image.programs.size(), 2u);

@@ -35,6 +35,7 @@ constexpr std::uint32_t kPercpuHash = BPF_MAP_TYPE_PERCPU_HASH;
 constexpr std::uint32_t kLru = BPF_MAP_TYPE_LRU_HASH;
 constexpr std::uint32_t kPerf = BPF_MAP_TYPE_PERF_EVENT_ARRAY;
 constexpr std::uint32_t kStack = BPF_MAP_TYPE_STACK_TRACE;
+constexpr std::uint32_t kProgArray = BPF_MAP_TYPE_PROG_ARRAY;
 
 const CreateCase kCases[] = {
     {"array ok", kArray, 4, 4, 1, 0, 0},
@@ -78,6 +79,16 @@ const CreateCase kCases[] = {
     {"perf array PRESERVE_ELEMS", kPerf, 4, 4, 2, BPF_F_PRESERVE_ELEMS, 0},
     {"perf array MMAPABLE", kPerf, 4, 4, 2, BPF_F_MMAPABLE, EINVAL},
     {"perf array RDONLY_PROG", kPerf, 4, 4, 2, BPF_F_RDONLY_PROG, EINVAL},
+    {"prog array ok", kProgArray, 4, 4, 8, 0, 0},
+    {"prog array value 8", kProgArray, 4, 8, 8, 0, EINVAL},
+    {"prog array key 8", kProgArray, 8, 4, 8, 0, EINVAL},
+    {"prog array max_entries 0", kProgArray, 4, 4, 0, 0, EINVAL},
+    {"prog array MMAPABLE", kProgArray, 4, 4, 8, BPF_F_MMAPABLE, EINVAL},
+    {"prog array PRESERVE_ELEMS", kProgArray, 4, 4, 8, BPF_F_PRESERVE_ELEMS, EINVAL},
+    {"prog array RDONLY_PROG", kProgArray, 4, 4, 8, BPF_F_RDONLY_PROG, EINVAL},
+    {"prog array WRONLY_PROG", kProgArray, 4, 4, 8, BPF_F_WRONLY_PROG, EINVAL},
+    {"prog array RDONLY", kProgArray, 4, 4, 8, BPF_F_RDONLY, 0},
+    {"prog array INNER_MAP", kProgArray, 4, 4, 8, BPF_F_INNER_MAP, EINVAL},
     {"stack ok", kStack, 4, 8, 1, 0, 0},
     {"stack value 12", kStack, 4, 12, 1, 0, EINVAL},
     {"stack value 0", kStack, 4, 0, 1, 0, EINVAL},

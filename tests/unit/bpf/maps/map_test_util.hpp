@@ -40,8 +40,20 @@ class NoFdResolver : public FdResolver {
   void put(void*) override {}
 };
 
+// Resolves no program descriptor: enough to create a PROG_ARRAY.
+class NoProgResolver : public ProgResolver {
+ public:
+  Expected<void*> get(int fd) override {
+    return make_error(EBADF, "no program descriptor " + std::to_string(fd));
+  }
+  void put(void*) override {}
+  std::uint32_t prog_type(void*) override { return 0; }
+  std::uint32_t prog_id(void*) override { return 0; }
+};
+
 inline int create_errno(const MapSpec& spec) {
-  auto map = Map::create(spec, std::make_shared<NoFdResolver>());
+  auto map =
+      Map::create(spec, std::make_shared<NoFdResolver>(), std::make_shared<NoProgResolver>());
   return map.ok() ? 0 : map.error().code;
 }
 

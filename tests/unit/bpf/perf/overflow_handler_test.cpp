@@ -385,5 +385,71 @@ TEST(OverflowHandler, RejectedProgramGivesTheVerifierLog) {
   EXPECT_NE(errno, 0);
 }
 
+// bpf_tail_call on real overflows: `dispatch` tail-calls `walk` through the object's PROG_ARRAY,
+// `walk` tail-calls itself until it has walked the wanted steps; past 33 tail calls the call
+// falls through, as in the kernel.
+TEST(OverflowHandler, TailCallsThroughAProgArray) {
+  Program dispatch("tail_call_walk", "dispatch");
+  ASSERT_GE(dispatch.fd, 0) << strerror(errno) << "\n" << dispatch.log;
+  char log[4096] = {};
+  const Fd walk(userperf_bpf_prog_load_from(dispatch.fd, "walk", log, sizeof log));
+  ASSERT_GE(walk.fd, 0) << strerror(errno) << "\n" << log;
+  EXPECT_EQ(userperf_bpf_prog_load_from(dispatch.fd, "nope", nullptr, 0), -1);
+  EXPECT_EQ(errno, ENOENT);
+  const Fd jmp(dispatch.map("jmp"));
+  const Fd state(dispatch.map("state"));
+  ASSERT_GE(jmp.fd, 0);
+  ASSERT_GE(state.fd, 0);
+
+  perf_event_attr attr = test_attr(PERF_SAMPLE_IP);
+  Fd event(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  ASSERT_GE(event.fd, 0);
+  MappedRing ring(event.fd, 1);
+  ASSERT_TRUE(ring.ok());
+  ASSERT_EQ(
+      userperf_ioctl(event.fd, PERF_EVENT_IOC_SET_BPF, static_cast<unsigned long>(dispatch.fd)), 0)
+      << strerror(errno);
+  ASSERT_EQ(userperf_ioctl(event.fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+
+  // Slot 1 empty: dispatch's tail call fails and it returns 0 (sample dropped).
+  set_array_value(state.fd, 1, 5);
+  fire(event.fd, 1, sample_with(0));
+  EXPECT_EQ(array_value(state.fd, 3), 0u);
+  EXPECT_TRUE(ring.drain().empty());
+
+  std::uint32_t key = 1;
+  std::uint32_t value = static_cast<std::uint32_t>(walk.fd);
+  ASSERT_EQ(userperf_bpf_map_update_elem(jmp.fd, &key, &value, BPF_ANY), 0) << strerror(errno);
+  std::uint32_t id = 0;
+  EXPECT_EQ(userperf_bpf_map_lookup_elem(jmp.fd, &key, &id), 0);
+  EXPECT_NE(id, 0u);
+  key = 0;
+  value = static_cast<std::uint32_t>(state.fd);  // a map descriptor is no program
+  EXPECT_EQ(userperf_bpf_map_update_elem(jmp.fd, &key, &value, BPF_ANY), -1);
+  EXPECT_EQ(errno, EINVAL);
+
+  // 5 steps: dispatch -> walk x5, the last one done.
+  fire(event.fd, 1, sample_with(0));
+  EXPECT_EQ(array_value(state.fd, 0), 5u);
+  EXPECT_EQ(array_value(state.fd, 3), 1u);
+  EXPECT_EQ(array_value(state.fd, 2), 0u);
+  EXPECT_EQ(ring.drain().size(), 1u);
+
+  // 33 steps is the most one run can walk: dispatch's tail call and 32 of walk's.
+  set_array_value(state.fd, 1, 33);
+  fire(event.fd, 1, sample_with(0));
+  EXPECT_EQ(array_value(state.fd, 0), 33u);
+  EXPECT_EQ(array_value(state.fd, 3), 2u);
+  EXPECT_EQ(array_value(state.fd, 2), 0u);
+
+  // 100 wanted: 33 tail calls run walk 33 times, its 34th tail call falls through.
+  set_array_value(state.fd, 1, 100);
+  fire(event.fd, 1, sample_with(0));
+  EXPECT_EQ(array_value(state.fd, 0), 33u);
+  EXPECT_EQ(array_value(state.fd, 3), 2u);
+  EXPECT_EQ(array_value(state.fd, 2), 1u);
+  EXPECT_EQ(ring.drain().size(), 2u);
+}
+
 }  // namespace
 }  // namespace userperf::testing

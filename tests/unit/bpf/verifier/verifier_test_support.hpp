@@ -40,6 +40,7 @@ inline std::vector<MapSpec> test_maps() {
   bss.global_data = true;
   bss.initial_value.assign(16, 0);
   add("queue", BPF_MAP_TYPE_QUEUE, 0, 8, 16);
+  add("progs", BPF_MAP_TYPE_PROG_ARRAY, 4, 4, 4);
   return maps;
 }
 

@@ -1,0 +1,10 @@
+# license: GPL
+# map: progs prog_array key=4 value=4 entries=4
+# expect: reject EACCES
+# why: the first argument must be the ctx pointer unmodified
+add %r1, 8
+lddw %r2, map:progs
+mov %r3, 0
+call bpf_tail_call
+mov %r0, 0
+exit
