@@ -38,6 +38,14 @@ struct JitOptions {
   // Checked mode: backward jumps and local calls a run may take before it stops with kBudget;
   // 0 = no limit.
   std::uint64_t budget = 0;
+  // Constant blinding (the kernel's bpf_jit_blind_constants): every immediate of the program —
+  // ALU/ALU64 K operands (shift counts included), JMP/JMP32 K comparands, ST immediates, both
+  // halves of lddw — reaches its register or memory through a scratch register the program
+  // cannot name, as `mov scratch, imm ^ key; xor scratch, key`, with a fresh random key per
+  // instruction. So no constant the program's author chose appears in executable memory (a
+  // JIT-spraying gadget). For programs from objects userperf does not trust: the runtime sets it
+  // for every program it loads (docs/bpf.md).
+  bool blind_constants = false;
 };
 
 // True on x86-64 builds.
@@ -63,6 +71,8 @@ class Jit {
 
   std::size_t size() const;       // instructions
   std::size_t code_size() const;  // bytes of machine code
+  // The generated machine code (read+execute memory), for tests that inspect it.
+  std::span<const std::uint8_t> code() const;
 
  private:
   Jit();

@@ -209,15 +209,20 @@ TEST(JitDifferential, GeneratedProgramsMatchTheInterpreter) {
     const RunResult want = (*vm)->run(begin, kBufferSize, {&region, 1}, nullptr);
     ASSERT_EQ(want.status, RunStatus::kOk) << "program " << p;
     const std::vector<std::uint8_t> want_mem(buffer, buffer + kBufferSize);
-    for (bool checked : {false, true}) {
-      auto jit = Jit::load(insns, {.helpers = helpers, .checked = checked, .budget = 0});
+    for (int mode = 0; mode < 4; ++mode) {
+      const bool checked = (mode & 1) != 0;
+      const bool blind = (mode & 2) != 0;  // constant blinding, as the runtime compiles
+      auto jit = Jit::load(
+          insns, {.helpers = helpers, .checked = checked, .budget = 0, .blind_constants = blind});
       ASSERT_TRUE(jit) << jit.error().message;
       std::memcpy(buffer, initial.data(), kBufferSize);
       const RunResult got = (*jit)->run(begin, kBufferSize, {&region, 1}, nullptr);
-      EXPECT_EQ(got.status, RunStatus::kOk) << "program " << p << " checked " << checked;
-      EXPECT_EQ(got.r0, want.r0) << "program " << p << " checked " << checked;
+      EXPECT_EQ(got.status, RunStatus::kOk)
+          << "program " << p << " checked " << checked << " blinded " << blind;
+      EXPECT_EQ(got.r0, want.r0) << "program " << p << " checked " << checked << " blinded "
+                                 << blind;
       const bool same = std::memcmp(buffer, want_mem.data(), kBufferSize) == 0;
-      EXPECT_TRUE(same) << "program " << p << " checked " << checked
+      EXPECT_TRUE(same) << "program " << p << " checked " << checked << " blinded " << blind
                         << ": registers, stack or buffer differ";
       if (got.r0 != want.r0 || !same || got.status != RunStatus::kOk) ++mismatches;
     }
