@@ -935,14 +935,6 @@ bool jit_allowed_by_environment() {
   return allowed;
 }
 
-bool jit_requested_by_environment() {
-  static const bool requested = [] {
-    const char* v = std::getenv("USERPERF_BPF_JIT");
-    return v != nullptr && std::strcmp(v, "1") == 0;
-  }();
-  return requested;
-}
-
 struct Jit::Impl {
   vm::Program program;
   JitOptions options;

@@ -50,11 +50,9 @@ struct JitOptions {
 
 // True on x86-64 builds.
 bool jit_supported();
-// False when the environment sets USERPERF_BPF_JIT=0 (read once).
+// False when the environment sets USERPERF_BPF_JIT=0 (read once): the runtime then runs every
+// program on the interpreter.
 bool jit_allowed_by_environment();
-// True when the environment sets USERPERF_BPF_JIT=1 (read once): the opt-in while the runtime
-// does not use the JIT by default.
-bool jit_requested_by_environment();
 
 class Jit {
  public:

@@ -24,7 +24,8 @@ BpfRegistry::~BpfRegistry() {
   for (const auto& [fd, map] : maps_) ::close(fd);
 }
 
-int BpfRegistry::load_program(ObjectImage image, const std::string& name, std::string* log) {
+int BpfRegistry::load_program(ObjectImage image, const std::string& name, std::string* log,
+                              ProgramTier tier) {
   std::size_t index = image.programs.size();
   for (std::size_t i = 0; i < image.programs.size(); ++i) {
     const ProgramImage& p = image.programs[i];
@@ -45,6 +46,8 @@ int BpfRegistry::load_program(ObjectImage image, const std::string& name, std::s
   ProgramLoadOptions options;
   options.helpers = perf_event_helper_table();
   options.ctx_layout = &perf_event_ctx_layout();
+  options.jit = tier.jit;
+  options.say_fallback = tier.say_fallback;
   auto program = LoadedProgram::load(std::move(*object), index, options);
   if (!program) {
     if (log) *log = program.error().message;

@@ -15,6 +15,12 @@
 
 namespace userperf::bpf {
 
+// Which tier runs a loaded program (bpf/runtime's ProgramLoadOptions).
+struct ProgramTier {
+  bool jit = true;           // x86-64 code unless USERPERF_BPF_JIT=0; false: the interpreter
+  bool say_fallback = true;  // say once on stderr when a program wanted on the JIT is not
+};
+
 class BpfRegistry : public core::HandlerResolver {
  public:
   // Registers itself as the engine's handler resolver.
@@ -27,8 +33,9 @@ class BpfRegistry : public core::HandlerResolver {
   // ELF loader's, or one decoded from bpf/isa/image_codec): maps created, verified (the verifier's
   // log in *log, also on success), fixed up. Returns a program descriptor or -errno
   // (EACCES/EINVAL/E2BIG: rejected; ENOENT: no such program; others: the object could not be
-  // loaded).
-  int load_program(ObjectImage image, const std::string& name, std::string* log);
+  // loaded). Constants are blinded in the JIT's code (the object is not trusted).
+  int load_program(ObjectImage image, const std::string& name, std::string* log,
+                   ProgramTier tier = {});
 
   // A descriptor for map `name` of the object a program was loaded from (-EBADF, -ENOENT).
   int map_fd(int prog_fd, const std::string& name);

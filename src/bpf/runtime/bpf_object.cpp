@@ -1,5 +1,7 @@
 #include "bpf/runtime/bpf_object.hpp"
 
+#include <atomic>
+#include <cstdio>
 #include <string>
 
 namespace userperf::bpf {
@@ -67,6 +69,14 @@ Expected<bool> fix_map_references(std::vector<Insn>& insns, const BpfObject& obj
   return true;
 }
 
+// A notice that programs wanted on the JIT run on the interpreter: once a process per `said`.
+void say_once(std::atomic<bool>& said, const std::string& what) {
+  if (said.exchange(true)) return;
+  std::fprintf(stderr, "userperf: bpf: %s\n", what.c_str());
+}
+std::atomic<bool> said_unsupported{false};
+std::atomic<bool> said_failed{false};
+
 }  // namespace
 
 Expected<std::shared_ptr<LoadedProgram>> LoadedProgram::load(std::shared_ptr<BpfObject> object,
@@ -90,19 +100,31 @@ Expected<std::shared_ptr<LoadedProgram>> LoadedProgram::load(std::shared_ptr<Bpf
   InterpreterOptions vm_options;
   vm_options.helpers = options.helpers;
   for (const auto& map : object->maps()) vm_options.static_regions.push_back(map->value_region());
+  const bool want_jit = options.jit && jit_allowed_by_environment();
+  if (want_jit && !jit_supported() && options.say_fallback) {
+    say_once(said_unsupported,
+             "the eBPF JIT supports x86-64 only: programs run on the interpreter");
+  }
+  const bool use_jit = want_jit && jit_supported();
   JitOptions jit_options;
-  const bool use_jit = jit_supported() && jit_requested_by_environment();
   if (use_jit) {
     jit_options.helpers = vm_options.helpers;
     jit_options.static_regions = vm_options.static_regions;
+    jit_options.blind_constants = options.blind_constants;
   }
   auto vm = Interpreter::load(insns, std::move(vm_options));
   if (!vm) return vm.error();
   std::unique_ptr<Jit> jit;
   if (use_jit) {  // the verifier accepted `insns`: unchecked code is allowed
     auto compiled = Jit::load(insns, std::move(jit_options));
-    if (!compiled) return compiled.error();
-    jit = std::move(*compiled);
+    if (compiled) {
+      jit = std::move(*compiled);
+    } else if (options.say_fallback) {
+      // The interpreter ran the same structural checks and accepted: only the JIT failed (its
+      // mmap, say). The program still runs.
+      say_once(said_failed, "JIT translation of '" + image.name + "' failed (" +
+                                compiled.error().message + "): it runs on the interpreter");
+    }
   }
 
   std::shared_ptr<LoadedProgram> program(new LoadedProgram());
