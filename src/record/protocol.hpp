@@ -49,6 +49,9 @@ inline constexpr const char* kOffCpuEventName = "offcpu-time";
 
 enum class AuxSource : std::uint32_t { kNone = 0, kCalltrace = 1, kLog = 2 };
 
+// RecordConfig::flags. --no-bpf-jit: the --bpf program runs on the interpreter in every process.
+inline constexpr std::uint32_t kConfigBpfInterpreter = 1u << 0;
+
 struct RecordConfig {
   std::vector<EventConfig> events;   // events[0] owns the thread's ring; others SET_OUTPUT to it
   std::uint32_t ring_pages = 0;      // data pages per thread ring (power of two)
@@ -57,7 +60,7 @@ struct RecordConfig {
   // --bpf: a file holding the object the recorder loaded (bpf/isa/image_codec.hpp), whose first
   // perf_event program handles overflows: no process of the command parses ELF.
   std::string bpf_image;
-  std::uint32_t flags = 0;  // reserved
+  std::uint32_t flags = 0;  // kConfig* bits
   // The recorder, which pokes the agents' clocks (pmu::ExternalTicker); 0: each process pokes its
   // own with a ticker thread.
   std::int32_t ticker_pid = 0;

@@ -637,6 +637,40 @@ case $scenario in
     expect_error "verifier rejected it.*R0 invalid mem access 'map_value_or_null'" \
       --bpf "$bin/../bpf/progs/handler_rejected.bpf.o" -- "$bin/hotspots" 0.1
     ;;
+  bpf)
+    # --bpf on the default tier (the JIT on x86-64) and with --no-bpf-jit (the interpreter): a
+    # program that drops every sample leaves none in the file, while the same recording without
+    # it has samples; neither tier says anything on stderr (no fallback notice).
+    samples_in() { sed -n 's/.*(\([0-9]*\) samples.*/\1/p' "$dir/err"; }
+    "$userperf" record -o "$dir/none.data" -- "$bin/hotspots" 0.3 >/dev/null 2>"$dir/err" ||
+      fail "record without --bpf exited $?: $(cat "$dir/err")"
+    n=$(samples_in)
+    echo "bpf: without a program: $n samples"
+    ((n >= 20)) || fail "only $n samples without a program (0.3 s at 1 kHz)"
+    for tier in "" --no-bpf-jit; do
+      # shellcheck disable=SC2086 # $tier is empty or one flag
+      "$userperf" record -o "$dir/bpf.data" --bpf "$bin/../bpf/progs/keep_none.bpf.o" $tier \
+        -- "$bin/hotspots" 0.3 >/dev/null 2>"$dir/err" ||
+        fail "record --bpf $tier exited $?: $(cat "$dir/err")"
+      n=$(samples_in)
+      echo "bpf: keep_none ${tier:-(JIT)}: $n samples"
+      [[ $n == 0 ]] || fail "keep_none ${tier:-(JIT)} kept $n samples: $(cat "$dir/err")"
+      # Off x86-64 the recorder says once that programs run on the interpreter.
+      if grep -v '^\[ userperf record' "$dir/err" |
+        grep -v 'userperf: bpf: the eBPF JIT supports x86-64 only' | grep -q .; then
+        fail "record --bpf $tier: unexpected messages: $(cat "$dir/err")"
+      fi
+      if [[ $(uname -m) == x86_64 ]] && grep -q 'userperf: bpf:' "$dir/err"; then
+        fail "record --bpf $tier on x86-64: a fallback was said: $(cat "$dir/err")"
+      fi
+    done
+    expect_needs() {
+      "$userperf" record --no-bpf-jit -- "$bin/hotspots" 0.1 >/dev/null 2>"$dir/err" &&
+        fail "--no-bpf-jit without --bpf exited 0"
+      grep -q -- "--bpf" "$dir/err" || fail "--no-bpf-jit alone: $(cat "$dir/err")"
+    }
+    expect_needs
+    ;;
   off-cpu)
     # --off-cpu -g on a program whose main thread computes 50%, sleeps 25% (nanosleep) and waits
     # 25% for a pipe (read): offcpu-time splits 50/50 between the two call sites, cpu-clock is

@@ -1,7 +1,9 @@
 // The bpf_conformance plugin protocol (one process per test):
-//   userperf_bpf_plugin [MEMORY_HEX] [--interpret] [--program PROGRAM_HEX] [--elf]
+//   userperf_bpf_plugin [MEMORY_HEX] [--interpret | --jit] [--program PROGRAM_HEX] [--elf]
 // The program comes as hex byte pairs on stdin (one line) unless --program gives it; MEMORY_HEX,
-// when present, is the memory passed in r1 (its length in r2). On success r0 is printed in hex
+// when present, is the memory passed in r1 (its length in r2). It runs on the interpreter, or with
+// --jit on the x86-64 JIT in checked mode (the suite's programs are not verified:
+// bpf/jit/jit_conformance.hpp). On success r0 is printed in hex
 // and the exit status is 0; on any error a message goes to stderr and the status is 1.
 #include <cinttypes>
 #include <cstdio>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "bpf/isa/encoding.hpp"
+#include "bpf/jit/jit_conformance.hpp"
 #include "bpf/vm/conformance.hpp"
 
 namespace {
@@ -28,11 +31,14 @@ int fail(const std::string& message) {
 int main(int argc, char** argv) {
   std::string memory_hex;
   std::string program_hex;
-  bool have_memory = false, have_program = false;
+  bool have_memory = false, have_program = false, jit = false;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg == "--elf") return fail("--elf is not supported: pass raw instructions");
-    if (arg == "--interpret") continue;  // the only tier there is
+    if (arg == "--interpret" || arg == "--jit") {  // the last one given counts
+      jit = arg == "--jit";
+      continue;
+    }
     if (arg == "--program") {
       if (i + 1 >= argc) return fail("--program needs a hex argument");
       program_hex = argv[++i];
@@ -55,7 +61,8 @@ int main(int argc, char** argv) {
   auto memory = parse_hex_bytes(memory_hex);
   if (!memory) return fail("memory: " + memory.error().message);
 
-  auto run = run_conformance_program(*insns, *memory);
+  auto run =
+      jit ? run_conformance_program_jit(*insns, *memory) : run_conformance_program(*insns, *memory);
   if (!run) return fail(run.error().message);
   if (run->status != RunStatus::kOk && run->status != RunStatus::kAborted) {
     std::string message =

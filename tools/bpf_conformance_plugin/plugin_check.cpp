@@ -1,5 +1,6 @@
 // Runs userperf_bpf_plugin as bpf_conformance's runner does (memory as argv[1], the program's
-// hex on stdin) for a few suite files, and checks r0, plus the protocol's error cases.
+// hex on stdin) for a few suite files, and checks r0, plus the protocol's error cases: on the
+// interpreter and again with --jit (the checked JIT).
 //   bpf_plugin_check PLUGIN_PATH
 #include <spawn.h>
 #include <sys/wait.h>
@@ -110,54 +111,72 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
   const std::string plugin = argv[1];
   const std::filesystem::path suite = USERPERF_BPF_CONFORMANCE_DIR;
-  for (const char* name : {"add.data", "ldxb.data", "mem-len.data", "lock_xchg.data",
-                           "call_local.data", "prime.data", "stb.data", "callx.data"}) {
-    std::ifstream in(suite / name);
-    std::stringstream text;
-    text << in.rdbuf();
-    auto file = parse_conformance_file(text.str());
-    if (!file || !file->result) {
-      check(false, std::string(name) + ": cannot read the test");
-      continue;
+  for (const std::string tier : {"--interpret", "--jit"}) {
+    for (const char* name : {"add.data", "ldxb.data", "mem-len.data", "lock_xchg.data",
+                             "call_local.data", "prime.data", "stb.data", "callx.data"}) {
+      std::ifstream in(suite / name);
+      std::stringstream text;
+      text << in.rdbuf();
+      auto file = parse_conformance_file(text.str());
+      if (!file || !file->result) {
+        check(false, std::string(name) + ": cannot read the test");
+        continue;
+      }
+      auto insns = assemble(file->asm_text);
+      if (!insns) {
+        check(false, std::string(name) + ": " + insns.error().message);
+        continue;
+      }
+      std::vector<std::string> args;
+      if (!file->memory.empty()) args.push_back(format_hex_bytes(file->memory));
+      args.push_back(tier);
+      Outcome outcome = spawn(plugin, args, format_hex_bytes(insns_to_bytes(*insns)) + "\n");
+      char expected[32];
+      std::snprintf(expected, sizeof(expected), "0x%" PRIx64 "\n", *file->result);
+      check(outcome.status == 0 && outcome.out == expected,
+            tier + " " + name + ": expected " + expected + " got status " +
+                std::to_string(outcome.status) + " stdout '" + outcome.out + "' stderr '" +
+                outcome.err + "'");
     }
-    auto insns = assemble(file->asm_text);
-    if (!insns) {
-      check(false, std::string(name) + ": " + insns.error().message);
-      continue;
+    // --program instead of stdin, and the runner's empty plugin-options argument.
+    Outcome by_option =
+        spawn(plugin, {"", tier, "--program", program_hex("mov %r0, 42\nexit")}, "");
+    check(by_option.status == 0 && by_option.out == "0x2a\n",
+          tier + " --program: stdout '" + by_option.out + "'");
+    // The tiers' budgets differ: the interpreter's counts instructions (10 M), the checked JIT's
+    // backward jumps. A loop of 4 M rounds of 3 instructions ends on the JIT only, so this shows
+    // that --jit reached the JIT.
+    Outcome loop = spawn(plugin, {tier},
+                         program_hex("mov %r0, 0\nmov %r1, 4000000\nloop:\nadd %r0, 1\n"
+                                     "sub %r1, 1\njne %r1, 0, loop\nexit"));
+    if (tier == "--jit") {
+      check(loop.status == 0 && loop.out == "0x3d0900\n", "--jit loop: stdout '" + loop.out + "'");
+    } else {
+      check(
+          loop.status == 1 && loop.err.find("budget") != std::string::npos,
+          "--interpret loop: status " + std::to_string(loop.status) + " stderr '" + loop.err + "'");
     }
-    std::vector<std::string> args;
-    if (!file->memory.empty()) args.push_back(format_hex_bytes(file->memory));
-    Outcome outcome = spawn(plugin, args, format_hex_bytes(insns_to_bytes(*insns)) + "\n");
-    char expected[32];
-    std::snprintf(expected, sizeof(expected), "0x%" PRIx64 "\n", *file->result);
-    check(outcome.status == 0 && outcome.out == expected,
-          std::string(name) + ": expected " + expected + " got status " +
-              std::to_string(outcome.status) + " stdout '" + outcome.out + "' stderr '" +
-              outcome.err + "'");
-  }
-  // --program instead of stdin, and the runner's empty plugin-options argument.
-  Outcome by_option = spawn(plugin, {"", "--program", program_hex("mov %r0, 42\nexit")}, "");
-  check(by_option.status == 0 && by_option.out == "0x2a\n",
-        "--program: stdout '" + by_option.out + "'");
-  // Errors: a fault, an invalid program, bad hex, --elf. Each exits 1 with a message on stderr.
-  struct ErrorCase {
-    std::vector<std::string> args;
-    std::string input;
-    std::string message;
-  } errors[] = {
-      {{},
-       program_hex("mov %r1, 0\nldxdw %r0, [%r1]\nexit"),
-       "memory fault at instruction 1 (address 0x0)"},
-      {{}, program_hex("mov %r0, 1"), "the last instruction can fall through the end"},
-      {{}, "b7 00 0\n", "odd number of hex digits"},
-      {{"--elf"}, program_hex("exit"), "--elf is not supported"},
-  };
-  for (const ErrorCase& c : errors) {
-    Outcome outcome = spawn(plugin, c.args, c.input);
-    check(outcome.status == 1 && outcome.out.empty() &&
-              outcome.err.find(c.message) != std::string::npos,
-          "error '" + c.message + "': status " + std::to_string(outcome.status) + " stderr '" +
-              outcome.err + "'");
+    // Errors: a fault, an invalid program, bad hex, --elf. Each exits 1 with a message on stderr.
+    struct ErrorCase {
+      std::vector<std::string> args;
+      std::string input;
+      std::string message;
+    } errors[] = {
+        {{},
+         program_hex("mov %r1, 0\nldxdw %r0, [%r1]\nexit"),
+         "memory fault at instruction 1 (address 0x0)"},
+        {{}, program_hex("mov %r0, 1"), "the last instruction can fall through the end"},
+        {{}, "b7 00 0\n", "odd number of hex digits"},
+        {{"--elf"}, program_hex("exit"), "--elf is not supported"},
+    };
+    for (ErrorCase& c : errors) {
+      c.args.push_back(tier);
+      Outcome outcome = spawn(plugin, c.args, c.input);
+      check(outcome.status == 1 && outcome.out.empty() &&
+                outcome.err.find(c.message) != std::string::npos,
+            tier + " error '" + c.message + "': status " + std::to_string(outcome.status) +
+                " stderr '" + outcome.err + "'");
+    }
   }
   std::printf("%d failures\n", failures);
   return failures == 0 ? 0 : 1;

@@ -63,13 +63,13 @@ int exit_status_of(int wait_status) {
 // perf refuses a bad filter) with the verifier's reason: the last lines of its log, down to the
 // failing instruction. The object's image is what those processes load (bpf/isa/image_codec.hpp):
 // none of them parses ELF, and the agent links neither libbpf nor libelf.
-Expected<std::vector<std::uint8_t>> load_bpf_object(const std::string& path) {
+Expected<std::vector<std::uint8_t>> load_bpf_object(const std::string& path, bool jit) {
   auto image = bpf::load_elf_file(path);
   if (!image) {
     return make_error(image.error().code, "--bpf " + path + ": " + image.error().message);
   }
   std::string log;
-  const int prog = api::bpf_registry().load_program(*image, "", &log);
+  const int prog = api::bpf_registry().load_program(*image, "", &log, {.jit = jit});
   if (prog >= 0) {
     userperf_close(prog);
     return bpf::encode_object_image(*image);
@@ -117,7 +117,7 @@ Expected<void> build_request(const RecordOptions& o, record::RecordRequest& requ
   }
   request.aux_sample_size = o.aux_sample;
   if (!o.bpf.empty()) {
-    Expected<std::vector<std::uint8_t>> image = load_bpf_object(o.bpf);
+    Expected<std::vector<std::uint8_t>> image = load_bpf_object(o.bpf, !o.no_bpf_jit);
     if (!image) return image.error();
     bpf_image = std::move(*image);
   }
@@ -301,6 +301,7 @@ Expected<RecordSetup> prepare(const RecordOptions& options) {
     Expected<std::string> image_path = setup.socket_dir->add_file("bpf.image", bpf_image);
     if (!image_path) return image_path.error();
     setup.config.bpf_image = std::move(*image_path);
+    if (options.no_bpf_jit) setup.config.flags |= record::kConfigBpfInterpreter;
   }
   record::RecordConfig& config = setup.config;
   config.ticker_pid = getpid();  // the recorder pokes the command's clocks (record/recorder/ticker)
@@ -444,8 +445,11 @@ void add_record_command(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"calltrace", "log"}));
   cmd->add_option("--aux-sample", options.aux_sample, "AUX bytes per sample (4096 with --aux)")
       ->check(CLI::Range(1u, 65000u));
-  cmd->add_option("--bpf", options.bpf, "eBPF object whose program handles overflows")
-      ->check(CLI::ExistingFile);
+  auto* bpf = cmd->add_option("--bpf", options.bpf, "eBPF object whose program handles overflows")
+                  ->check(CLI::ExistingFile);
+  cmd->add_flag("--no-bpf-jit", options.no_bpf_jit,
+                "run the --bpf program on the interpreter (default: the x86-64 JIT)")
+      ->needs(bpf);
   cmd->add_option("-m,--mmap-pages", options.mmap_pages, "ring pages per thread[,AUX pages]");
   cmd->add_option("-o,--output", options.output, "output file")->capture_default_str();
   cmd->add_flag("-q,--quiet", options.quiet, "no progress line and summary");

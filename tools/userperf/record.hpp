@@ -30,6 +30,7 @@ struct RecordOptions {
   std::string aux;
   std::uint32_t aux_sample = 0;
   std::string bpf;
+  bool no_bpf_jit = false;  // --no-bpf-jit: the --bpf program runs on the interpreter
   std::string mmap_pages;
   std::string output = "perf.data";
   bool quiet = false;

@@ -38,15 +38,21 @@ struct JitOptions {
   // Checked mode: backward jumps and local calls a run may take before it stops with kBudget;
   // 0 = no limit.
   std::uint64_t budget = 0;
+  // Constant blinding (the kernel's bpf_jit_blind_constants): every immediate of the program —
+  // ALU/ALU64 K operands (shift counts included), JMP/JMP32 K comparands, ST immediates, both
+  // halves of lddw — reaches its register or memory through a scratch register the program
+  // cannot name, as `mov scratch, imm ^ key; xor scratch, key`, with a fresh random key per
+  // instruction. So no constant the program's author chose appears in executable memory (a
+  // JIT-spraying gadget). For programs from objects userperf does not trust: the runtime sets it
+  // for every program it loads (docs/bpf.md).
+  bool blind_constants = false;
 };
 
 // True on x86-64 builds.
 bool jit_supported();
-// False when the environment sets USERPERF_BPF_JIT=0 (read once).
+// False when the environment sets USERPERF_BPF_JIT=0 (read once): the runtime then runs every
+// program on the interpreter.
 bool jit_allowed_by_environment();
-// True when the environment sets USERPERF_BPF_JIT=1 (read once): the opt-in while the runtime
-// does not use the JIT by default.
-bool jit_requested_by_environment();
 
 class Jit {
  public:
@@ -63,6 +69,8 @@ class Jit {
 
   std::size_t size() const;       // instructions
   std::size_t code_size() const;  // bytes of machine code
+  // The generated machine code (read+execute memory), for tests that inspect it.
+  std::span<const std::uint8_t> code() const;
 
  private:
   Jit();

@@ -74,7 +74,8 @@ BpfRegistry::~BpfRegistry() {
   for (const auto& [fd, map] : maps_) ::close(fd);
 }
 
-int BpfRegistry::load_program(ObjectImage image, const std::string& name, std::string* log) {
+int BpfRegistry::load_program(ObjectImage image, const std::string& name, std::string* log,
+                              ProgramTier tier) {
   std::size_t index = image.programs.size();
   for (std::size_t i = 0; i < image.programs.size(); ++i) {
     const ProgramImage& p = image.programs[i];
@@ -92,7 +93,7 @@ int BpfRegistry::load_program(ObjectImage image, const std::string& name, std::s
     if (log) *log = object.error().message;
     return -object.error().code;
   }
-  return load_into(std::move(*object), index, log);
+  return load_into(std::move(*object), index, log, tier);
 }
 
 int BpfRegistry::load_program_from(int prog_fd, const std::string& name, std::string* log) {
@@ -101,16 +102,19 @@ int BpfRegistry::load_program_from(int prog_fd, const std::string& name, std::st
   std::shared_ptr<BpfObject> object = handler->program().object();
   const auto& programs = object->image().programs;
   for (std::size_t i = 0; i < programs.size(); ++i) {
-    if (programs[i].name == name) return load_into(std::move(object), i, log);
+    if (programs[i].name == name) return load_into(std::move(object), i, log, ProgramTier{});
   }
   if (log) *log = "no program '" + name + "'";
   return -ENOENT;
 }
 
-int BpfRegistry::load_into(std::shared_ptr<BpfObject> object, std::size_t index, std::string* log) {
+int BpfRegistry::load_into(std::shared_ptr<BpfObject> object, std::size_t index, std::string* log,
+                           ProgramTier tier) {
   ProgramLoadOptions options;
   options.helpers = perf_event_helper_table();
   options.ctx_layout = &perf_event_ctx_layout();
+  options.jit = tier.jit;
+  options.say_fallback = tier.say_fallback;
   auto program = LoadedProgram::load(std::move(object), index, options);
   if (!program) {
     if (log) *log = program.error().message;

@@ -15,6 +15,12 @@
 
 namespace userperf::bpf {
 
+// Which tier runs a loaded program (bpf/runtime's ProgramLoadOptions).
+struct ProgramTier {
+  bool jit = true;           // x86-64 code unless USERPERF_BPF_JIT=0; false: the interpreter
+  bool say_fallback = true;  // say once on stderr when a program wanted on the JIT is not
+};
+
 class BpfRegistry : public core::HandlerResolver {
  public:
   // Registers itself as the engine's handler resolver.
@@ -27,8 +33,9 @@ class BpfRegistry : public core::HandlerResolver {
   // ELF loader's, or one decoded from bpf/isa/image_codec): maps created, verified (the verifier's
   // log in *log, also on success), fixed up. Returns a program descriptor or -errno
   // (EACCES/EINVAL/E2BIG: rejected; ENOENT: no such program; others: the object could not be
-  // loaded).
-  int load_program(ObjectImage image, const std::string& name, std::string* log);
+  // loaded). Constants are blinded in the JIT's code (the object is not trusted).
+  int load_program(ObjectImage image, const std::string& name, std::string* log,
+                   ProgramTier tier = {});
 
   // Loads program `name` of the object `prog_fd`'s program was loaded from, sharing its maps (so
   // one object's programs can fill its PROG_ARRAY maps for bpf_tail_call, as libbpf's
@@ -58,7 +65,8 @@ class BpfRegistry : public core::HandlerResolver {
     Map* map = nullptr;
   };
   std::shared_ptr<MapEntry> map_entry(int fd);
-  int load_into(std::shared_ptr<BpfObject> object, std::size_t index, std::string* log);
+  int load_into(std::shared_ptr<BpfObject> object, std::size_t index, std::string* log,
+                ProgramTier tier);
 
   // PROG_ARRAY slots: a program descriptor becomes a reference to its LoadedProgram.
   class ProgramSlots;

@@ -1,6 +1,7 @@
 #include "bpf/runtime/bpf_object.hpp"
 
 #include <atomic>
+#include <cstdio>
 #include <string>
 
 namespace userperf::bpf {
@@ -80,6 +81,15 @@ bool calls_tail_call(const std::vector<Insn>& insns) {
 
 std::atomic<std::uint32_t> next_program_id{1};
 
+// A notice that programs wanted on the JIT run on the interpreter: once a process per `said`.
+void say_once(std::atomic<bool>& said, const std::string& what) {
+  if (said.exchange(true)) return;
+  std::fprintf(stderr, "userperf: bpf: %s\n", what.c_str());
+}
+std::atomic<bool> said_unsupported{false};
+std::atomic<bool> said_failed{false};
+std::atomic<bool> said_tail_call{false};
+
 }  // namespace
 
 TailCallSlot tail_call_slot(std::uint64_t map, std::uint32_t index) {
@@ -111,19 +121,39 @@ Expected<std::shared_ptr<LoadedProgram>> LoadedProgram::load(std::shared_ptr<Bpf
   vm_options.helpers = options.helpers;
   vm_options.tail_call = &tail_call_slot;
   for (const auto& map : object->maps()) vm_options.static_regions.push_back(map->value_region());
+  const bool want_jit = options.jit && jit_allowed_by_environment();
+  if (want_jit && !jit_supported() && options.say_fallback) {
+    say_once(said_unsupported,
+             "the eBPF JIT supports x86-64 only: programs run on the interpreter");
+  }
+  // The JIT has no tail calls: a program that makes them runs on the interpreter (the programs it
+  // tail-calls run there too, through their interpreter()).
+  const bool tail_calls = calls_tail_call(insns);
+  if (want_jit && jit_supported() && tail_calls && options.say_fallback) {
+    say_once(said_tail_call, "'" + image.name +
+                                 "' calls bpf_tail_call, which the JIT does not translate: "
+                                 "programs that make tail calls run on the interpreter");
+  }
+  const bool use_jit = want_jit && jit_supported() && !tail_calls;
   JitOptions jit_options;
-  const bool use_jit = jit_supported() && jit_requested_by_environment() && !calls_tail_call(insns);
   if (use_jit) {
     jit_options.helpers = vm_options.helpers;
     jit_options.static_regions = vm_options.static_regions;
+    jit_options.blind_constants = options.blind_constants;
   }
   auto vm = Interpreter::load(insns, std::move(vm_options));
   if (!vm) return vm.error();
   std::unique_ptr<Jit> jit;
   if (use_jit) {  // the verifier accepted `insns`: unchecked code is allowed
     auto compiled = Jit::load(insns, std::move(jit_options));
-    if (!compiled) return compiled.error();
-    jit = std::move(*compiled);
+    if (compiled) {
+      jit = std::move(*compiled);
+    } else if (options.say_fallback) {
+      // The interpreter ran the same structural checks and accepted: only the JIT failed (its
+      // mmap, say). The program still runs.
+      say_once(said_failed, "JIT translation of '" + image.name + "' failed (" +
+                                compiled.error().message + "): it runs on the interpreter");
+    }
   }
 
   std::shared_ptr<LoadedProgram> program(new LoadedProgram());

@@ -1,5 +1,7 @@
 // BpfObject: an object file's maps, created once and shared by its programs. LoadedProgram: one
-// verified program with its map references fixed up and the interpreter prepared — what runs.
+// verified program with its map references fixed up and compiled — what runs: x86-64 code from
+// the JIT by default, the interpreter when the JIT is turned off, fails or the machine is not
+// x86-64.
 #pragma once
 
 #include <cstdint>
@@ -41,13 +43,25 @@ struct ProgramLoadOptions {
   std::vector<HelperFn> helpers;  // by helper id: every helper the program type allows
   const PerfEventCtxLayout* ctx_layout = nullptr;
   std::uint32_t log_level = 1;
+  // The tier: the JIT (x86-64) unless false or the environment sets USERPERF_BPF_JIT=0; the
+  // interpreter otherwise (`--no-bpf-jit`).
+  bool jit = true;
+  // Constant blinding of the JIT's code (JitOptions::blind_constants). On by default: every
+  // program the runtime loads comes from an object file (ELF or a recorder's image of one)
+  // whose author userperf cannot vouch for, and it runs inside the recorded process.
+  bool blind_constants = true;
+  // Say on stderr (once a process) when the program runs on the interpreter although the JIT
+  // was wanted: JIT translation failed, or the machine is not x86-64. False where someone else
+  // already said it for the same object (the agent, after the recorder loaded it).
+  bool say_fallback = true;
 };
 
 class LoadedProgram {
  public:
   // Verifies program `index` of the object (rejected: an Error with the verifier's errno and its
   // log), fixes up map references (lddw of a map -> the Map's address, of a map value -> the
-  // value's address) and prepares the interpreter with the maps' storage as static regions.
+  // value's address) and prepares the interpreter with the maps' storage as static regions, and
+  // the JIT's unchecked code (options.jit, above), which run() prefers.
   static Expected<std::shared_ptr<LoadedProgram>> load(std::shared_ptr<BpfObject> object,
                                                        std::size_t index,
                                                        const ProgramLoadOptions& options);
@@ -67,6 +81,7 @@ class LoadedProgram {
   const Interpreter& interpreter() const { return *vm_; }
   // A process-unique id (the kernel's prog->aux->id: what a PROG_ARRAY lookup returns).
   std::uint32_t id() const { return id_; }
+  bool jitted() const { return jit_ != nullptr; }  // run() runs x86-64 code
 
  private:
   LoadedProgram() = default;
@@ -74,8 +89,7 @@ class LoadedProgram {
   std::size_t index_ = 0;
   VerifyResult verdict_;
   std::unique_ptr<Interpreter> vm_;
-  // The verified program as unchecked x86-64 code, when opted in (USERPERF_BPF_JIT=1): run()
-  // prefers it. Off by default until the whole runtime is tested on it.
+  // The verified program as unchecked x86-64 code (ProgramLoadOptions::jit): run() prefers it.
   std::unique_ptr<Jit> jit_;
   std::uint32_t id_ = 0;
 };

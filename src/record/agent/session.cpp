@@ -159,7 +159,12 @@ void load_bpf(Session& session) {
   auto image = bpf::decode_object_image(bytes);
   std::string log;
   const int prog =
-      image ? api::bpf_registry().load_program(std::move(*image), "", &log) : -image.error().code;
+      image
+          ? api::bpf_registry().load_program(
+                std::move(*image), "", &log,
+                // the recorder loaded the same image with the same tier: it said any fallback
+                {.jit = (session.config.flags & kConfigBpfInterpreter) == 0, .say_fallback = false})
+          : -image.error().code;
   if (prog < 0) {
     say("--bpf image %s: %s; recording without it", path,
         image ? std::strerror(-prog) : image.error().message.c_str());

@@ -1,9 +1,11 @@
 // The JIT against the interpreter on generated programs: random ALU (all ops, both widths, K and
 // X, div/mod by 0 and -1, shifts by any count, movsx, byte swaps), lddw, loads and stores of every
-// size and atomics on the stack and a buffer, forward jumps of every condition (JMP and JMP32) and
-// helper calls. Every access is in bounds by construction, so the programs also run as unchecked
-// code (what verified programs get). Compared: r0, r0..r8 and the whole stack (stored into the
-// buffer by an epilogue) and every byte of the buffer.
+// size and atomics on the stack and a buffer, forward jumps of every condition (JMP and JMP32),
+// bounded back loops (1..8 rounds), local calls of subprograms (their own frame; r6..r9 restored)
+// and helper calls. Every access is in bounds by construction, so the programs also run as
+// unchecked code (what verified programs get). Compared: r0, r0..r8 and the whole stack (stored
+// into the buffer by an epilogue) and every byte of the buffer; each on the JIT checked and
+// unchecked, with and without constant blinding.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -31,6 +33,7 @@ std::uint64_t mix_helper(std::uint64_t r1, std::uint64_t r2, std::uint64_t r3, s
 struct Unit {
   std::vector<Insn> insns;
   int jump_to_unit = -1;  // a forward jump: resolved when laid out
+  int call_sub = -1;      // a local call of subprogram call_sub: resolved when laid out
 };
 
 class Generator {
@@ -38,6 +41,7 @@ class Generator {
   explicit Generator(std::uint32_t seed) : rng_(seed) {}
 
   std::vector<Insn> program() {
+    subs_.clear();
     std::vector<Unit> body;
     const int n = pick(1, 40);
     for (int i = 0; i < n; ++i) body.push_back(unit(i, n));
@@ -72,11 +76,24 @@ class Generator {
                               static_cast<std::int16_t>(kStackAt + 8 * k), 0));
     }
     out.push_back(make_insn(BPF_JMP | BPF_EXIT, 0, 0, 0, 0));
+    // Subprograms after the main function; calls aim at their first instruction.
+    std::vector<std::size_t> sub_start;
+    for (const std::vector<Insn>& sub : subs_) {
+      sub_start.push_back(out.size());
+      out.insert(out.end(), sub.begin(), sub.end());
+    }
+    for (std::size_t u = 0; u < body.size(); ++u) {
+      if (body[u].call_sub < 0) continue;
+      Insn& call = out[start[u]];
+      call.imm = static_cast<std::int32_t>(sub_start[static_cast<std::size_t>(body[u].call_sub)] -
+                                           start[u] - 1);
+    }
     return out;
   }
 
  private:
   std::mt19937 rng_;
+  std::vector<std::vector<Insn>> subs_;  // the current program's subprograms
 
   int pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
   std::int32_t value32() {
@@ -105,25 +122,69 @@ class Generator {
     }
   }
 
-  Unit unit(int index, int count) {
-    Unit u;
+  // One random ALU instruction writing `dst`.
+  Insn alu(int dst) {
     static constexpr std::uint8_t kAluOps[] = {BPF_ADD, BPF_SUB, BPF_MUL, BPF_DIV, BPF_OR,
                                                BPF_AND, BPF_LSH, BPF_RSH, BPF_NEG, BPF_MOD,
                                                BPF_XOR, BPF_MOV, BPF_ARSH};
+    const std::uint8_t cls = pick(0, 1) ? BPF_ALU64 : BPF_ALU;
+    const std::uint8_t op = kAluOps[pick(0, 12)];
+    const bool x = op != BPF_NEG && pick(0, 1);
+    std::int16_t off = 0;
+    if ((op == BPF_DIV || op == BPF_MOD) && pick(0, 1)) off = 1;
+    if (op == BPF_MOV && x && pick(0, 2) == 0) {
+      static constexpr std::int16_t kSx[] = {8, 16, 32};
+      off = kSx[pick(cls == BPF_ALU64 ? 0 : 0, cls == BPF_ALU64 ? 2 : 1)];
+    }
+    return make_insn(cls | op | (x ? BPF_X : BPF_K), dst, x ? reg() : 0, off,
+                     op == BPF_NEG || x ? 0 : value32());
+  }
+
+  // A bounded back loop: counter = 1..8; body (ALU on other registers); counter -= 1; back while
+  // it is not zero (a JMP or JMP32 jne K).
+  Unit loop() {
+    Unit u;
+    const int counter = reg();
+    u.insns.push_back(make_insn(BPF_ALU64 | BPF_MOV | BPF_K, counter, 0, 0, pick(1, 8)));
+    const int body = pick(1, 4);
+    for (int i = 0; i < body; ++i) {
+      int dst = reg();
+      while (dst == counter) dst = reg();
+      u.insns.push_back(alu(dst));
+    }
+    u.insns.push_back(make_insn(BPF_ALU64 | BPF_SUB | BPF_K, counter, 0, 0, 1));
+    u.insns.push_back(make_insn((pick(0, 1) ? BPF_JMP : BPF_JMP32) | BPF_JNE | BPF_K, counter, 0,
+                                static_cast<std::int16_t>(-body - 2), 0));
+    return u;
+  }
+
+  // A local call of a new subprogram: ALU on r0..r8 (r6..r8 come back as they were), a store
+  // and a load in its own frame, exit.
+  Unit local_call() {
+    std::vector<Insn> sub;
+    const int n = pick(1, 6);
+    for (int i = 0; i < n; ++i) sub.push_back(alu(reg()));
+    const int slot = pick(1, 8);
+    sub.push_back(
+        make_insn(BPF_STX | BPF_MEM | BPF_DW, 10, reg(), static_cast<std::int16_t>(-8 * slot), 0));
+    sub.push_back(
+        make_insn(BPF_LDX | BPF_MEM | BPF_DW, reg(), 10, static_cast<std::int16_t>(-8 * slot), 0));
+    sub.push_back(alu(0));
+    sub.push_back(make_insn(BPF_JMP | BPF_EXIT, 0, 0, 0, 0));
+    subs_.push_back(std::move(sub));
+    Unit u;
+    u.insns.push_back(make_insn(BPF_JMP | BPF_CALL, 0, BPF_PSEUDO_CALL, 0, 0));
+    u.call_sub = static_cast<int>(subs_.size()) - 1;
+    return u;
+  }
+
+  Unit unit(int index, int count) {
+    Unit u;
     static constexpr std::uint8_t kSizes[] = {BPF_B, BPF_H, BPF_W, BPF_DW};
-    const int kind = pick(0, 99);
+    const int kind = pick(0, 109);
+    if (kind >= 100) return kind < 105 ? loop() : local_call();
     if (kind < 45) {  // ALU
-      const std::uint8_t cls = pick(0, 1) ? BPF_ALU64 : BPF_ALU;
-      const std::uint8_t op = kAluOps[pick(0, 12)];
-      const bool x = op != BPF_NEG && pick(0, 1);
-      std::int16_t off = 0;
-      if ((op == BPF_DIV || op == BPF_MOD) && pick(0, 1)) off = 1;
-      if (op == BPF_MOV && x && pick(0, 2) == 0) {
-        static constexpr std::int16_t kSx[] = {8, 16, 32};
-        off = kSx[pick(cls == BPF_ALU64 ? 0 : 0, cls == BPF_ALU64 ? 2 : 1)];
-      }
-      u.insns.push_back(make_insn(cls | op | (x ? BPF_X : BPF_K), reg(), x ? reg() : 0, off,
-                                  op == BPF_NEG || x ? 0 : value32()));
+      u.insns.push_back(alu(reg()));
     } else if (kind < 50) {  // byte order
       static constexpr std::int32_t kWidths[] = {16, 32, 64};
       const int variant = pick(0, 2);
@@ -209,15 +270,20 @@ TEST(JitDifferential, GeneratedProgramsMatchTheInterpreter) {
     const RunResult want = (*vm)->run(begin, kBufferSize, {&region, 1}, nullptr);
     ASSERT_EQ(want.status, RunStatus::kOk) << "program " << p;
     const std::vector<std::uint8_t> want_mem(buffer, buffer + kBufferSize);
-    for (bool checked : {false, true}) {
-      auto jit = Jit::load(insns, {.helpers = helpers, .checked = checked, .budget = 0});
+    for (int mode = 0; mode < 4; ++mode) {
+      const bool checked = (mode & 1) != 0;
+      const bool blind = (mode & 2) != 0;  // constant blinding, as the runtime compiles
+      auto jit = Jit::load(
+          insns, {.helpers = helpers, .checked = checked, .budget = 0, .blind_constants = blind});
       ASSERT_TRUE(jit) << jit.error().message;
       std::memcpy(buffer, initial.data(), kBufferSize);
       const RunResult got = (*jit)->run(begin, kBufferSize, {&region, 1}, nullptr);
-      EXPECT_EQ(got.status, RunStatus::kOk) << "program " << p << " checked " << checked;
-      EXPECT_EQ(got.r0, want.r0) << "program " << p << " checked " << checked;
+      EXPECT_EQ(got.status, RunStatus::kOk)
+          << "program " << p << " checked " << checked << " blinded " << blind;
+      EXPECT_EQ(got.r0, want.r0) << "program " << p << " checked " << checked << " blinded "
+                                 << blind;
       const bool same = std::memcmp(buffer, want_mem.data(), kBufferSize) == 0;
-      EXPECT_TRUE(same) << "program " << p << " checked " << checked
+      EXPECT_TRUE(same) << "program " << p << " checked " << checked << " blinded " << blind
                         << ": registers, stack or buffer differ";
       if (got.r0 != want.r0 || !same || got.status != RunStatus::kOk) ++mismatches;
     }
