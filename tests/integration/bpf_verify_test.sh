@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `userperf bpf verify`'s verdicts and exit status: 0 when every perf_event program of the object
 # is accepted, programs of other types (kprobe, tracepoint, xdp) named as skipped; 1 when a
-# perf_event program is rejected; 2 when there is no perf_event program to verify.
+# perf_event program is rejected; 2 when there is no perf_event program to verify or the object
+# cannot be loaded (CO-RE relocations).
 # Usage: bpf_verify_test.sh PATH_TO_USERPERF BPF_OBJECT_DIR (build/bpf/progs)
 set -uo pipefail
 userperf=$1
@@ -38,5 +39,9 @@ expect_line "rejected" stdout "verified: 0 accepted, 1 rejected$"
 verify "only other types" 2 sections.bpf.o
 expect_line "only other types" stdout "skipped \(not perf_event\): xdp_pass \(xdp\), on_sched_switch"
 expect_line "only other types" stderr "has no perf_event program"
+
+# CO-RE relocations are refused with the program, instruction and kind, not silently ignored.
+verify "CO-RE" 2 core_read.bpf.o
+expect_line "CO-RE" stderr "program 'read_pid' \(section 'perf_event'\) instruction 0: CO-RE relocation 'byte_off' \(field byte offset\) of struct task_struct"
 
 finish "ok: bpf verify exit statuses"

@@ -6,9 +6,12 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "bpf/loader/btf_check.hpp"
+#include "bpf/loader/core_relocations.hpp"
 #include "bpf/loader/elf_check.hpp"
 #include "bpf/loader/elf_view.hpp"
 #include "bpf/loader/global_data.hpp"
@@ -81,6 +84,40 @@ Expected<loader::MapLayout> collect_maps(const ElfView& elf, const loader::Libbp
   return layout;
 }
 
+// CO-RE relocations are not applied (yet): an instruction that relies on one would run with
+// clang's placeholder (the offset, size or existence in the program's own BTF, not the kernel's),
+// so the object is refused, naming the first one. libbpf's error when it cannot relocate is not
+// applicable (it would have a kernel BTF); EOPNOTSUPP says what this is.
+std::optional<Error> refuse_core_relocations(const ElfView& elf,
+                                             const std::vector<loader::CoreRelocation>& relocations,
+                                             const loader::ProgramLinker& linker,
+                                             const loader::LibbpfObject& parsed) {
+  if (relocations.empty()) return std::nullopt;
+  const loader::CoreRelocation& first = relocations.front();
+  const std::uint64_t insn = first.insn_off / sizeof(Insn);
+  // The function holding the instruction: a program, or a subprogram programs call.
+  std::string where = "section '" + first.section + "' instruction " + std::to_string(insn);
+  for (const loader::FunctionRange& f : linker.functions()) {
+    if (elf.sections()[f.section].name != first.section || insn < f.first ||
+        insn >= f.first + f.count) {
+      continue;
+    }
+    const bool is_program =
+        std::any_of(parsed.programs.begin(), parsed.programs.end(),
+                    [&](const auto& p) { return p.name == f.name && p.section == first.section; });
+    where = std::string(is_program ? "program '" : "subprogram '") + f.name + "' (section '" +
+            first.section + "') instruction " + std::to_string(insn - f.first);
+    break;
+  }
+  return make_error(
+      EOPNOTSUPP, where + ": CO-RE relocation '" + loader::core_relo_kind_name(first.kind) + "' (" +
+                      loader::core_relo_kind_description(first.kind) + ") of " +
+                      loader::local_type_name(elf, first.type_id) + ", access " + first.access +
+                      ": CO-RE relocations are not applied by userperf, so the object is "
+                      "refused (" +
+                      std::to_string(relocations.size()) + " CO-RE relocation(s) in it)");
+}
+
 Expected<ObjectImage> load_checked(std::span<const std::uint8_t> bytes, const std::string& name) {
   if (auto error = loader::check_elf_structure(bytes)) return *error;
   auto elf = ElfView::read(bytes);
@@ -89,6 +126,9 @@ Expected<ObjectImage> load_checked(std::span<const std::uint8_t> bytes, const st
     if (auto error = loader::check_btf(btf->bytes)) return *error;
   }
   if (auto error = loader::check_code_relocations(*elf)) return *error;
+  // Before libbpf, which parses .BTF.ext at open and would word the errors its own way.
+  auto core_relocations = loader::read_core_relocations(*elf);
+  if (!core_relocations) return core_relocations.error();
   auto parsed = loader::open_with_libbpf(bytes, base_name(name));
   if (!parsed) return parsed.error();
   if (parsed->programs.empty()) return make_error(ENOENT, "no programs in the object");
@@ -102,6 +142,9 @@ Expected<ObjectImage> load_checked(std::span<const std::uint8_t> bytes, const st
   if (!layout) return layout.error();
   auto linker = loader::ProgramLinker::create(*elf, std::move(*layout));
   if (!linker) return linker.error();
+  if (auto error = refuse_core_relocations(*elf, *core_relocations, *linker, *parsed)) {
+    return *error;
+  }
   for (const loader::LibbpfProgram& program : parsed->programs) {
     const auto& functions = linker->functions();
     const auto entry = std::find_if(functions.begin(), functions.end(), [&](const auto& f) {
