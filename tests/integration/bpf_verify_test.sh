@@ -40,8 +40,11 @@ verify "only other types" 2 sections.bpf.o
 expect_line "only other types" stdout "skipped \(not perf_event\): xdp_pass \(xdp\), on_sched_switch"
 expect_line "only other types" stderr "has no perf_event program"
 
-# CO-RE relocations are refused with the program, instruction and kind, not silently ignored.
-verify "CO-RE" 2 core_read.bpf.o
-expect_line "CO-RE" stderr "program 'read_pid' \(section 'perf_event'\) instruction 0: CO-RE relocation 'byte_off' \(field byte offset\) of struct task_struct"
+# CO-RE relocations of a kind not applied are refused with the program, instruction and kind,
+# not silently ignored; the applied kinds load (against the running kernel's BTF) and verify.
+verify "CO-RE not applied" 2 core_read.bpf.o
+expect_line "CO-RE not applied" stderr "program 'kernel_type_id' \(section 'perf_event'\) instruction 0: CO-RE relocation 'target_type_id' \(target type id\) of struct task_struct"
+verify "CO-RE applied" 0 core_kernel.bpf.o
+expect_line "CO-RE applied" stdout "^4 perf_event program\(s\) verified: 4 accepted, 0 rejected$"
 
 finish "ok: bpf verify exit statuses"

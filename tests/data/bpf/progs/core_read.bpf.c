@@ -1,8 +1,8 @@
 // CO-RE as programs written against vmlinux.h use it: BPF_CORE_READ of a field of a kernel type
 // (here declared locally with preserve_access_index, as vmlinux.h declares every type), and
-// bpf_core_field_exists. clang records each in .BTF.ext's CO-RE relocations; libbpf rewrites the
-// instructions at load with the kernel's offsets. userperf does not apply them yet, so its loader
-// refuses this object (tests/unit/bpf/loader/core_relocation_test.cpp).
+// bpf_core_field_exists, which userperf applies, and bpf_core_type_id_kernel (a kernel type id,
+// only meaningful to BTF-aware kernel helpers), which it does not: its loader refuses this object
+// (tests/unit/bpf/loader/core_relocation_test.cpp) rather than run clang's placeholder.
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>
 
@@ -24,6 +24,11 @@ SEC("perf_event")
 int has_tgid(struct bpf_perf_event_data* ctx) {
   struct task_struct* task = (struct task_struct*)ctx->addr;
   return bpf_core_field_exists(task->tgid);
+}
+
+SEC("perf_event")
+int kernel_type_id(struct bpf_perf_event_data* ctx) {
+  return bpf_core_type_id_kernel(struct task_struct);
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -1,11 +1,18 @@
-// CO-RE relocations (.BTF.ext) are not applied by userperf, so an object that has any is refused,
-// naming the program, the instruction and the relocation, instead of running clang's placeholder.
+// CO-RE relocations (.BTF.ext): the kinds userperf applies are applied against the running
+// kernel's BTF exactly as libbpf applies them (compared instruction by instruction with what
+// libbpf loads into the kernel); an object with a kind it does not apply is refused, naming the
+// program, the instruction and the relocation, instead of running clang's placeholder.
 #include <elf.h>
 #include <gtest/gtest.h>
+#include <linux/bpf.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "bpf/loader/elf_loader.hpp"
 #include "unit/bpf/loader/fixture_objects.hpp"
@@ -16,19 +23,81 @@ namespace {
 using testing::fixture_path;
 using testing::read_fixture;
 
-TEST(CoreRelocations, ObjectUsingBpfCoreReadIsRefused) {
-  // core_read.bpf.c: read_pid's instruction 0 is `r2 = 0`, clang's placeholder for the offset of
-  // task_struct's pid (0 in the program's own declaration; the kernel's is elsewhere).
+TEST(CoreRelocations, ObjectWithAKindNotAppliedIsRefused) {
+  // core_read.bpf.c: kernel_type_id's instruction 0 is an lddw of clang's placeholder for the
+  // kernel's type id of task_struct (BPF_CORE_TYPE_ID_TARGET, not applied).
   const auto image = load_elf_file(fixture_path("core_read"));
   ASSERT_FALSE(image.ok());
   EXPECT_EQ(image.error().code, EOPNOTSUPP);
-  const std::string& message = image.error().message;
-  EXPECT_NE(message.find("program 'read_pid' (section 'perf_event') instruction 0: CO-RE "
-                         "relocation 'byte_off' (field byte offset) of struct task_struct, "
-                         "access 0:0"),
+  EXPECT_NE(image.error().message.find(
+                "program 'kernel_type_id' (section 'perf_event') instruction 0: CO-RE "
+                "relocation 'target_type_id' (target type id) of struct task_struct, access 0: "
+                "this CO-RE relocation kind is not applied by userperf yet"),
             std::string::npos)
-      << message;
-  EXPECT_NE(message.find("(2 CO-RE relocation(s) in it)"), std::string::npos) << message;
+      << image.error().message;
+}
+
+// libbpf's load of a fixture into the running kernel, which applies its CO-RE relocations: the
+// program's instructions as libbpf passed them to BPF_PROG_LOAD.
+std::map<std::string, std::vector<Insn>> libbpf_loaded_insns(const std::string& fixture,
+                                                             std::string& why_not) {
+  std::map<std::string, std::vector<Insn>> out;
+  testing::BpfObjectPtr object = testing::libbpf_open(fixture);
+  if (!object) {
+    why_not = "libbpf cannot open " + fixture;
+    return out;
+  }
+  const int err = bpf_object__load(object.get());
+  if (err != 0) {
+    why_not = "libbpf cannot load " + fixture + " into the kernel: " + std::strerror(-err);
+    return out;
+  }
+  bpf_program* prog = nullptr;
+  bpf_object__for_each_program(prog, object.get()) {
+    const auto* insns = reinterpret_cast<const Insn*>(bpf_program__insns(prog));
+    out[bpf_program__name(prog)] = std::vector<Insn>(insns, insns + bpf_program__insn_cnt(prog));
+  }
+  return out;
+}
+
+TEST(CoreRelocations, AppliedAgainstTheKernelAsLibbpfAppliesThem) {
+  const auto image = load_elf_file(fixture_path("core_kernel"));
+  ASSERT_TRUE(image.ok()) << image.error().message;
+  std::string why_not;
+  const auto reference = libbpf_loaded_insns("core_kernel", why_not);
+  if (reference.empty() && geteuid() != 0) GTEST_SKIP() << why_not << " (not root)";
+  ASSERT_FALSE(reference.empty()) << why_not;
+  ASSERT_EQ(image->programs.size(), 4u);
+  std::map<std::string, const ProgramImage*> ours;
+  for (const ProgramImage& program : image->programs) ours[program.name] = &program;
+  for (const auto& [name, insns] : reference) {
+    ASSERT_TRUE(ours.count(name)) << name;
+    const std::vector<Insn>& mine = ours[name]->insns;
+    ASSERT_EQ(mine.size(), insns.size()) << name;
+    for (std::size_t i = 0; i < insns.size(); ++i) {
+      EXPECT_EQ(std::memcmp(&mine[i], &insns[i], sizeof(Insn)), 0)
+          << name << " instruction " << i << ": userperf imm " << mine[i].imm << " off "
+          << mine[i].off << ", libbpf imm " << insns[i].imm << " off " << insns[i].off;
+    }
+  }
+  // What the relocated instructions hold (clang's placeholders are in the comments).
+  const auto& pid = ours["pid_offset"]->insns;
+  EXPECT_NE(pid[0].imm, 4) << "task_struct's pid is not at the local declaration's offset";
+  EXPECT_GT(pid[0].imm, 0);
+  std::printf("task_struct.pid: userperf relocates 4 to %d, libbpf to %d\n", pid[0].imm,
+              reference.at("pid_offset")[0].imm);
+  const auto& field = ours["field_facts"]->insns;
+  EXPECT_EQ(field[0].imm, 1);  // field_exists(tgid)
+  EXPECT_EQ(field[1].imm, 4);  // field_size(tgid): int
+  EXPECT_EQ(field[5].imm, 0);  // field_exists(no_such_field): 1 -> 0
+  const auto& type = ours["type_facts"]->insns;
+  EXPECT_EQ(type[0].imm, 1);  // type_exists(task_struct___missing): a flavor of task_struct
+  EXPECT_GT(type[1].imm, 8);  // type_size(task_struct): 8 -> the kernel's
+  EXPECT_EQ(type[5].imm, 0);  // type_exists(type_not_in_any_kernel): 1 -> 0
+  const auto& enums = ours["enum_facts"]->insns;
+  EXPECT_EQ(enums[0].imm, 1);                  // enum_value_exists(BPF_MAP_TYPE_HASH___local)
+  EXPECT_EQ(enums[2].imm, BPF_MAP_TYPE_HASH);  // enum_value(BPF_MAP_TYPE_HASH___local): 42 -> 1
+  EXPECT_EQ(enums[7].imm, 0);  // enum_value_exists(NO_SUCH_ENUMERATOR___local): 1 -> 0
 }
 
 TEST(CoreRelocations, ObjectsWithoutThemLoad) {

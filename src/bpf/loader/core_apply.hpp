@@ -1,0 +1,66 @@
+// Applies CO-RE relocations (core_relocations.hpp) against a target BTF, normally the running
+// kernel's (/sys/kernel/btf/vmlinux), as libbpf does at load: the local type named by each record
+// is matched by name (a "___flavor" suffix ignored) with the target's types of the same kind, the
+// access path is resolved member by member by name (through anonymous structs and unions), and the
+// instruction's immediate or offset becomes the target's value.
+//
+// Applied kinds: field byte offset, field byte size, field existence, type existence, type size,
+// enum value existence and enum value. Others (bitfield shifts, signedness, type ids, type match)
+// and bitfield members are refused (EOPNOTSUPP) until they are applied and tested.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "bpf/loader/core_relocations.hpp"
+#include "support/expected.hpp"
+
+struct btf;
+
+namespace userperf::bpf::loader {
+
+// A parsed BTF (libbpf's struct btf), owned.
+class BtfHandle {
+ public:
+  // The running kernel's BTF (libbpf's btf__load_vmlinux_btf: /sys/kernel/btf/vmlinux).
+  static Expected<std::shared_ptr<const BtfHandle>> kernel();
+  // BTF from bytes (an object's .BTF, checked by check_btf before) or a raw BTF file.
+  static Expected<std::shared_ptr<const BtfHandle>> from_bytes(std::span<const std::uint8_t> bytes);
+  static Expected<std::shared_ptr<const BtfHandle>> from_file(const std::string& path);
+  ~BtfHandle();
+  const ::btf* get() const { return btf_; }
+
+ private:
+  explicit BtfHandle(::btf* b) : btf_(b) {}
+  ::btf* btf_;
+};
+
+// Which relocation kinds this file applies.
+bool core_relo_kind_applied(std::uint32_t kind);
+
+// The value a relocation has in the local BTF (what clang put in the instruction) and in the
+// target; a field, type or enumerator the target lacks is `found == false` (existence kinds then
+// relocate to 0; the others are refused with ESRCH, where libbpf poisons the instruction).
+struct CoreValue {
+  std::uint64_t local = 0;
+  std::uint64_t target = 0;
+  bool found = false;
+};
+
+// EOPNOTSUPP: a kind not applied or a bitfield; EINVAL: a record inconsistent with the local BTF,
+// or target candidates that disagree (libbpf's "relocation decision ambiguity").
+Expected<CoreValue> resolve_core_relocation(const BtfHandle& local, const BtfHandle& target,
+                                            const CoreRelocation& relocation);
+
+// Rewrites the instruction at relocation.insn_off of `code` (its section's bytes) from
+// value.local to value.target: an ALU immediate, a load/store offset or an lddw's 64-bit
+// immediate. EINVAL when the instruction does not hold value.local (libbpf's check) or the new
+// value does not fit.
+std::optional<Error> patch_core_insn(std::vector<std::uint8_t>& code,
+                                     const CoreRelocation& relocation, const CoreValue& value);
+
+}  // namespace userperf::bpf::loader

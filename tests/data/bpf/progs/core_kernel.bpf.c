@@ -1,0 +1,63 @@
+// CO-RE relocations of the kinds userperf applies, against the running kernel's types: each value
+// is one instruction clang leaves a placeholder in (the value in the declarations below) and the
+// loader rewrites with the kernel's (tests/unit/bpf/loader/core_relocation_test.cpp compares
+// every instruction with what libbpf loads into the kernel). The declarations are deliberately
+// partial and out of order, as vmlinux.h of another kernel would be.
+#include <linux/bpf.h>
+#include <linux/bpf_perf_event.h>
+
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+
+struct task_struct {
+  int tgid;
+  int pid;
+} __attribute__((preserve_access_index));
+
+// A flavor: matched with the kernel's task_struct by name, without the ___ suffix.
+struct task_struct___missing {
+  int no_such_field;
+} __attribute__((preserve_access_index));
+
+struct type_not_in_any_kernel {
+  int x;
+} __attribute__((preserve_access_index));
+
+enum bpf_map_type___local {
+  BPF_MAP_TYPE_HASH___local = 42,
+  NO_SUCH_ENUMERATOR___local = 43,
+};
+
+SEC("perf_event")
+int pid_offset(struct bpf_perf_event_data* ctx) {
+  struct task_struct* task = (struct task_struct*)ctx->addr;
+  return BPF_CORE_READ(task, pid);
+}
+
+SEC("perf_event")
+int field_facts(struct bpf_perf_event_data* ctx) {
+  struct task_struct* task = (struct task_struct*)ctx->addr;
+  struct task_struct___missing* other = (struct task_struct___missing*)ctx->addr;
+  int r = bpf_core_field_size(task->tgid);
+  r = r * 2 + bpf_core_field_exists(task->tgid);
+  r = r * 2 + bpf_core_field_exists(other->no_such_field);
+  return r;
+}
+
+SEC("perf_event")
+int type_facts(struct bpf_perf_event_data* ctx) {
+  int r = bpf_core_type_size(struct task_struct);
+  r = r * 2 + bpf_core_type_exists(struct task_struct___missing);
+  r = r * 2 + bpf_core_type_exists(struct type_not_in_any_kernel);
+  return r;
+}
+
+SEC("perf_event")
+int enum_facts(struct bpf_perf_event_data* ctx) {
+  int r = bpf_core_enum_value(enum bpf_map_type___local, BPF_MAP_TYPE_HASH___local);
+  r = r * 2 + bpf_core_enum_value_exists(enum bpf_map_type___local, BPF_MAP_TYPE_HASH___local);
+  r = r * 2 + bpf_core_enum_value_exists(enum bpf_map_type___local, NO_SUCH_ENUMERATOR___local);
+  return r;
+}
+
+char LICENSE[] SEC("license") = "GPL";
