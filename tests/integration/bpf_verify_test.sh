@@ -44,7 +44,11 @@ expect_line "only other types" stderr "has no perf_event program"
 # not silently ignored; the applied kinds load (against the running kernel's BTF) and verify.
 verify "CO-RE not applied" 2 core_read.bpf.o
 expect_line "CO-RE not applied" stderr "program 'kernel_type_id' \(section 'perf_event'\) instruction 0: CO-RE relocation 'target_type_id' \(target type id\) of struct task_struct"
-verify "CO-RE applied" 0 core_kernel.bpf.o
-expect_line "CO-RE applied" stdout "^4 perf_event program\(s\) verified: 4 accepted, 0 rejected$"
+if [[ -r /sys/kernel/btf/vmlinux ]]; then
+  verify "CO-RE applied" 0 core_kernel.bpf.o
+  expect_line "CO-RE applied" stdout "^4 perf_event program\(s\) verified: 4 accepted, 0 rejected$"
+else
+  echo "skipped: CO-RE applied (no /sys/kernel/btf/vmlinux)"
+fi
 
 finish "ok: bpf verify exit statuses"
