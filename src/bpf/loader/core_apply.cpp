@@ -313,7 +313,10 @@ Expected<CoreValue> resolve_core_relocation(const BtfHandle& local_btf, const Bt
         }
         if (auto error = agree(value, v)) return *error;
       }
-      if (!value.found && r.kind == BPF_CORE_FIELD_EXISTS) value.target = 0;
+      if (!value.found) {
+        value.target = 0;
+        value.poison = r.kind != BPF_CORE_FIELD_EXISTS;
+      }
       break;
     }
     case BPF_CORE_TYPE_EXISTS:
@@ -334,7 +337,10 @@ Expected<CoreValue> resolve_core_relocation(const BtfHandle& local_btf, const Bt
         }
         if (auto error = agree(value, v)) return *error;
       }
-      if (!value.found && r.kind == BPF_CORE_TYPE_EXISTS) value.target = 0;
+      if (!value.found) {
+        value.target = 0;
+        value.poison = r.kind != BPF_CORE_TYPE_EXISTS;
+      }
       break;
     }
     case BPF_CORE_ENUMVAL_EXISTS:
@@ -349,7 +355,10 @@ Expected<CoreValue> resolve_core_relocation(const BtfHandle& local_btf, const Bt
         if (!v) continue;
         if (auto error = agree(value, r.kind == BPF_CORE_ENUMVAL_EXISTS ? 1 : *v)) return *error;
       }
-      if (!value.found && r.kind == BPF_CORE_ENUMVAL_EXISTS) value.target = 0;
+      if (!value.found) {
+        value.target = 0;
+        value.poison = r.kind != BPF_CORE_ENUMVAL_EXISTS;
+      }
       break;
     }
     default:
@@ -364,6 +373,15 @@ std::optional<Error> patch_core_insn(std::vector<std::uint8_t>& code, const Core
     return make_error(EINVAL, "CO-RE relocation outside its section");
   }
   Insn insn = read_at<Insn>(code, r.insn_off);
+  if (value.poison) {
+    const bool wide = is_lddw(insn) && fits(r.insn_off, 2 * sizeof(Insn), code.size());
+    Insn poison{};
+    poison.code = BPF_JMP | BPF_CALL;
+    poison.imm = kCorePoisonHelper;
+    std::memcpy(code.data() + r.insn_off, &poison, sizeof poison);
+    if (wide) std::memcpy(code.data() + r.insn_off + sizeof(Insn), &poison, sizeof poison);
+    return std::nullopt;
+  }
   const std::uint8_t cls = insn_class(insn.code);
   const auto mismatch = [&](std::int64_t held) {
     return make_error(EINVAL, "CO-RE relocation: the instruction holds " + std::to_string(held) +

@@ -43,12 +43,17 @@ class BtfHandle {
 bool core_relo_kind_applied(std::uint32_t kind);
 
 // The value a relocation has in the local BTF (what clang put in the instruction) and in the
-// target; a field, type or enumerator the target lacks is `found == false` (existence kinds then
-// relocate to 0; the others are refused with ESRCH, where libbpf poisons the instruction).
+// target. A field, type or enumerator the target lacks is `found == false`: the existence kinds
+// then relocate to 0, the others poison the instruction as libbpf does (`call 0xbad2310`, both
+// halves of an lddw), so that a program reaching it is rejected by the verifier ("invalid func
+// unknown#195896080") and one that guards it with bpf_core_field_exists loads.
+inline constexpr std::int32_t kCorePoisonHelper = 195896080;  // 0xbad2310, "bad relo"
+
 struct CoreValue {
   std::uint64_t local = 0;
   std::uint64_t target = 0;
   bool found = false;
+  bool poison = false;
 };
 
 // EOPNOTSUPP: a kind not applied or a bitfield; EINVAL: a record inconsistent with the local BTF,
@@ -58,8 +63,8 @@ Expected<CoreValue> resolve_core_relocation(const BtfHandle& local, const BtfHan
 
 // Rewrites the instruction at relocation.insn_off of `code` (its section's bytes) from
 // value.local to value.target: an ALU immediate, a load/store offset or an lddw's 64-bit
-// immediate. EINVAL when the instruction does not hold value.local (libbpf's check) or the new
-// value does not fit.
+// immediate; or poisons it (value.poison). EINVAL when the instruction does not hold value.local
+// (libbpf's check) or the new value does not fit.
 std::optional<Error> patch_core_insn(std::vector<std::uint8_t>& code,
                                      const CoreRelocation& relocation, const CoreValue& value);
 

@@ -150,10 +150,6 @@ std::optional<Error> apply_core_relocations(ElfView& elf,
   if (!target) return target.error();
   for (const loader::CoreRelocation& relo : relocations) {
     auto value = loader::resolve_core_relocation(**local, **target, relo);
-    if (value && !value->found && relo.kind != BPF_CORE_FIELD_EXISTS &&
-        relo.kind != BPF_CORE_TYPE_EXISTS && relo.kind != BPF_CORE_ENUMVAL_EXISTS) {
-      value = make_error(ESRCH, "the kernel's BTF has no match");
-    }
     if (!value) {
       return make_error(value.error().code,
                         describe(elf, relo, linker, parsed) + ": " + value.error().message);

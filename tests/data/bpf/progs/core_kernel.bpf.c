@@ -19,6 +19,11 @@ struct task_struct___missing {
   int no_such_field;
 } __attribute__((preserve_access_index));
 
+// The field's name before Linux 5.14 (now __state): absent from the running kernel.
+struct task_struct___old {
+  long state;
+} __attribute__((preserve_access_index));
+
 struct type_not_in_any_kernel {
   int x;
 } __attribute__((preserve_access_index));
@@ -58,6 +63,15 @@ int enum_facts(struct bpf_perf_event_data* ctx) {
   r = r * 2 + bpf_core_enum_value_exists(enum bpf_map_type___local, BPF_MAP_TYPE_HASH___local);
   r = r * 2 + bpf_core_enum_value_exists(enum bpf_map_type___local, NO_SUCH_ENUMERATOR___local);
   return r;
+}
+
+// The usual guard: the read of a field this kernel lacks is poisoned (as libbpf does) but never
+// reached, so the program loads.
+SEC("perf_event")
+int guarded_missing_field(struct bpf_perf_event_data* ctx) {
+  struct task_struct___old* task = (struct task_struct___old*)ctx->addr;
+  if (bpf_core_field_exists(task->state)) return BPF_CORE_READ(task, state);
+  return 0;
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -70,7 +70,7 @@ TEST(CoreRelocations, AppliedAgainstTheKernelAsLibbpfAppliesThem) {
   const auto reference = libbpf_loaded_insns("core_kernel", why_not);
   if (reference.empty() && geteuid() != 0) GTEST_SKIP() << why_not << " (not root)";
   ASSERT_FALSE(reference.empty()) << why_not;
-  ASSERT_EQ(image->programs.size(), 4u);
+  ASSERT_EQ(image->programs.size(), 5u);
   std::map<std::string, const ProgramImage*> ours;
   for (const ProgramImage& program : image->programs) ours[program.name] = &program;
   for (const auto& [name, insns] : reference) {
@@ -101,6 +101,11 @@ TEST(CoreRelocations, AppliedAgainstTheKernelAsLibbpfAppliesThem) {
   EXPECT_EQ(enums[0].imm, 1);                  // enum_value_exists(BPF_MAP_TYPE_HASH___local)
   EXPECT_EQ(enums[2].imm, BPF_MAP_TYPE_HASH);  // enum_value(BPF_MAP_TYPE_HASH___local): 42 -> 1
   EXPECT_EQ(enums[7].imm, 0);  // enum_value_exists(NO_SUCH_ENUMERATOR___local): 1 -> 0
+  // task_struct has no `state` since 5.14: the guard reads 0 and the guarded read is poisoned.
+  const auto& guarded = ours["guarded_missing_field"]->insns;
+  EXPECT_EQ(guarded[1].imm, 0);                    // field_exists(state): 1 -> 0
+  EXPECT_EQ(guarded[3].code, BPF_JMP | BPF_CALL);  // byte_off(state): `r2 = 0` -> poison
+  EXPECT_EQ(guarded[3].imm, 195896080);
 }
 
 TEST(CoreRelocations, ObjectsWithoutThemLoad) {
