@@ -86,6 +86,11 @@ int userperf_bpf_prog_load(const char* path, const char* prog_name, char* log_bu
  * map-creation rules (EINVAL, E2BIG). userperf_bpf_object_map_info() reads them back (NULL
  * pointers are skipped).
  *
+ * userperf_bpf_object_set_map_initial_value() replaces the bytes a global-data map (.data,
+ * .rodata, .bss) starts with, libbpf's bpf_map__set_initial_value() (what a skeleton's
+ * `obj->rodata->flag = 1` before the load amounts to): `size` must be the map's value_size;
+ * -1 with errno EINVAL (another size, or a map that is no global data), ENOENT or EBUSY.
+ *
  * userperf_bpf_object_load() creates the object's maps and loads program `prog_name` (NULL or "":
  * the first perf_event program) as userperf_bpf_prog_load() does, returning the program
  * descriptor. An object is loaded once: a second attempt, after success or failure, is EINVAL
@@ -101,6 +106,8 @@ int userperf_bpf_object_set_map_value_size(struct userperf_bpf_object* obj, cons
                                            uint32_t value_size);
 int userperf_bpf_object_set_map_key_size(struct userperf_bpf_object* obj, const char* map,
                                          uint32_t key_size);
+int userperf_bpf_object_set_map_initial_value(struct userperf_bpf_object* obj, const char* map,
+                                              const void* data, size_t size);
 int userperf_bpf_object_map_info(const struct userperf_bpf_object* obj, const char* map,
                                  uint32_t* key_size, uint32_t* value_size, uint32_t* max_entries);
 int userperf_bpf_object_load(struct userperf_bpf_object* obj, const char* prog_name, char* log_buf,

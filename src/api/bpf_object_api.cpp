@@ -81,6 +81,21 @@ int userperf_bpf_object_set_map_key_size(userperf_bpf_object* obj, const char* m
   return set_map_field(obj, map, &MapSpec::key_size, key_size);
 }
 
+int userperf_bpf_object_set_map_initial_value(userperf_bpf_object* obj, const char* map,
+                                              const void* data, size_t size) {
+  if (obj == nullptr || map == nullptr || (data == nullptr && size != 0)) {
+    return userperf::syscall_return(-EINVAL);
+  }
+  MapSpec* spec = find_map(obj->image, map);
+  if (spec == nullptr) return userperf::syscall_return(-ENOENT);
+  if (obj->load_attempted) return userperf::syscall_return(-EBUSY);
+  // libbpf: only maps with an initial value (its mmaped internal maps), of exactly their size.
+  if (!spec->global_data || size != spec->value_size) return userperf::syscall_return(-EINVAL);
+  const auto* bytes = static_cast<const std::uint8_t*>(data);
+  spec->initial_value.assign(bytes, bytes + size);
+  return 0;
+}
+
 int userperf_bpf_object_map_info(const userperf_bpf_object* obj, const char* map,
                                  uint32_t* key_size, uint32_t* value_size, uint32_t* max_entries) {
   if (obj == nullptr || map == nullptr) return userperf::syscall_return(-EINVAL);

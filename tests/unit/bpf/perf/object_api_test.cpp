@@ -3,6 +3,9 @@
 // map-creation checks judge them at the load, and after the load the sizes are frozen (EBUSY).
 #include <gtest/gtest.h>
 #include <linux/bpf.h>
+#include <linux/perf_event.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdint>
@@ -122,6 +125,94 @@ TEST(BpfObjectApi, RefusesUnknownMapsAndGlobalData) {
   EXPECT_EQ(errno, EINVAL);
   EXPECT_EQ(userperf_bpf_object_set_map_max_entries(nullptr, "counts", 4), -1);
   EXPECT_EQ(errno, EINVAL);
+}
+
+std::uint64_t thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+// Runs the loaded program on 100 ms of this thread's task-clock samples (1 ms periods) and
+// returns the samples it counted in `counts`.
+std::uint64_t counted_samples(int prog) {
+  perf_event_attr attr{};
+  attr.size = sizeof attr;
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_TASK_CLOCK;
+  attr.sample_period = 1'000'000;
+  attr.disabled = 1;
+  const int fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
+  EXPECT_GE(fd, 0) << strerror(errno);
+  EXPECT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_SET_BPF, static_cast<unsigned long>(prog)), 0);
+  EXPECT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+  const std::uint64_t end = thread_cpu_ns() + 100'000'000;
+  volatile std::uint64_t sink = 0;
+  while (thread_cpu_ns() < end) sink = sink + 1;
+  EXPECT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+  userperf_close(fd);
+  const int counts = userperf_bpf_map_fd(prog, "counts");
+  std::uint64_t total = 0;
+  KeyT key{};
+  KeyT next{};
+  const KeyT* previous = nullptr;
+  while (userperf_bpf_map_get_next_key(counts, previous, &next) == 0) {
+    std::uint64_t value = 0;
+    EXPECT_EQ(userperf_bpf_map_lookup_elem(counts, &next, &value), 0);
+    total += value;
+    key = next;
+    previous = &key;
+  }
+  userperf_close(counts);
+  return total;
+}
+
+// sized_maps.bpf.c counts only samples of process `target_pid` (its .rodata) when it is set: the
+// value set before the load is what the verifier and the program see.
+std::uint64_t counted_with_target_pid(std::uint32_t target_pid) {
+  Object o;
+  EXPECT_NE(o.obj, nullptr) << strerror(errno);
+  EXPECT_EQ(userperf_bpf_object_set_map_value_size(o.obj, "stackmap", 127 * 8), 0);
+  EXPECT_EQ(userperf_bpf_object_set_map_max_entries(o.obj, "stackmap", 256), 0);
+  EXPECT_EQ(userperf_bpf_object_set_map_max_entries(o.obj, "counts", 256), 0);
+  EXPECT_EQ(userperf_bpf_object_set_map_initial_value(o.obj, "sized_ma.rodata", &target_pid, 4), 0)
+      << strerror(errno);
+  char log[8192] = {};
+  const int prog = userperf_bpf_object_load(o.obj, nullptr, log, sizeof log);
+  EXPECT_GE(prog, 0) << strerror(errno) << "\n" << log;
+  if (prog < 0) return 0;
+  // After the load: frozen (EBUSY), and the map holds the value that was set.
+  EXPECT_EQ(userperf_bpf_object_set_map_initial_value(o.obj, "sized_ma.rodata", &target_pid, 4),
+            -1);
+  EXPECT_EQ(errno, EBUSY);
+  const int rodata = userperf_bpf_map_fd(prog, "sized_ma.rodata");
+  const std::uint32_t zero = 0;
+  std::uint32_t stored = 0;
+  EXPECT_EQ(userperf_bpf_map_lookup_elem(rodata, &zero, &stored), 0);
+  EXPECT_EQ(stored, target_pid);
+  userperf_close(rodata);
+  const std::uint64_t counted = counted_samples(prog);
+  userperf_close(prog);
+  return counted;
+}
+
+TEST(BpfObjectApi, InitialValueSetBeforeTheLoadIsWhatTheProgramSees) {
+  // CPU-time timers fire on scheduler ticks: 100 ms gives up to 100 samples, a few at least.
+  EXPECT_GT(counted_with_target_pid(static_cast<std::uint32_t>(getpid())), 0u);
+  EXPECT_EQ(counted_with_target_pid(static_cast<std::uint32_t>(getpid()) + 1), 0u);
+}
+
+TEST(BpfObjectApi, InitialValueNeedsGlobalDataOfTheMapsSize) {
+  Object o;
+  ASSERT_NE(o.obj, nullptr) << strerror(errno);
+  const std::uint64_t eight = 8;
+  EXPECT_EQ(userperf_bpf_object_set_map_initial_value(o.obj, "sized_ma.rodata", &eight, 8), -1);
+  EXPECT_EQ(errno, EINVAL);  // the section is 4 bytes
+  EXPECT_EQ(userperf_bpf_object_set_map_initial_value(o.obj, "counts", &eight, 8), -1);
+  EXPECT_EQ(errno, EINVAL);  // not global data
+  EXPECT_EQ(userperf_bpf_object_set_map_initial_value(o.obj, "no_such_map", &eight, 8), -1);
+  EXPECT_EQ(errno, ENOENT);
 }
 
 TEST(BpfObjectApi, OpenReportsTheLoadersErrno) {
