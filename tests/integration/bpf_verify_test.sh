@@ -46,7 +46,7 @@ verify "CO-RE not applied" 2 core_read.bpf.o
 expect_line "CO-RE not applied" stderr "program 'kernel_type_id' \(section 'perf_event'\) instruction 0: CO-RE relocation 'target_type_id' \(target type id\) of struct task_struct"
 if [[ -r /sys/kernel/btf/vmlinux ]]; then
   verify "CO-RE applied" 0 core_kernel.bpf.o
-  expect_line "CO-RE applied" stdout "^5 perf_event program\(s\) verified: 5 accepted, 0 rejected$"
+  expect_line "CO-RE applied" stdout "^7 perf_event program\(s\) verified: 7 accepted, 0 rejected$"
   # An unguarded read of a field the kernel lacks: poisoned as libbpf does, rejected when reached.
   verify "CO-RE poisoned" 1 core_missing.bpf.o
   expect_line "CO-RE poisoned" stdout "invalid func unknown#195896080"

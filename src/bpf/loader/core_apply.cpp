@@ -30,6 +30,7 @@ struct FieldSpec {
   std::uint32_t root_index = 0;   // the first number of the access string: root[index]
   std::uint64_t bit_offset = 0;
   std::uint32_t field_type = 0;
+  std::uint32_t bitfield_size = 0;  // bits, when the field is a bitfield member
 };
 
 std::string name_of(const ::btf* b, std::uint32_t name_off) {
@@ -87,9 +88,7 @@ Expected<FieldSpec> local_field(const ::btf* b, const CoreRelocation& r) {
     if (t == nullptr) return make_error(EINVAL, "CO-RE access through an unknown type");
     if (btf_is_composite(t)) {
       if (index >= btf_vlen(t)) return make_error(EINVAL, "CO-RE member index out of range");
-      if (btf_member_bitfield_size(t, index) != 0) {
-        return make_error(EOPNOTSUPP, "CO-RE relocation of a bitfield is not applied");
-      }
+      spec.bitfield_size = btf_member_bitfield_size(t, index);
       spec.bit_offset += btf_member_bit_offset(t, index);
       const struct btf_member& m = btf_members(t)[index];
       std::string name = name_of(b, m.name_off);
@@ -101,6 +100,7 @@ Expected<FieldSpec> local_field(const ::btf* b, const CoreRelocation& r) {
       const __s64 elem = btf__resolve_size(b, a->type);
       if (elem < 0) return make_error(EINVAL, "CO-RE array element has no size");
       spec.bit_offset += std::uint64_t{index} * static_cast<std::uint64_t>(elem) * 8;
+      spec.bitfield_size = 0;
       spec.steps.push_back({true, index, {}});
       id = a->type;
     } else {
@@ -112,9 +112,11 @@ Expected<FieldSpec> local_field(const ::btf* b, const CoreRelocation& r) {
 }
 
 // Member `name` of composite `id`, searched through anonymous members as libbpf does: adds its
-// bit offset to `bit_offset` and returns its type; nullopt when absent or a bitfield.
+// bit offset to `bit_offset`, its bitfield size (0: none) to `bitfield_size`, and returns its
+// type; nullopt when absent.
 std::optional<std::uint32_t> find_member(const ::btf* b, std::uint32_t id, const std::string& name,
-                                         std::uint64_t& bit_offset, bool& bitfield, int depth = 0) {
+                                         std::uint64_t& bit_offset, std::uint32_t& bitfield_size,
+                                         int depth = 0) {
   if (depth > 32) return std::nullopt;
   const btf_type* t = btf__type_by_id(b, skip_mods_and_typedefs(b, id));
   if (t == nullptr || !btf_is_composite(t)) return std::nullopt;
@@ -123,12 +125,12 @@ std::optional<std::uint32_t> find_member(const ::btf* b, std::uint32_t id, const
     const std::string member = name_of(b, m.name_off);
     if (member.empty()) {
       std::uint64_t inner = 0;
-      if (auto found = find_member(b, m.type, name, inner, bitfield, depth + 1)) {
+      if (auto found = find_member(b, m.type, name, inner, bitfield_size, depth + 1)) {
         bit_offset += btf_member_bit_offset(t, i) + inner;
         return found;
       }
     } else if (member == name) {
-      bitfield = btf_member_bitfield_size(t, i) != 0;
+      bitfield_size = btf_member_bitfield_size(t, i);
       bit_offset += btf_member_bit_offset(t, i);
       return m.type;
     }
@@ -138,7 +140,7 @@ std::optional<std::uint32_t> find_member(const ::btf* b, std::uint32_t id, const
 
 // The local spec's path in target type `candidate`: nullopt when a member is missing.
 std::optional<FieldSpec> target_field(const ::btf* b, std::uint32_t candidate,
-                                      const FieldSpec& local, bool& bitfield) {
+                                      const FieldSpec& local) {
   FieldSpec spec;
   const __s64 root_size = btf__resolve_size(b, candidate);
   if (root_size < 0) return std::nullopt;
@@ -154,9 +156,10 @@ std::optional<FieldSpec> target_field(const ::btf* b, std::uint32_t candidate,
       const __s64 elem = btf__resolve_size(b, a->type);
       if (elem < 0) return std::nullopt;
       spec.bit_offset += std::uint64_t{step.index} * static_cast<std::uint64_t>(elem) * 8;
+      spec.bitfield_size = 0;
       id = a->type;
     } else {
-      auto member = find_member(b, id, step.name, spec.bit_offset, bitfield);
+      auto member = find_member(b, id, step.name, spec.bit_offset, spec.bitfield_size);
       if (!member) return std::nullopt;
       id = *member;
     }
@@ -217,6 +220,46 @@ std::optional<std::uint64_t> target_enumerator(const ::btf* b, std::uint32_t id,
   return std::nullopt;
 }
 
+// A field relocation's value in one BTF (the local one or a candidate's). The load unit of a
+// bitfield is the smallest power-of-two size, from its type's size up to 8 bytes, aligned to
+// itself, that holds all of it; the shifts then isolate it in a u64 read little-endian.
+Expected<std::uint64_t> field_value(const ::btf* b, const FieldSpec& spec, std::uint32_t kind) {
+  if (kind == BPF_CORE_FIELD_EXISTS) return std::uint64_t{1};
+  const std::uint32_t resolved = skip_mods_and_typedefs(b, spec.field_type);
+  const btf_type* type = btf__type_by_id(b, resolved);
+  const __s64 type_size = btf__resolve_size(b, spec.field_type);
+  if (type == nullptr || type_size <= 0) return make_error(EINVAL, "CO-RE field has no size");
+  std::uint64_t byte_size = static_cast<std::uint64_t>(type_size);
+  std::uint64_t byte_offset = spec.bit_offset / 8;
+  std::uint64_t bit_size = byte_size * 8;
+  if (spec.bitfield_size != 0) {
+    bit_size = spec.bitfield_size;
+    byte_offset = spec.bit_offset / 8 / byte_size * byte_size;
+    while (spec.bit_offset + bit_size - byte_offset * 8 > byte_size * 8) {
+      if (byte_size >= 8) return make_error(E2BIG, "CO-RE bitfield spans more than 8 bytes");
+      byte_size *= 2;
+      byte_offset = spec.bit_offset / 8 / byte_size * byte_size;
+    }
+  } else if (spec.bit_offset % 8 != 0) {
+    return make_error(EINVAL, "CO-RE field is not byte-aligned");
+  }
+  switch (kind) {
+    case BPF_CORE_FIELD_BYTE_OFFSET:
+      return byte_offset;
+    case BPF_CORE_FIELD_BYTE_SIZE:
+      return byte_size;
+    case BPF_CORE_FIELD_SIGNED:
+      return std::uint64_t{(btf_is_any_enum(type) && btf_kflag(type)) ||
+                           (btf_is_int(type) && (btf_int_encoding(type) & BTF_INT_SIGNED) != 0)};
+    case BPF_CORE_FIELD_LSHIFT_U64:  // little-endian (x86-64)
+      return 64 - (spec.bit_offset + bit_size - byte_offset * 8);
+    case BPF_CORE_FIELD_RSHIFT_U64:
+      return 64 - bit_size;
+    default:
+      return make_error(EOPNOTSUPP, "not a field relocation");
+  }
+}
+
 // Every candidate that matches must give the same value (libbpf's rule).
 std::optional<Error> agree(CoreValue& value, std::uint64_t candidate_value) {
   if (value.found && value.target != candidate_value) {
@@ -262,6 +305,9 @@ bool core_relo_kind_applied(std::uint32_t kind) {
     case BPF_CORE_FIELD_BYTE_OFFSET:
     case BPF_CORE_FIELD_BYTE_SIZE:
     case BPF_CORE_FIELD_EXISTS:
+    case BPF_CORE_FIELD_SIGNED:
+    case BPF_CORE_FIELD_LSHIFT_U64:
+    case BPF_CORE_FIELD_RSHIFT_U64:
     case BPF_CORE_TYPE_EXISTS:
     case BPF_CORE_TYPE_SIZE:
     case BPF_CORE_ENUMVAL_EXISTS:
@@ -289,29 +335,21 @@ Expected<CoreValue> resolve_core_relocation(const BtfHandle& local_btf, const Bt
   switch (r.kind) {
     case BPF_CORE_FIELD_BYTE_OFFSET:
     case BPF_CORE_FIELD_BYTE_SIZE:
-    case BPF_CORE_FIELD_EXISTS: {
+    case BPF_CORE_FIELD_EXISTS:
+    case BPF_CORE_FIELD_SIGNED:
+    case BPF_CORE_FIELD_LSHIFT_U64:
+    case BPF_CORE_FIELD_RSHIFT_U64: {
       auto spec = local_field(local, r);
       if (!spec) return spec.error();
-      if (r.kind == BPF_CORE_FIELD_BYTE_OFFSET) value.local = spec->bit_offset / 8;
-      if (r.kind == BPF_CORE_FIELD_BYTE_SIZE) {
-        const __s64 size = btf__resolve_size(local, spec->field_type);
-        if (size < 0) return make_error(EINVAL, "CO-RE field has no size");
-        value.local = static_cast<std::uint64_t>(size);
-      }
-      if (r.kind == BPF_CORE_FIELD_EXISTS) value.local = 1;
+      auto local_value = field_value(local, *spec, r.kind);
+      if (!local_value) return local_value.error();
+      value.local = *local_value;
       for (const std::uint32_t candidate : found) {
-        bool bitfield = false;
-        auto field = target_field(target, candidate, *spec, bitfield);
+        auto field = target_field(target, candidate, *spec);
         if (!field) continue;
-        if (bitfield) return make_error(EOPNOTSUPP, "CO-RE relocation of a bitfield");
-        std::uint64_t v = 1;
-        if (r.kind == BPF_CORE_FIELD_BYTE_OFFSET) v = field->bit_offset / 8;
-        if (r.kind == BPF_CORE_FIELD_BYTE_SIZE) {
-          const __s64 size = btf__resolve_size(target, field->field_type);
-          if (size < 0) continue;
-          v = static_cast<std::uint64_t>(size);
-        }
-        if (auto error = agree(value, v)) return *error;
+        auto v = field_value(target, *field, r.kind);
+        if (!v) return v.error();
+        if (auto error = agree(value, *v)) return *error;
       }
       if (!value.found) {
         value.target = 0;

@@ -4,9 +4,10 @@
 // access path is resolved member by member by name (through anonymous structs and unions), and the
 // instruction's immediate or offset becomes the target's value.
 //
-// Applied kinds: field byte offset, field byte size, field existence, type existence, type size,
-// enum value existence and enum value. Others (bitfield shifts, signedness, type ids, type match)
-// and bitfield members are refused (EOPNOTSUPP) until they are applied and tested.
+// Applied kinds: field byte offset, byte size, existence, signedness and the bitfield shifts
+// (lshift_u64/rshift_u64, little-endian), type existence, type size, enum value existence and
+// enum value. The others (local/target type ids, type match) are refused (EOPNOTSUPP) until they
+// are applied and tested.
 #pragma once
 
 #include <cstdint>
@@ -56,8 +57,9 @@ struct CoreValue {
   bool poison = false;
 };
 
-// EOPNOTSUPP: a kind not applied or a bitfield; EINVAL: a record inconsistent with the local BTF,
-// or target candidates that disagree (libbpf's "relocation decision ambiguity").
+// EOPNOTSUPP: a kind not applied; E2BIG: a bitfield no 8-byte load holds; EINVAL: a record
+// inconsistent with the local BTF, or target candidates that disagree (libbpf's "relocation
+// decision ambiguity").
 Expected<CoreValue> resolve_core_relocation(const BtfHandle& local, const BtfHandle& target,
                                             const CoreRelocation& relocation);
 

@@ -12,6 +12,10 @@
 struct task_struct {
   int tgid;
   int pid;
+  unsigned int __state;
+  int prio;
+  unsigned int sched_reset_on_fork : 1;
+  unsigned int sched_contributes_to_load : 1;
 } __attribute__((preserve_access_index));
 
 // A flavor: matched with the kernel's task_struct by name, without the ___ suffix.
@@ -63,6 +67,20 @@ int enum_facts(struct bpf_perf_event_data* ctx) {
   r = r * 2 + bpf_core_enum_value_exists(enum bpf_map_type___local, BPF_MAP_TYPE_HASH___local);
   r = r * 2 + bpf_core_enum_value_exists(enum bpf_map_type___local, NO_SUCH_ENUMERATOR___local);
   return r;
+}
+
+// A bitfield read through a probe: byte offset and size of its load unit, the shifts, the sign.
+SEC("perf_event")
+int bitfield_read(struct bpf_perf_event_data* ctx) {
+  struct task_struct* task = (struct task_struct*)ctx->addr;
+  return BPF_CORE_READ_BITFIELD_PROBED(task, sched_contributes_to_load);
+}
+
+SEC("perf_event")
+int signedness(struct bpf_perf_event_data* ctx) {
+  struct task_struct* task = (struct task_struct*)ctx->addr;
+  return __builtin_preserve_field_info(task->prio, BPF_FIELD_SIGNED) * 2 +
+         __builtin_preserve_field_info(task->__state, BPF_FIELD_SIGNED);
 }
 
 // The usual guard: the read of a field this kernel lacks is poisoned (as libbpf does) but never

@@ -70,7 +70,7 @@ TEST(CoreRelocations, AppliedAgainstTheKernelAsLibbpfAppliesThem) {
   const auto reference = libbpf_loaded_insns("core_kernel", why_not);
   if (reference.empty() && geteuid() != 0) GTEST_SKIP() << why_not << " (not root)";
   ASSERT_FALSE(reference.empty()) << why_not;
-  ASSERT_EQ(image->programs.size(), 5u);
+  ASSERT_EQ(image->programs.size(), 7u);
   std::map<std::string, const ProgramImage*> ours;
   for (const ProgramImage& program : image->programs) ours[program.name] = &program;
   for (const auto& [name, insns] : reference) {
@@ -101,6 +101,15 @@ TEST(CoreRelocations, AppliedAgainstTheKernelAsLibbpfAppliesThem) {
   EXPECT_EQ(enums[0].imm, 1);                  // enum_value_exists(BPF_MAP_TYPE_HASH___local)
   EXPECT_EQ(enums[2].imm, BPF_MAP_TYPE_HASH);  // enum_value(BPF_MAP_TYPE_HASH___local): 42 -> 1
   EXPECT_EQ(enums[7].imm, 0);  // enum_value_exists(NO_SUCH_ENUMERATOR___local): 1 -> 0
+  // A 1-bit bitfield: its load unit's offset and size, and the shifts that isolate it.
+  const auto& bits = ours["bitfield_read"]->insns;
+  std::printf("task_struct.sched_contributes_to_load: load %d bytes at %d, <<= %d, >>= %d\n",
+              bits[7].imm, bits[3].imm, bits[10].imm, bits[15].imm);
+  EXPECT_EQ(bits[13].imm, 63);  // rshift_u64 (signed path): 64 - 1 bit
+  EXPECT_EQ(bits[15].imm, 63);  // rshift_u64 (unsigned path)
+  const auto& sign = ours["signedness"]->insns;
+  EXPECT_EQ(sign[0].imm, 0);  // signed(__state): unsigned int
+  EXPECT_EQ(sign[1].imm, 1);  // signed(prio): int
   // task_struct has no `state` since 5.14: the guard reads 0 and the guarded read is poisoned.
   const auto& guarded = ours["guarded_missing_field"]->insns;
   EXPECT_EQ(guarded[1].imm, 0);                    // field_exists(state): 1 -> 0
