@@ -308,6 +308,8 @@ bool core_relo_kind_applied(std::uint32_t kind) {
     case BPF_CORE_FIELD_SIGNED:
     case BPF_CORE_FIELD_LSHIFT_U64:
     case BPF_CORE_FIELD_RSHIFT_U64:
+    case BPF_CORE_TYPE_ID_LOCAL:
+    case BPF_CORE_TYPE_ID_TARGET:
     case BPF_CORE_TYPE_EXISTS:
     case BPF_CORE_TYPE_SIZE:
     case BPF_CORE_ENUMVAL_EXISTS:
@@ -357,6 +359,18 @@ Expected<CoreValue> resolve_core_relocation(const BtfHandle& local_btf, const Bt
       }
       break;
     }
+    case BPF_CORE_TYPE_ID_LOCAL:
+      // The object's own type id: what clang wrote, whatever the kernel has.
+      value.local = value.target = r.type_id;
+      value.found = true;
+      break;
+    case BPF_CORE_TYPE_ID_TARGET:
+      value.local = r.type_id;
+      for (const std::uint32_t candidate : found) {
+        if (auto error = agree(value, candidate)) return *error;
+      }
+      if (!value.found) value.poison = true;
+      break;
     case BPF_CORE_TYPE_EXISTS:
     case BPF_CORE_TYPE_SIZE: {
       if (r.kind == BPF_CORE_TYPE_EXISTS) {

@@ -5,9 +5,9 @@
 // instruction's immediate or offset becomes the target's value.
 //
 // Applied kinds: field byte offset, byte size, existence, signedness and the bitfield shifts
-// (lshift_u64/rshift_u64, little-endian), type existence, type size, enum value existence and
-// enum value. The others (local/target type ids, type match) are refused (EOPNOTSUPP) until they
-// are applied and tested.
+// (lshift_u64/rshift_u64, little-endian), local and target (kernel) type ids, type existence,
+// type size, enum value existence and enum value. type_matches is refused (EOPNOTSUPP) until it
+// is applied and tested.
 #pragma once
 
 #include <cstdint>

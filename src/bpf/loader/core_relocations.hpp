@@ -1,8 +1,8 @@
 // The CO-RE relocation records of an object's .BTF.ext (clang's output for
 // __builtin_preserve_access_index, BPF_CORE_READ, bpf_core_field_exists, bpf_core_type_size, ...):
 // read from bytes nobody vouched for, every offset and count checked. libbpf applies them at load
-// against the kernel's BTF; userperf does not apply them yet, so the loader refuses an object that
-// has any rather than run clang's placeholder values.
+// against the kernel's BTF, and so does the loader (core_apply.hpp), which refuses an object with
+// a kind it does not apply rather than run clang's placeholder values.
 #pragma once
 
 #include <cstdint>

@@ -83,6 +83,13 @@ int signedness(struct bpf_perf_event_data* ctx) {
          __builtin_preserve_field_info(task->__state, BPF_FIELD_SIGNED);
 }
 
+// The kernel's BTF id of task_struct (for BTF-aware helpers) and the object's own.
+SEC("perf_event")
+int type_ids(struct bpf_perf_event_data* ctx) {
+  return bpf_core_type_id_kernel(struct task_struct) * 2 +
+         bpf_core_type_id_local(struct task_struct);
+}
+
 // The usual guard: the read of a field this kernel lacks is poisoned (as libbpf does) but never
 // reached, so the program loads.
 SEC("perf_event")

@@ -1,8 +1,8 @@
 // CO-RE as programs written against vmlinux.h use it: BPF_CORE_READ of a field of a kernel type
 // (here declared locally with preserve_access_index, as vmlinux.h declares every type), and
-// bpf_core_field_exists, which userperf applies, and bpf_core_type_id_kernel (a kernel type id,
-// only meaningful to BTF-aware kernel helpers), which it does not: its loader refuses this object
-// (tests/unit/bpf/loader/core_relocation_test.cpp) rather than run clang's placeholder.
+// bpf_core_field_exists and bpf_core_type_id_kernel. tests/unit/bpf/loader/core_relocation_test.cpp
+// turns the last one into a kind userperf does not apply (type_matches) to see the loader refuse
+// the object rather than run clang's placeholder, and corrupts copies of its records.
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>
 
