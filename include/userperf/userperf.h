@@ -81,6 +81,46 @@ int userperf_bpf_prog_load(const char* path, const char* prog_name, char* log_bu
 int userperf_bpf_prog_load_from(int prog_fd, const char* prog_name, char* log_buf,
                                 size_t log_size);
 
+/* Open, adjust, load: libbpf's bpf_object__open(), bpf_map__set_*() and bpf_object__load(), for
+ * programs that size their maps at run time (bcc's libbpf-tools set a STACK_TRACE map's
+ * value_size and max_entries this way).
+ *
+ * userperf_bpf_object_open() parses the object and creates nothing: NULL with errno as
+ * userperf_bpf_prog_load() reports loader errors. Before the load, the map named `map` may get a
+ * new max_entries, value_size or key_size: 0, or -1 with errno ENOENT (no such map), EBUSY (the
+ * object was loaded, libbpf's error) or EINVAL (obj or map NULL; a global-data map: .data,
+ * .rodata and .bss keep their section's size). The sizes are checked at the load, by the kernel's
+ * map-creation rules (EINVAL, E2BIG). userperf_bpf_object_map_info() reads them back (NULL
+ * pointers are skipped).
+ *
+ * userperf_bpf_object_set_map_initial_value() replaces the bytes a global-data map (.data,
+ * .rodata, .bss) starts with, libbpf's bpf_map__set_initial_value() (what a skeleton's
+ * `obj->rodata->flag = 1` before the load amounts to): `size` must be the map's value_size;
+ * -1 with errno EINVAL (another size, or a map that is no global data), ENOENT or EBUSY.
+ *
+ * userperf_bpf_object_load() creates the object's maps and loads program `prog_name` (NULL or "":
+ * the first perf_event program) as userperf_bpf_prog_load() does, returning the program
+ * descriptor. An object is loaded once: a second attempt, after success or failure, is EINVAL
+ * (libbpf's "load can't be attempted twice").
+ *
+ * userperf_bpf_object_close() frees the handle; a loaded program and its maps stay with their
+ * descriptors. */
+struct userperf_bpf_object;
+struct userperf_bpf_object* userperf_bpf_object_open(const char* path);
+int userperf_bpf_object_set_map_max_entries(struct userperf_bpf_object* obj, const char* map,
+                                            uint32_t max_entries);
+int userperf_bpf_object_set_map_value_size(struct userperf_bpf_object* obj, const char* map,
+                                           uint32_t value_size);
+int userperf_bpf_object_set_map_key_size(struct userperf_bpf_object* obj, const char* map,
+                                         uint32_t key_size);
+int userperf_bpf_object_set_map_initial_value(struct userperf_bpf_object* obj, const char* map,
+                                              const void* data, size_t size);
+int userperf_bpf_object_map_info(const struct userperf_bpf_object* obj, const char* map,
+                                 uint32_t* key_size, uint32_t* value_size, uint32_t* max_entries);
+int userperf_bpf_object_load(struct userperf_bpf_object* obj, const char* prog_name, char* log_buf,
+                             size_t log_size);
+void userperf_bpf_object_close(struct userperf_bpf_object* obj);
+
 /* A descriptor for map `name` of the object a program was loaded from (-1 with EBADF, ENOENT). */
 int userperf_bpf_map_fd(int prog_fd, const char* name);
 

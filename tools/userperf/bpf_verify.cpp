@@ -1,6 +1,7 @@
 // `userperf bpf verify PROG.o [--log-level N]`: loads a libbpf-style object and runs every program
 // through userperf's verifier as BPF_PROG_TYPE_PERF_EVENT, printing per program the verdict, the
-// processed instructions, the stack depth and the verifier log.
+// processed instructions, the stack depth and the verifier log. Programs of other types (kprobe,
+// tracepoint, xdp, ...) are listed as skipped: userperf runs perf_event programs only.
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -20,7 +21,8 @@ struct VerifyCommandOptions {
   std::uint32_t log_level = 1;
 };
 
-// 0 when every program is a perf_event program the verifier accepts.
+// 0 when every perf_event program is accepted (programs of other types are skipped, and said so);
+// 1 when one is rejected; 2 when the object cannot be loaded or holds no perf_event program.
 int run(const VerifyCommandOptions& options) {
   Expected<ObjectImage> object = load_elf_file(options.object);
   if (!object) {
@@ -37,13 +39,17 @@ int run(const VerifyCommandOptions& options) {
               object->license.c_str(), gpl ? "GPL-compatible" : "not GPL-compatible",
               object->maps.size(), object->programs.size());
   int exit_code = 0;
+  std::size_t verified = 0;
+  std::size_t rejected = 0;
+  std::string skipped;
   for (const ProgramImage& program : object->programs) {
     if (program.prog_type != BPF_PROG_TYPE_PERF_EVENT) {
       std::printf("\nprogram %s (section %s): not a perf_event program (type %u): skipped\n",
                   program.name.c_str(), program.section.c_str(), program.prog_type);
-      exit_code = 1;
+      skipped += (skipped.empty() ? "" : ", ") + program.name + " (" + program.section + ")";
       continue;
     }
+    ++verified;
     VerifyOptions verify_options;
     verify_options.gpl_compatible = gpl;
     verify_options.maps = &object->maps;
@@ -57,7 +63,19 @@ int run(const VerifyCommandOptions& options) {
                 static_cast<unsigned long long>(result.processed_insns), result.peak_states,
                 result.stack_depth);
     if (!result.log.empty()) std::printf("%s", result.log.c_str());
-    if (!result.accepted) exit_code = 1;
+    if (!result.accepted) {
+      ++rejected;
+      exit_code = 1;
+    }
+  }
+  std::printf("\n%zu perf_event program(s) verified: %zu accepted, %zu rejected", verified,
+              verified - rejected, rejected);
+  if (!skipped.empty()) std::printf("; skipped (not perf_event): %s", skipped.c_str());
+  std::printf("\n");
+  if (verified == 0) {
+    std::fprintf(stderr, "userperf bpf verify: %s has no perf_event program\n",
+                 options.object.c_str());
+    return 2;
   }
   return exit_code;
 }
@@ -67,7 +85,8 @@ int run(const VerifyCommandOptions& options) {
 void add_bpf_verify_command(CLI::App& bpf, int& exit_code) {
   auto options = std::make_shared<VerifyCommandOptions>();
   CLI::App* cmd = bpf.add_subcommand(
-      "verify", "verify every program of a BPF object as BPF_PROG_TYPE_PERF_EVENT (Linux rules)");
+      "verify",
+      "verify every perf_event program of a BPF object (Linux rules); other types are skipped");
   cmd->add_option("object", options->object, "the BPF ELF object (clang -target bpf -O2)")
       ->required();
   cmd->add_option("--log-level", options->log_level,

@@ -6,9 +6,15 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "bpf/loader/btf_check.hpp"
+#include "bpf/loader/core_apply.hpp"
+#include "bpf/loader/core_relocations.hpp"
 #include "bpf/loader/elf_check.hpp"
 #include "bpf/loader/elf_view.hpp"
 #include "bpf/loader/global_data.hpp"
@@ -81,6 +87,81 @@ Expected<loader::MapLayout> collect_maps(const ElfView& elf, const loader::Libbp
   return layout;
 }
 
+// Where a CO-RE relocation is and what it asks, for errors: "program 'read_pid' (section
+// 'perf_event') instruction 0: CO-RE relocation 'byte_off' (field byte offset) of struct
+// task_struct, access 0:0".
+std::string describe(const ElfView& elf, const loader::CoreRelocation& relo,
+                     const loader::ProgramLinker& linker, const loader::LibbpfObject& parsed) {
+  const std::uint64_t insn = relo.insn_off / sizeof(Insn);
+  // The function holding the instruction: a program, or a subprogram programs call.
+  std::string where = "section '" + relo.section + "' instruction " + std::to_string(insn);
+  for (const loader::FunctionRange& f : linker.functions()) {
+    if (elf.sections()[f.section].name != relo.section || insn < f.first ||
+        insn >= f.first + f.count) {
+      continue;
+    }
+    const bool is_program =
+        std::any_of(parsed.programs.begin(), parsed.programs.end(),
+                    [&](const auto& p) { return p.name == f.name && p.section == relo.section; });
+    where = std::string(is_program ? "program '" : "subprogram '") + f.name + "' (section '" +
+            relo.section + "') instruction " + std::to_string(insn - f.first);
+    break;
+  }
+  return where + ": CO-RE relocation '" + loader::core_relo_kind_name(relo.kind) + "' (" +
+         loader::core_relo_kind_description(relo.kind) + ") of " +
+         loader::local_type_name(elf, relo.type_id) + ", access " + relo.access;
+}
+
+// The running kernel's BTF, parsed once per process (tens of milliseconds) when an object first
+// needs it.
+Expected<std::shared_ptr<const loader::BtfHandle>> kernel_btf() {
+  static std::mutex mutex;
+  static std::shared_ptr<const loader::BtfHandle> cached;
+  std::lock_guard lock(mutex);
+  if (cached == nullptr) {
+    auto loaded = loader::BtfHandle::kernel();
+    if (!loaded) return loaded.error();
+    cached = *loaded;
+  }
+  return cached;
+}
+
+// CO-RE relocations, applied as libbpf does against the kernel's BTF (core_apply.hpp): each
+// instruction's placeholder (the value in the program's own declarations) becomes the kernel's.
+// A kind core_apply does not handle yet refuses the whole object (EOPNOTSUPP), before anything is
+// rewritten, rather than leave a placeholder to run.
+std::optional<Error> apply_core_relocations(ElfView& elf,
+                                            const std::vector<loader::CoreRelocation>& relocations,
+                                            const loader::ProgramLinker& linker,
+                                            const loader::LibbpfObject& parsed) {
+  if (relocations.empty()) return std::nullopt;
+  for (const loader::CoreRelocation& relo : relocations) {
+    if (!loader::core_relo_kind_applied(relo.kind)) {
+      return make_error(EOPNOTSUPP, describe(elf, relo, linker, parsed) +
+                                        ": this CO-RE relocation kind is not applied by userperf "
+                                        "yet, so the object is refused");
+    }
+  }
+  const ElfSection* btf_section = elf.find(".BTF");
+  if (btf_section == nullptr) return make_error(EINVAL, "CO-RE relocations without .BTF");
+  auto local = loader::BtfHandle::from_bytes(btf_section->bytes);
+  if (!local) return local.error();
+  auto target = kernel_btf();
+  if (!target) return target.error();
+  for (const loader::CoreRelocation& relo : relocations) {
+    auto value = loader::resolve_core_relocation(**local, **target, relo);
+    if (!value) {
+      return make_error(value.error().code,
+                        describe(elf, relo, linker, parsed) + ": " + value.error().message);
+    }
+    loader::ElfSection* code = elf.find_mutable(relo.section);
+    if (auto error = loader::patch_core_insn(code->bytes, relo, *value)) {
+      return make_error(error->code, describe(elf, relo, linker, parsed) + ": " + error->message);
+    }
+  }
+  return std::nullopt;
+}
+
 Expected<ObjectImage> load_checked(std::span<const std::uint8_t> bytes, const std::string& name) {
   if (auto error = loader::check_elf_structure(bytes)) return *error;
   auto elf = ElfView::read(bytes);
@@ -97,6 +178,9 @@ Expected<ObjectImage> load_checked(std::span<const std::uint8_t> bytes, const st
                           std::to_string(maps->relocations.size()) +
                           " relocations) is not supported: fill the map from user space");
   }
+  // Before libbpf, which parses .BTF.ext at open and would word the errors its own way.
+  auto core_relocations = loader::read_core_relocations(*elf);
+  if (!core_relocations) return core_relocations.error();
   auto parsed = loader::open_with_libbpf(bytes, base_name(name));
   if (!parsed) return parsed.error();
   if (parsed->programs.empty()) return make_error(ENOENT, "no programs in the object");
@@ -110,6 +194,9 @@ Expected<ObjectImage> load_checked(std::span<const std::uint8_t> bytes, const st
   if (!layout) return layout.error();
   auto linker = loader::ProgramLinker::create(*elf, std::move(*layout));
   if (!linker) return linker.error();
+  if (auto error = apply_core_relocations(*elf, *core_relocations, *linker, *parsed)) {
+    return *error;
+  }
   for (const loader::LibbpfProgram& program : parsed->programs) {
     const auto& functions = linker->functions();
     const auto entry = std::find_if(functions.begin(), functions.end(), [&](const auto& f) {

@@ -4,6 +4,7 @@
 #include <libelf.h>
 
 #include <memory>
+#include <utility>
 
 namespace userperf::bpf::loader {
 namespace {
@@ -105,6 +106,10 @@ const ElfSection* ElfView::find(std::string_view name) const {
     if (section.index != 0 && section.name == name) return &section;
   }
   return nullptr;
+}
+
+ElfSection* ElfView::find_mutable(std::string_view name) {
+  return const_cast<ElfSection*>(std::as_const(*this).find(name));
 }
 
 const ElfSection* ElfView::section_of(const ElfSymbol& symbol) const {

@@ -44,6 +44,8 @@ class ElfView {
   const std::vector<ElfSection>& sections() const { return sections_; }
   const std::vector<ElfSymbol>& symbols() const { return symbols_; }
   const ElfSection* find(std::string_view name) const;
+  // For rewriting instructions in place before linking (CO-RE relocations).
+  ElfSection* find_mutable(std::string_view name);
   // The section a symbol is defined in, or nullptr (undefined, absolute, common).
   const ElfSection* section_of(const ElfSymbol& symbol) const;
 

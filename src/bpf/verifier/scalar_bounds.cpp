@@ -368,10 +368,10 @@ bool safe_to_compute(const RegState& src, std::uint8_t op, bool alu32) {
 }  // namespace
 
 bool RegState::not_null() const {
+  // The kernel's list, not every pointer that cannot in fact be NULL: the ctx and stack pointers
+  // are absent, so `if r1 == 0` on the ctx walks both ways (verifier_unpriv_perf relies on it).
   switch (type) {
-    case RegType::kPtrToCtx:
     case RegType::kConstPtrToMap:
-    case RegType::kPtrToStack:
       return true;
     case RegType::kPtrToMapValue:
       return !maybe_null;
