@@ -206,9 +206,6 @@ case $scenario in
     kill -INT "$recorder"
     wait "$recorder"
     rc=$?
-    main_ticks=$(($(ticks "$pid") - main_ticks)) worker_ticks=$(($(ticks "$worker_tid") - worker_ticks))
-    late_tid=$(grep -lx late /proc/"$pid"/task/*/comm 2>/dev/null | head -1 | cut -d/ -f5)
-    late_ticks=$(ticks "${late_tid:-0}")
     [[ $rc -eq 0 ]] || fail "record -p ended by SIGINT: exit $rc: $(cat "$dir/err")"
     (($(share "$dir/s.data" main_spin) > 0)) || fail "SIGINT: nothing recorded"
     # -t: only the worker (the thread with the most CPU time besides the main one).
