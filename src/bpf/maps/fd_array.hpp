@@ -1,0 +1,66 @@
+// The kernel's fd arrays (arraymap.c: PERF_EVENT_ARRAY, PROG_ARRAY): a consumer stores a
+// descriptor, the map keeps the object an FdResolver resolves it to, and a helper finds it with
+// object_at(). Slots are swapped atomically, so object_at() is SIGNAL-SAFE. The kernel frees an
+// overwritten or deleted object only after an RCU grace period; here the resolver's put() is
+// called at once, so a resolver must keep an object usable by a program that fetched it before
+// (the perf binding defers an event's release past its output grace period, the runtime keeps
+// programs alive).
+//
+// One mechanism for every fd array; a type differs only where the kernel's map ops do: whether a
+// consumer's lookup returns anything (map_fd_sys_lookup_elem) and what an object must satisfy to
+// be stored (map_fd_get_ptr's checks).
+#pragma once
+
+#include <atomic>
+
+#include "bpf/maps/map.hpp"
+#include "bpf/maps/value_storage.hpp"
+
+namespace userperf::bpf {
+
+class FdArray : public Map {
+ public:
+  ~FdArray() override;
+
+  // Program side: programs never see a slot's object through a pointer (the verifier allows
+  // only the type's helpers), so lookup gives nullptr and update/remove -EOPNOTSUPP; put() then
+  // need not be signal-safe.
+  void* lookup(const void* key) final;
+  long update(const void* key, const void* value, std::uint64_t flags) final;
+  long remove(const void* key) final;
+  void* object_at(std::uint32_t index) final;
+
+  int lookup_elem(const void* key, void* value) final;
+  int update_elem(const void* key, const void* value, std::uint64_t flags) final;
+  int delete_elem(const void* key) final;
+  int get_next_key(const void* key, void* next_key) final;
+
+  MemoryRegion value_region() const final { return {}; }
+
+ protected:
+  // `spec` has passed check_map_create(); `resolver` must not be null. Slots are allocated by
+  // allocate_slots() so a type's create() can report the failure.
+  FdArray(const MapSpec& spec, std::shared_ptr<FdResolver> resolver, ValueStorage slots);
+  static Expected<ValueStorage> allocate_slots(const MapSpec& spec);
+
+  // map_fd_sys_lookup_elem: what a consumer's lookup of a full slot writes (4 bytes). A type
+  // without one (the default) answers every lookup -ENOTSUPP, as the kernel does.
+  virtual bool has_sys_lookup() const { return false; }
+  virtual std::uint32_t sys_lookup(void* object) {
+    (void)object;
+    return 0;
+  }
+  // map_fd_get_ptr's type check of a resolved object: 0, or -errno to refuse the store.
+  virtual int check_storable(void* object) {
+    (void)object;
+    return 0;
+  }
+
+ private:
+  std::atomic_ref<void*> slot(std::uint32_t index) const;
+
+  std::shared_ptr<FdResolver> resolver_;
+  ValueStorage slots_;  // max_entries object pointers, null when empty
+};
+
+}  // namespace userperf::bpf
