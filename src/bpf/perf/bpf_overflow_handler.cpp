@@ -9,7 +9,8 @@
 namespace userperf::bpf {
 
 namespace {
-thread_local bool t_program_active = false;
+// Initial-exec, as every TLS variable the signal path touches: no __tls_get_addr call.
+__attribute__((tls_model("initial-exec"))) constinit thread_local bool t_program_active = false;
 }  // namespace
 
 bool BpfOverflowHandler::on_overflow(core::Event& event, const core::SampleData& data) {
@@ -24,7 +25,6 @@ bool BpfOverflowHandler::on_overflow(core::Event& event, const core::SampleData&
   const PerfEventRunRegions regions(ctx);
   const RunResult result = program_->run(&ctx, regions.regions, &ctx);
   t_program_active = false;
-  runs_.fetch_add(1, std::memory_order_relaxed);
   if (result.status != RunStatus::kOk) {
     faults_.fetch_add(1, std::memory_order_relaxed);
     return true;

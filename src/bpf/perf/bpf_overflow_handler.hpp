@@ -17,9 +17,12 @@ class BpfOverflowHandler : public core::OverflowHandler {
   explicit BpfOverflowHandler(std::shared_ptr<LoadedProgram> program)
       : program_(std::move(program)) {}
 
-  // SIGNAL-SAFE. A run on a thread that is already running a program (a signal nested in a
-  // handler) drops the sample, as the kernel's per-CPU bpf_prog_active guard. A run the checked
-  // interpreter stops (a fault: a verifier bug) keeps the sample and counts in faults().
+  // SIGNAL-SAFE. Runs are not counted: a locked increment per sample on a counter every thread
+  // shares cost more than the filter's instructions (docs/benchmarks.md §6b), and the kernel
+  // counts them only while bpf_stats_enabled is set. A run on a thread that is already running a
+  // program (a signal nested in a handler) drops the sample, as the kernel's per-CPU
+  // bpf_prog_active guard. A run the checked interpreter stops (a fault: a verifier bug) keeps the
+  // sample and counts in faults().
   bool on_overflow(core::Event& event, const core::SampleData& data) override;
   // The program type must be PERF_EVENT (EINVAL); a precise event whose program reads stacks
   // needs full callchains in its samples (EPROTO), as perf_event_set_bpf_handler.
@@ -27,13 +30,11 @@ class BpfOverflowHandler : public core::OverflowHandler {
 
   const LoadedProgram& program() const { return *program_; }
   const std::shared_ptr<LoadedProgram>& shared_program() const { return program_; }
-  std::uint64_t runs() const { return runs_.load(std::memory_order_relaxed); }
   std::uint64_t faults() const { return faults_.load(std::memory_order_relaxed); }
   std::uint64_t recursion_misses() const { return misses_.load(std::memory_order_relaxed); }
 
  private:
   std::shared_ptr<LoadedProgram> program_;
-  std::atomic<std::uint64_t> runs_{0};
   std::atomic<std::uint64_t> faults_{0};
   std::atomic<std::uint64_t> misses_{0};
 };
