@@ -12,6 +12,8 @@
 //   BM_PrimeBig_*  the same prime loop over 10,007 (a prime: the loop runs 10,005 times);
 //                  interpreter vs JIT vs native (issue 16's loop-bound target: JIT <= 1.5x native).
 //   BM_Xorshift_*  a 10-instruction xorshift64 loop of 10,000 iterations in r1.
+//   BM_Hash256_*   FNV-1a over 256 bytes of memory (a load, xor, multiply per byte).
+//   BM_ArraySum_*  the sum of 512 u64 in memory (as compiled by g++ -O2 for the native baseline).
 //   *_Jit          the x86-64 JIT (src/bpf/jit), unchecked code as verified programs get it.
 // Native baselines are noinline functions fed through benchmark::DoNotOptimize. bench/run.sh
 // prints interpreter/native ratios (target <= 40x).
@@ -360,6 +362,122 @@ void BM_Filter_Jit(benchmark::State& state) {
   }
 }
 
+// Loops over memory: r1 = the buffer's address; the buffer is the run's one region.
+constexpr const char* kHash256Asm = R"(
+    lddw %r0, 0xcbf29ce484222325
+    lddw %r3, 0x100000001b3
+    mov %r4, %r1
+    add %r4, 256
+  loop:
+    ldxb %r2, [%r1+0]
+    xor %r0, %r2
+    mul %r0, %r3
+    add %r1, 1
+    jlt %r1, %r4, loop
+    exit
+)";
+
+constexpr const char* kArraySumAsm = R"(
+    mov %r0, 0
+    mov %r4, %r1
+    add %r4, 4096
+  loop:
+    ldxdw %r2, [%r1+0]
+    add %r0, %r2
+    add %r1, 8
+    jlt %r1, %r4, loop
+    exit
+)";
+
+__attribute__((noinline)) std::uint64_t native_hash256(const std::uint8_t* p) {
+  std::uint64_t h = 0xcbf29ce484222325;
+  for (int i = 0; i < 256; ++i) {
+    h ^= p[i];
+    h *= 0x100000001b3;
+  }
+  return h;
+}
+
+__attribute__((noinline)) std::uint64_t native_array_sum(const std::uint64_t* p) {
+  std::uint64_t sum = 0;
+  for (int i = 0; i < 512; ++i) sum += p[i];
+  return sum;
+}
+
+struct MemoryLoopInput {
+  alignas(64) std::uint64_t words[512];
+  MemoryLoopInput() {
+    for (int i = 0; i < 512; ++i) words[i] = 0x9e3779b97f4a7c15ull * static_cast<unsigned>(i + 1);
+  }
+  std::uintptr_t address() const { return reinterpret_cast<std::uintptr_t>(words); }
+  MemoryRegion region() const { return MemoryRegion{address(), address() + sizeof(words), false}; }
+};
+
+template <class Tier>
+void run_memory_loop(benchmark::State& state, const Tier& tier, std::uint64_t expect) {
+  const MemoryLoopInput input;
+  const MemoryRegion region = input.region();
+  std::uintptr_t address = input.address();
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(address);
+    RunResult result = tier.run(address, 0, {&region, 1}, nullptr);
+    if (result.status != RunStatus::kOk || result.r0 != expect) {
+      return state.SkipWithError("wrong result");
+    }
+    benchmark::DoNotOptimize(result);
+  }
+}
+
+template <class Fn>
+void run_native_memory_loop(benchmark::State& state, Fn fn) {
+  const MemoryLoopInput input;
+  const auto* p = input.words;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(p);
+    std::uint64_t r = fn(p);
+    benchmark::DoNotOptimize(r);
+  }
+}
+
+std::uint64_t expected_hash256() {
+  const MemoryLoopInput input;
+  return native_hash256(reinterpret_cast<const std::uint8_t*>(input.words));
+}
+
+std::uint64_t expected_array_sum() {
+  const MemoryLoopInput input;
+  return native_array_sum(input.words);
+}
+
+void BM_Hash256_Interpreter(benchmark::State& state) {
+  auto vm = load(kHash256Asm);
+  if (!vm) return state.SkipWithError("hash256 does not load");
+  run_memory_loop(state, *vm, expected_hash256());
+}
+void BM_Hash256_Jit(benchmark::State& state) {
+  auto jit = load_jit(kHash256Asm);
+  if (!jit) return state.SkipWithError("hash256 does not compile");
+  run_memory_loop(state, *jit, expected_hash256());
+}
+void BM_Hash256_Native(benchmark::State& state) {
+  run_native_memory_loop(state, [](const std::uint64_t* p) {
+    return native_hash256(reinterpret_cast<const std::uint8_t*>(p));
+  });
+}
+void BM_ArraySum_Interpreter(benchmark::State& state) {
+  auto vm = load(kArraySumAsm);
+  if (!vm) return state.SkipWithError("array sum does not load");
+  run_memory_loop(state, *vm, expected_array_sum());
+}
+void BM_ArraySum_Jit(benchmark::State& state) {
+  auto jit = load_jit(kArraySumAsm);
+  if (!jit) return state.SkipWithError("array sum does not compile");
+  run_memory_loop(state, *jit, expected_array_sum());
+}
+void BM_ArraySum_Native(benchmark::State& state) {
+  run_native_memory_loop(state, [](const std::uint64_t* p) { return native_array_sum(p); });
+}
+
 // JIT time: decode, translate, mmap, mprotect, munmap of one program.
 void BM_JitCompile_Filter(benchmark::State& state) {
   auto insns = assemble(std::string("mov %r6, %r1\n") + kFilterBody);
@@ -378,6 +496,12 @@ BENCHMARK(BM_PrimeBig_Native);
 BENCHMARK(BM_Xorshift_Interpreter);
 BENCHMARK(BM_Xorshift_Jit);
 BENCHMARK(BM_Xorshift_Native);
+BENCHMARK(BM_Hash256_Interpreter);
+BENCHMARK(BM_Hash256_Jit);
+BENCHMARK(BM_Hash256_Native);
+BENCHMARK(BM_ArraySum_Interpreter);
+BENCHMARK(BM_ArraySum_Jit);
+BENCHMARK(BM_ArraySum_Native);
 BENCHMARK(BM_Prime_Jit);
 BENCHMARK(BM_Filter_Jit);
 BENCHMARK(BM_Prime_Interpreter);
