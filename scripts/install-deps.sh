@@ -11,6 +11,7 @@ packages=(
   libbpf-dev libelf-dev libdw-dev zlib1g-dev clang llvm lld
   linux-perf libgoogle-perftools4 uftrace
   xz-utils sqlite3 time procps
+  python3  # tests/integration: pprof decoding checks, callgraph_ties.py
   # cli_report_pprof builds Google's pprof from its Debian sources (offline, GOPATH mode)
   golang-go golang-github-google-pprof-dev
   nodejs chromium  # the flame graph page checked in a headless browser (report_flamegraph_browser)

@@ -10,7 +10,8 @@
 # (inlined)", the fractal remainder's uninitialised inlined flag; and "[k]" before an unmapped
 # user address (below the kernel's half), which is the level of whichever frame perf's
 # fill_callchain_info looked at before it, as it leaves the level of a frame with no map unset.
-# Where a line differs the test says which.
+# Siblings of equal share may come in another order (callgraph_ties.py: perf takes it from heap
+# addresses), which the ok line then shows. Where a line differs the test says which.
 # Usage: report_text_test.sh PATH_TO_USERPERF PATH_TO_HOTSPOTS PATH_TO_REPORT_EDGE_PROFILE
 set -uo pipefail
 userperf=$1
@@ -36,10 +37,13 @@ compare() {
   shift 2
   perf report -i "$file" --stdio "$@" 2>/dev/null | normalize >"$dir/perf.txt"
   "$userperf" report -i "$file" "$@" 2>"$dir/err" | normalize >"$dir/userperf.txt"
-  if ! diff "$dir/perf.txt" "$dir/userperf.txt" >"$dir/diff"; then
-    fail "$name: userperf report $* differs from perf report in $(grep -c '^[<>]' "$dir/diff") lines: $(head -8 "$dir/diff")"
-  else
+  if diff "$dir/perf.txt" "$dir/userperf.txt" >"$dir/diff"; then
     echo "ok: $name: $* ($(grep -c '%' "$dir/perf.txt") lines with shares)"
+  elif python3 "$(dirname "${BASH_SOURCE[0]}")/callgraph_ties.py" "$dir/perf.txt" "$dir/userperf.txt"; then
+    # perf orders call-graph siblings of equal share by the heap addresses of its dso objects.
+    echo "ok: $name: $* (equal but for the order of equal-share siblings: $(head -4 "$dir/diff" | tr '\n' ' '))"
+  else
+    fail "$name: userperf report $* differs from perf report in $(grep -c '^[<>]' "$dir/diff") lines: $(head -8 "$dir/diff")"
   fi
 }
 
