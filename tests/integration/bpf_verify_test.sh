@@ -40,11 +40,16 @@ verify "only other types" 2 sections.bpf.o
 expect_line "only other types" stdout "skipped \(not perf_event\): xdp_pass \(xdp\), on_sched_switch"
 expect_line "only other types" stderr "has no perf_event program"
 
+# ebpf_exporter's sections, "perf_event/" and the event's attributes, are perf_event programs.
+verify "perf_event/ sections" 0 perf_event_sections.bpf.o
+expect_line "perf_event/ sections" stdout "program on_cache_miss \(section perf_event/type=0,config=3,frequency=1, [0-9]+ insns\): accepted"
+expect_line "perf_event/ sections" stdout "skipped \(not perf_event\): not_perf_event \(perf_events\)$"
+
 # CO-RE relocations are applied against the running kernel's BTF, then the programs verified
 # (a kind userperf does not apply refuses the object: unit_bpf_loader CoreRelocations.*).
 if [[ -r /sys/kernel/btf/vmlinux ]]; then
   verify "CO-RE applied" 0 core_kernel.bpf.o
-  expect_line "CO-RE applied" stdout "^8 perf_event program\(s\) verified: 8 accepted, 0 rejected$"
+  expect_line "CO-RE applied" stdout "^9 perf_event program\(s\) verified: 9 accepted, 0 rejected$"
   # An unguarded read of a field the kernel lacks: poisoned as libbpf does, rejected when reached.
   verify "CO-RE read" 0 core_read.bpf.o
   verify "CO-RE poisoned" 1 core_missing.bpf.o

@@ -228,7 +228,12 @@ Expected<std::uint64_t> field_value(const ::btf* b, const FieldSpec& spec, std::
   const std::uint32_t resolved = skip_mods_and_typedefs(b, spec.field_type);
   const btf_type* type = btf__type_by_id(b, resolved);
   const __s64 type_size = btf__resolve_size(b, spec.field_type);
-  if (type == nullptr || type_size <= 0) return make_error(EINVAL, "CO-RE field has no size");
+  // Size 0 is a flexible array member (struct pid's numbers[]): its offset is still a field's
+  // offset, as libbpf computes it; only a bitfield needs a load unit.
+  if (type == nullptr || type_size < 0) return make_error(EINVAL, "CO-RE field has no size");
+  if (type_size == 0 && spec.bitfield_size != 0) {
+    return make_error(EINVAL, "CO-RE bitfield of a type with no size");
+  }
   std::uint64_t byte_size = static_cast<std::uint64_t>(type_size);
   std::uint64_t byte_offset = spec.bit_offset / 8;
   std::uint64_t bit_size = byte_size * 8;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <memory>
 #include <mutex>
+#include <string>
 
 namespace userperf::bpf::loader {
 namespace {
@@ -67,8 +68,15 @@ Expected<LibbpfObject> open_with_libbpf(std::span<const std::uint8_t> checked_by
   LibbpfObject result;
   bpf_program* program = nullptr;
   bpf_object__for_each_program(program, object.get()) {
-    result.programs.push_back({bpf_program__name(program), bpf_program__section_name(program),
-                               static_cast<std::uint32_t>(bpf_program__type(program))});
+    const std::string section = bpf_program__section_name(program);
+    auto type = static_cast<std::uint32_t>(bpf_program__type(program));
+    // ebpf_exporter's "perf_event/type=0,config=3,...": libbpf knows only "perf_event", the tool
+    // registers the prefix itself (libbpf_register_prog_handler) and libbpf then loads them as
+    // perf_event programs, which the kernel accepts. Not registered here: that is process-wide.
+    if (type == BPF_PROG_TYPE_UNSPEC && section.starts_with("perf_event/")) {
+      type = BPF_PROG_TYPE_PERF_EVENT;
+    }
+    result.programs.push_back({bpf_program__name(program), section, type});
   }
   bpf_map* map = nullptr;
   bpf_object__for_each_map(map, object.get()) {

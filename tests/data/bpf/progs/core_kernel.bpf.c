@@ -28,6 +28,17 @@ struct task_struct___old {
   long state;
 } __attribute__((preserve_access_index));
 
+// A flexible array member (size 0), read at a run-time index: pyroscope's and lightswitch's
+// pid-namespace walk, `BPF_CORE_READ(task, thread_pid, numbers[level].nr)`.
+struct upid {
+  int nr;
+} __attribute__((preserve_access_index));
+
+struct pid {
+  unsigned int level;
+  struct upid numbers[];
+} __attribute__((preserve_access_index));
+
 struct type_not_in_any_kernel {
   int x;
 } __attribute__((preserve_access_index));
@@ -97,6 +108,13 @@ int guarded_missing_field(struct bpf_perf_event_data* ctx) {
   struct task_struct___old* task = (struct task_struct___old*)ctx->addr;
   if (bpf_core_field_exists(task->state)) return BPF_CORE_READ(task, state);
   return 0;
+}
+
+SEC("perf_event")
+int flexible_array(struct bpf_perf_event_data* ctx) {
+  struct pid* pid = (struct pid*)ctx->addr;
+  unsigned int level = BPF_CORE_READ(pid, level);
+  return BPF_CORE_READ(pid, numbers[level].nr);
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -56,7 +56,7 @@ TEST(CoreRelocations, AppliedAgainstTheKernelAsLibbpfAppliesThem) {
   const auto reference = libbpf_loaded_insns("core_kernel", why_not);
   if (reference.empty() && geteuid() != 0) GTEST_SKIP() << why_not << " (not root)";
   ASSERT_FALSE(reference.empty()) << why_not;
-  ASSERT_EQ(image->programs.size(), 8u);
+  ASSERT_EQ(image->programs.size(), 9u);
   std::map<std::string, const ProgramImage*> ours;
   for (const ProgramImage& program : image->programs) ours[program.name] = &program;
   for (const auto& [name, insns] : reference) {
@@ -106,6 +106,12 @@ TEST(CoreRelocations, AppliedAgainstTheKernelAsLibbpfAppliesThem) {
   EXPECT_EQ(guarded[1].imm, 0);                    // field_exists(state): 1 -> 0
   EXPECT_EQ(guarded[3].code, BPF_JMP | BPF_CALL);  // byte_off(state): `r2 = 0` -> poison
   EXPECT_EQ(guarded[3].imm, 195896080);
+  // struct pid's numbers[] has size 0 (flexible): its offset is relocated all the same (`r1 =
+  // 4`, the local declaration's, -> the kernel's), as libbpf does; it was refused as "no size".
+  const auto& flexible = ours["flexible_array"]->insns;
+  std::printf("struct pid: level at %d, numbers[] at %d\n", flexible[0].imm, flexible[8].imm);
+  EXPECT_EQ(flexible[8].code, BPF_ALU64 | BPF_MOV | BPF_K);
+  EXPECT_GT(flexible[8].imm, 4);
 }
 
 TEST(CoreRelocations, ObjectsWithoutThemLoad) {

@@ -331,6 +331,18 @@ TEST(LoaderFixtures, ProgramTypeComesFromTheSection) {
   EXPECT_EQ(image.license, "Dual BSD/GPL");
 }
 
+TEST(LoaderFixtures, PerfEventSlashSectionsArePerfEventPrograms) {
+  // ebpf_exporter's "perf_event/type=0,config=3,frequency=1": libbpf leaves the type unset, the
+  // tool registers the prefix; "perf_events" is not the prefix and stays unknown.
+  const ObjectImage image = load("perf_event_sections");
+  ASSERT_EQ(image.programs.size(), 2u);
+  EXPECT_EQ(image.programs[0].name, "on_cache_miss");
+  EXPECT_EQ(image.programs[0].section, "perf_event/type=0,config=3,frequency=1");
+  EXPECT_EQ(image.programs[0].prog_type, BPF_PROG_TYPE_PERF_EVENT);
+  EXPECT_EQ(image.programs[1].name, "not_perf_event");
+  EXPECT_EQ(image.programs[1].prog_type, BPF_PROG_TYPE_UNSPEC);
+}
+
 TEST(LoaderFixtures, FileAndMemoryLoadsAgree) {
   for (const std::string& fixture : testing::loadable_fixtures()) {
     SCOPED_TRACE(fixture);
