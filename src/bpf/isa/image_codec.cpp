@@ -13,7 +13,7 @@ namespace {
 
 // "UPBFIMG" and a format version; then fields in this machine's byte order (the image never
 // leaves the machine that made it).
-constexpr char kMagic[8] = {'U', 'P', 'B', 'F', 'I', 'M', 'G', '2'};
+constexpr char kMagic[8] = {'U', 'P', 'B', 'F', 'I', 'M', 'G', '3'};
 // Bounds a decoder holds an image to, far above what a verifier accepts.
 constexpr std::uint32_t kMaxMaps = 4096;
 constexpr std::uint32_t kMaxPrograms = 4096;
@@ -68,6 +68,11 @@ std::vector<std::uint8_t> encode_object_image(const ObjectImage& image) {
     w.put(m.map_flags);
     w.put(static_cast<std::uint8_t>(m.global_data ? 1 : 0));
     put_bytes(w, m.initial_value.data(), m.initial_value.size());
+    w.put(static_cast<std::uint32_t>(m.initial_programs.size()));
+    for (const MapSpec::ProgramSlot& slot : m.initial_programs) {
+      w.put(slot.index);
+      put_string(w, slot.program);
+    }
   }
   w.put(static_cast<std::uint32_t>(image.programs.size()));
   for (const ProgramImage& p : image.programs) {
@@ -98,6 +103,13 @@ Expected<ObjectImage> decode_object_image(std::span<const std::uint8_t> bytes) {
         !r.read(m.max_entries) || !r.read(m.map_flags) || !r.read(global) || global > 1 ||
         !get_array(r, m.initial_value, kMaxBytes)) {
       return bad(r, "map");
+    }
+    std::uint32_t slots = 0;
+    if (!r.read(slots) || slots > m.max_entries) return bad(r, "map slots");
+    for (std::uint32_t k = 0; k < slots; ++k) {
+      MapSpec::ProgramSlot slot;
+      if (!r.read(slot.index) || !get_string(r, slot.program)) return bad(r, "map slot");
+      m.initial_programs.push_back(std::move(slot));
     }
     m.global_data = global != 0;
     image.maps.push_back(std::move(m));

@@ -21,6 +21,14 @@ struct MapSpec {
   // section's bytes (empty for .bss: zeros). .rodata is frozen: map_flags has BPF_F_RDONLY_PROG.
   bool global_data = false;
   std::vector<std::uint8_t> initial_value;
+  // A PROG_ARRAY initialised in the object (libbpf: `.values = { [i] = &prog }`): the programs of
+  // the same object to store in these slots once loaded, as bpf_object__load does.
+  struct ProgramSlot {
+    std::uint32_t index = 0;
+    std::string program;
+    bool operator==(const ProgramSlot&) const = default;
+  };
+  std::vector<ProgramSlot> initial_programs;
 };
 
 struct ProgramImage {

@@ -19,6 +19,7 @@
 #include "bpf/loader/elf_view.hpp"
 #include "bpf/loader/global_data.hpp"
 #include "bpf/loader/libbpf_view.hpp"
+#include "bpf/loader/map_slots.hpp"
 #include "bpf/loader/program_linker.hpp"
 #include "bpf/loader/untrusted_bytes.hpp"
 
@@ -170,14 +171,6 @@ Expected<ObjectImage> load_checked(std::span<const std::uint8_t> bytes, const st
     if (auto error = loader::check_btf(btf->bytes)) return *error;
   }
   if (auto error = loader::check_code_relocations(*elf)) return *error;
-  // libbpf's static initialisation of map slots (`.values = { [i] = &prog }` in a PROG_ARRAY or
-  // a map-in-map) is not built: refuse it rather than create the map with empty slots.
-  if (const ElfSection* maps = elf->find(".maps"); maps != nullptr && !maps->relocations.empty()) {
-    return make_error(EOPNOTSUPP,
-                      "static initialisation of map slots ('.values' in .maps, " +
-                          std::to_string(maps->relocations.size()) +
-                          " relocations) is not supported: fill the map from user space");
-  }
   // Before libbpf, which parses .BTF.ext at open and would word the errors its own way.
   auto core_relocations = loader::read_core_relocations(*elf);
   if (!core_relocations) return core_relocations.error();
@@ -192,6 +185,7 @@ Expected<ObjectImage> load_checked(std::span<const std::uint8_t> bytes, const st
   image.kern_version = *version;
   auto layout = collect_maps(*elf, *parsed, object_name(name), image);
   if (!layout) return layout.error();
+  if (auto error = loader::collect_map_slots(*elf, *parsed, image)) return *error;
   auto linker = loader::ProgramLinker::create(*elf, std::move(*layout));
   if (!linker) return linker.error();
   if (auto error = apply_core_relocations(*elf, *core_relocations, *linker, *parsed)) {

@@ -4,6 +4,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "bpf/perf/perf_event_ctx.hpp"
@@ -93,7 +95,57 @@ int BpfRegistry::load_program(ObjectImage image, const std::string& name, std::s
     if (log) *log = object.error().message;
     return -object.error().code;
   }
-  return load_into(std::move(*object), index, log, tier);
+  const int fd = load_into(*object, index, log, tier);
+  if (fd < 0) return fd;
+  if (const int err = fill_initial_slots(*object, index, fd, tier, log); err < 0) {
+    close(fd);
+    return err;
+  }
+  return fd;
+}
+
+// bpf_object__init_prog_arrays: after the load, each statically initialised PROG_ARRAY slot gets
+// its program, loaded from the same object (the one just loaded is reused). The slot keeps its
+// own reference, so a target's descriptor is closed once stored. A target the verifier refuses
+// fails the whole load, as libbpf's bpf_object__load fails on any program.
+int BpfRegistry::fill_initial_slots(const std::shared_ptr<BpfObject>& object,
+                                    std::size_t loaded_index, int loaded_fd, ProgramTier tier,
+                                    std::string* log) {
+  const auto& programs = object->image().programs;
+  for (std::size_t m = 0; m < object->image().maps.size(); ++m) {
+    const MapSpec& spec = object->image().maps[m];
+    for (const MapSpec::ProgramSlot& slot : spec.initial_programs) {
+      const auto target =
+          std::find_if(programs.begin(), programs.end(),
+                       [&](const ProgramImage& p) { return p.name == slot.program; });
+      if (target == programs.end()) {
+        if (log) *log = "map '" + spec.name + "': no program '" + slot.program + "'";
+        return -ENOENT;
+      }
+      const auto target_index = static_cast<std::size_t>(target - programs.begin());
+      std::string target_log;
+      const int fd = target_index == loaded_index
+                         ? loaded_fd
+                         : load_into(object, target_index, &target_log, tier);
+      if (fd < 0) {
+        if (log) {
+          *log = "map '" + spec.name + "' slot [" + std::to_string(slot.index) + "]: program '" +
+                 slot.program + "' was not loaded:\n" + target_log;
+        }
+        return fd;
+      }
+      const auto value = static_cast<std::uint32_t>(fd);
+      const int err = object->maps()[m]->update_elem(&slot.index, &value, BPF_ANY);
+      if (fd != loaded_fd) close(fd);
+      if (err < 0) {
+        if (log)
+          *log = "map '" + spec.name + "' slot [" + std::to_string(slot.index) +
+                 "]: " + std::strerror(-err);
+        return err;
+      }
+    }
+  }
+  return 0;
 }
 
 int BpfRegistry::load_program_from(int prog_fd, const std::string& name, std::string* log) {

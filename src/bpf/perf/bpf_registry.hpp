@@ -33,7 +33,9 @@ class BpfRegistry : public core::HandlerResolver {
   // ELF loader's, or one decoded from bpf/isa/image_codec): maps created, verified (the verifier's
   // log in *log, also on success), fixed up. Returns a program descriptor or -errno
   // (EACCES/EINVAL/E2BIG: rejected; ENOENT: no such program; others: the object could not be
-  // loaded). Constants are blinded in the JIT's code (the object is not trusted).
+  // loaded). Constants are blinded in the JIT's code (the object is not trusted). PROG_ARRAY slots
+  // the object initialises statically (MapSpec::initial_programs) are filled from the same
+  // object's programs, loaded for it (as libbpf's bpf_object__load).
   int load_program(ObjectImage image, const std::string& name, std::string* log,
                    ProgramTier tier = {});
 
@@ -67,6 +69,8 @@ class BpfRegistry : public core::HandlerResolver {
   std::shared_ptr<MapEntry> map_entry(int fd);
   int load_into(std::shared_ptr<BpfObject> object, std::size_t index, std::string* log,
                 ProgramTier tier);
+  int fill_initial_slots(const std::shared_ptr<BpfObject>& object, std::size_t loaded_index,
+                         int loaded_fd, ProgramTier tier, std::string* log);
 
   // PROG_ARRAY slots: a program descriptor becomes a reference to its LoadedProgram.
   class ProgramSlots;

@@ -1,5 +1,6 @@
 // A PROG_ARRAY initialised statically (libbpf: `.values = { [1] = &target }`, relocations in
-// .rel.maps): the loader refuses it rather than leave the slot silently empty.
+// .rel.maps): the loader reads the slot, the registry loads `target` and stores it there, so
+// `entry`'s tail call reaches it (1: the sample is kept) instead of falling through (0).
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>
 #include <bpf/bpf_helpers.h>

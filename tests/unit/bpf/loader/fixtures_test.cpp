@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "bpf/isa/image_codec.hpp"
 #include "bpf/loader/elf_loader.hpp"
 #include "unit/bpf/loader/fixture_objects.hpp"
 
@@ -311,12 +312,25 @@ TEST(LoaderFixtures, ProgArrayDeclaredInMapsIsAProgArraySpec) {
   for (const ProgramImage& program : image.programs) EXPECT_TRUE(program.btf_func_info);
 }
 
-TEST(LoaderFixtures, StaticallyInitialisedProgArrayIsRefused) {
-  auto image = load_elf_file(fixture_path("prog_array_static_init"));
-  ASSERT_FALSE(image.ok());
-  EXPECT_EQ(image.error().code, EOPNOTSUPP);
-  EXPECT_NE(image.error().message.find("static initialisation"), std::string::npos)
-      << image.error().message;
+// `.values = {[1] = &target}`: the slot is read from the .maps relocation (index 1, the program's
+// name), for the registry to fill at load; the image codec carries it to the agent.
+TEST(LoaderFixtures, StaticallyInitialisedProgArraySlotsAreRead) {
+  const ObjectImage image = load("prog_array_static_init");
+  const MapSpec* jmp = nullptr;
+  for (const MapSpec& m : image.maps) {
+    if (m.name == "jmp") jmp = &m;
+  }
+  ASSERT_NE(jmp, nullptr);
+  ASSERT_EQ(jmp->initial_programs.size(), 1u);
+  EXPECT_EQ(jmp->initial_programs[0].index, 1u);
+  EXPECT_EQ(jmp->initial_programs[0].program, "target");
+  auto decoded = decode_object_image(encode_object_image(image));
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+  for (const MapSpec& m : decoded->maps) {
+    if (m.name == "jmp") {
+      EXPECT_EQ(m.initial_programs, jmp->initial_programs);
+    }
+  }
 }
 
 TEST(LoaderFixtures, ProgramTypeComesFromTheSection) {

@@ -385,6 +385,41 @@ TEST(OverflowHandler, RejectedProgramGivesTheVerifierLog) {
   EXPECT_NE(errno, 0);
 }
 
+// A PROG_ARRAY slot the object fills statically (`.values = {[1] = &target}`): loading `entry`
+// loads `target` into slot 1 as libbpf's bpf_object__load does, so entry's tail call reaches it
+// and the sample is kept; slot 0 stays empty.
+TEST(OverflowHandler, StaticallyInitialisedSlotIsFilledAtLoad) {
+  Program entry("prog_array_static_init", "entry");
+  ASSERT_GE(entry.fd, 0) << strerror(errno) << "\n" << entry.log;
+  const Fd jmp(entry.map("jmp"));
+  ASSERT_GE(jmp.fd, 0);
+  std::uint32_t key = 1;
+  std::uint32_t id = 0;
+  EXPECT_EQ(userperf_bpf_map_lookup_elem(jmp.fd, &key, &id), 0) << strerror(errno);
+  EXPECT_NE(id, 0u);
+  key = 0;
+  EXPECT_EQ(userperf_bpf_map_lookup_elem(jmp.fd, &key, &id), -1);
+  EXPECT_EQ(errno, ENOENT);
+
+  perf_event_attr attr = test_attr(PERF_SAMPLE_IP);
+  Fd event(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  ASSERT_GE(event.fd, 0);
+  MappedRing ring(event.fd, 1);
+  ASSERT_TRUE(ring.ok());
+  ASSERT_EQ(userperf_ioctl(event.fd, PERF_EVENT_IOC_SET_BPF, static_cast<unsigned long>(entry.fd)),
+            0)
+      << strerror(errno);
+  ASSERT_EQ(userperf_ioctl(event.fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+  fire(event.fd, 1, sample_with(0));
+  EXPECT_EQ(ring.drain().size(), 1u);
+
+  // Emptied from user space, the slot no longer holds target: entry's tail call falls through.
+  key = 1;
+  ASSERT_EQ(userperf_bpf_map_delete_elem(jmp.fd, &key), 0);
+  fire(event.fd, 1, sample_with(0));
+  EXPECT_TRUE(ring.drain().empty());
+}
+
 // bpf_tail_call on real overflows: `dispatch` tail-calls `walk` through the object's PROG_ARRAY,
 // `walk` tail-calls itself until it has walked the wanted steps; past 33 tail calls the call
 // falls through, as in the kernel.
