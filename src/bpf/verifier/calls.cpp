@@ -62,7 +62,11 @@ int Checker::check_helper_mem(int regno, std::uint64_t size, bool write, bool ze
   if (ptr.type == RegType::kPtrToStack) {
     std::int64_t min_off = 0;
     std::int64_t max_off = 0;
-    if (size == 0 && zero_ok) return 0;
+    if (size == 0) {
+      if (zero_ok) return 0;
+      // A map with key_size 0 (RINGBUF) passed to a key-taking helper.
+      return log_.reject(EACCES, "invalid zero-sized read");
+    }
     if (int err =
             check_stack_bounds(regno, ptr, 0, isize, " indirect access to", min_off, max_off)) {
       return err;
