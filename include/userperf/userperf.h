@@ -78,8 +78,7 @@ int userperf_bpf_prog_load(const char* path, const char* prog_name, char* log_bu
  * object's programs fill its BPF_MAP_TYPE_PROG_ARRAY maps for bpf_tail_call: store the program
  * descriptors with userperf_bpf_map_update_elem). Errors as userperf_bpf_prog_load, EBADF when
  * prog_fd is no program. */
-int userperf_bpf_prog_load_from(int prog_fd, const char* prog_name, char* log_buf,
-                                size_t log_size);
+int userperf_bpf_prog_load_from(int prog_fd, const char* prog_name, char* log_buf, size_t log_size);
 
 /* Open, adjust, load: libbpf's bpf_object__open(), bpf_map__set_*() and bpf_object__load(), for
  * programs that size their maps at run time (bcc's libbpf-tools set a STACK_TRACE map's
@@ -130,6 +129,28 @@ int userperf_bpf_map_lookup_elem(int map_fd, const void* key, void* value);
 int userperf_bpf_map_update_elem(int map_fd, const void* key, const void* value, uint64_t flags);
 int userperf_bpf_map_delete_elem(int map_fd, const void* key);
 int userperf_bpf_map_get_next_key(int map_fd, const void* key, void* next_key);
+
+/* The consumer of BPF_MAP_TYPE_RINGBUF maps, libbpf's ring_buffer__new/add/poll/consume/free/
+ * epoll_fd with libbpf's conventions: userperf_ring_buffer_new() returns NULL with errno set
+ * (EBADF: no map descriptor; EINVAL: not a RINGBUF map or no callback); the others return a
+ * negative errno (and set errno). The callback gets each submitted record in order (discarded
+ * records are skipped); a negative return stops consumption and is what poll/consume return
+ * (the record counts as consumed), any other return goes on. poll() sleeps up to timeout_ms (-1:
+ * no limit) until a ring holds data or a producer wakes it (bpf_ringbuf_submit/output wake a
+ * consumer that has caught up, BPF_RB_FORCE_WAKEUP always, BPF_RB_NO_WAKEUP never), then
+ * consumes; it and consume() return the number of records consumed (at most INT_MAX). One
+ * consumer per map: two would take each other's wakeups. Not for signal handlers. */
+struct userperf_ring_buffer;
+typedef int (*userperf_ring_buffer_sample_fn)(void* ctx, void* data, size_t size);
+struct userperf_ring_buffer* userperf_ring_buffer_new(int map_fd,
+                                                      userperf_ring_buffer_sample_fn sample_cb,
+                                                      void* ctx);
+int userperf_ring_buffer_add(struct userperf_ring_buffer* rb, int map_fd,
+                             userperf_ring_buffer_sample_fn sample_cb, void* ctx);
+int userperf_ring_buffer_poll(struct userperf_ring_buffer* rb, int timeout_ms);
+int userperf_ring_buffer_consume(struct userperf_ring_buffer* rb);
+int userperf_ring_buffer_epoll_fd(const struct userperf_ring_buffer* rb);
+void userperf_ring_buffer_free(struct userperf_ring_buffer* rb);
 
 /* Where bpf_trace_printk() lines go (the kernel's trace_pipe); stderr by default. */
 void userperf_bpf_set_trace_fd(int fd);

@@ -36,10 +36,7 @@ int DataRing::create_deferred(std::size_t data_pages, const RingConfig& config,
 int DataRing::materialize() {
   if (materialized()) return 0;
   if (const int err = memory_.create(requested_pages_, "userperf-ring"); err != 0) return err;
-  int pipe_fds[2];
-  if (pipe2(pipe_fds, O_CLOEXEC | O_NONBLOCK) != 0) return -errno;
-  wake_read_ = support::place_descriptor(pipe_fds[0]);
-  wake_write_.store(support::place_descriptor(pipe_fds[1]), std::memory_order_release);
+  if (const int err = wake_pipe_.open(); err != 0) return err;
   const std::uint64_t size = data_size();
   mask_ = size == 0 ? 0 : size - 1;
   // rb_alloc: watermark = min(wakeup_watermark, size) when asked for, else half the buffer.
@@ -61,23 +58,7 @@ int DataRing::materialize() {
   return 0;
 }
 
-DataRing::~DataRing() {
-  if (wake_read_ >= 0) close(wake_read_);
-  hang_up();
-}
-
-bool DataRing::take_wakeup() {
-  if (wake_read_ < 0) return false;  // deferred: nothing was written
-  char buf[64];
-  bool woke = false;
-  while (read(wake_read_, buf, sizeof buf) > 0) woke = true;
-  return woke;
-}
-
-void DataRing::hang_up() {
-  const int fd = wake_write_.exchange(-1);
-  if (fd >= 0) close(fd);
-}
+DataRing::~DataRing() = default;
 
 // Seqcount writer: the acq_rel increments order the field stores between them (no standalone
 // fences, which TSan cannot model); the fields are stored atomically because a reader in another

@@ -24,6 +24,7 @@
 
 #include "ring/ring_memory.hpp"
 #include "support/tsc_clock.hpp"
+#include "support/wakeup_pipe.hpp"
 
 namespace userperf::ring {
 
@@ -116,13 +117,13 @@ class DataRing {
 
   // The consumer's wakeup channel: readable after each wakeup, POLLHUP once hang_up() was called
   // (or the producer process died) and no other process holds the write end.
-  int wakeup_fd() const { return wake_read_; }
+  int wakeup_fd() const { return wake_pipe_.read_fd(); }
   // Drains the wakeup channel; true if at least one wakeup was pending (poll's "clear on report").
-  bool take_wakeup();
+  bool take_wakeup() { return wake_pipe_.drain(); }
   // Wakes consumers now (state changes they must re-poll for, such as the task exiting).
   void wake_now() { wake(); }
   // The producer side goes away: consumers polling wakeup_fd() see POLLHUP.
-  void hang_up();
+  void hang_up() { wake_pipe_.hang_up(); }
 
   // The engine's control path (under its lock; not signal-safe: it may wait for the write path's
   // republish below): index, offset, times, and the TSC clock's conversion as `times.clock` says
@@ -170,7 +171,7 @@ class DataRing {
     if (!settled_.load(std::memory_order_acquire)) settle_shared_slow();
   }
   void settle_shared_slow();
-  void wake();
+  void wake() { wake_pipe_.wake(); }
   void take_pending_wakeup();
 
   RingMemory memory_;
@@ -199,8 +200,7 @@ class DataRing {
   UserPageClock user_clock_ = UserPageClock::kNone;
   std::uint64_t user_now_ = 0;
   std::atomic<std::uint64_t> user_time_generation_{0};  // the TSC clock's, as last published
-  int wake_read_ = -1;
-  std::atomic<int> wake_write_{-1};
+  support::WakeupPipe wake_pipe_;
 };
 
 }  // namespace userperf::ring

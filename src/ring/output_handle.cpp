@@ -159,18 +159,4 @@ void DataRing::publish_head(std::uint64_t head) {
   }
 }
 
-void DataRing::wake() {
-  const int fd = wake_write_.load(std::memory_order_acquire);
-  if (fd < 0) return;
-  // A program may have closed the pipe with a raw system call and opened its own file at that
-  // number: never write into it (support/descriptors.hpp). Only registered descriptors are checked.
-  if (support::owns_descriptor(fd) && !support::still_ours(fd)) {
-    wake_write_.store(-1, std::memory_order_release);
-    return;
-  }
-  const char byte = 1;
-  // A full pipe already holds a pending wakeup; nothing is lost by ignoring EAGAIN.
-  [[maybe_unused]] const ssize_t n = write(fd, &byte, 1);
-}
-
 }  // namespace userperf::ring

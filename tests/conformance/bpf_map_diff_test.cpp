@@ -155,6 +155,17 @@ TEST_F(BpfMapDiff, CreateVerdicts) {
   cases.push_back({BPF_MAP_TYPE_HASH, 4, (4u << 20) - 52, 1, 0});
   cases.push_back({BPF_MAP_TYPE_ARRAY, 4, 1u << 31, 1, 0});
   cases.push_back({BPF_MAP_TYPE_RINGBUF + 1000, 4, 8, 1, 0});
+  // RINGBUF: no key or value, a power-of-2 number of whole pages, BPF_F_NUMA_NODE only.
+  for (std::uint32_t flags : kAllFlags) cases.push_back({BPF_MAP_TYPE_RINGBUF, 0, 0, 4096, flags});
+  for (std::uint32_t key_size : {1u, 4u})
+    cases.push_back({BPF_MAP_TYPE_RINGBUF, key_size, 0, 4096, 0});
+  for (std::uint32_t value_size : {1u, 8u}) {
+    cases.push_back({BPF_MAP_TYPE_RINGBUF, 0, value_size, 4096, 0});
+  }
+  for (std::uint32_t max_entries : {0u, 1u, 8u, 2048u, 4096u, 6144u, 8192u, 12288u, 65536u, 69632u,
+                                    1u << 20, (1u << 20) + 4096}) {
+    cases.push_back({BPF_MAP_TYPE_RINGBUF, 0, 0, max_entries, 0});
+  }
   int compared = 0;
   for (const Case& c : cases) {
     const MapSpec spec = spec_of(c.type, c.key_size, c.value_size, c.max_entries, c.flags);

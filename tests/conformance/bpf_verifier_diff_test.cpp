@@ -33,9 +33,7 @@ const std::map<std::string, std::string>& intended_disagreements() {
        "the kernel lets programs read struct bpf_map through the map pointer (BTF); userperf's "
        "maps are not kernel objects, so the map pointer is not readable memory"},
       {"132_helper_read_branch_records", kNoHelper + " (no LBR in user space)"},
-      {"136_helper_ringbuf_output", kNoHelper + " (no BPF_MAP_TYPE_RINGBUF)"},
       {"137_helper_get_current_task_gpl", kNoHelper + " (no task_struct in user space)"},
-      {"318_c_ringbuf_reserve", kNoHelper + " (no BPF_MAP_TYPE_RINGBUF)"},
   };
   return table;
 }

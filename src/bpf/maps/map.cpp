@@ -6,6 +6,7 @@
 #include "bpf/maps/map_create_check.hpp"
 #include "bpf/maps/perf_event_array.hpp"
 #include "bpf/maps/prog_array.hpp"
+#include "bpf/maps/ringbuf_map.hpp"
 #include "bpf/maps/stack_trace_map.hpp"
 
 namespace userperf::bpf {
@@ -39,6 +40,8 @@ Expected<std::unique_ptr<Map>> Map::create(const MapSpec& spec,
       return ProgArray::create(fixed, std::move(programs));
     case BPF_MAP_TYPE_STACK_TRACE:
       return StackTraceMap::create(fixed);
+    case BPF_MAP_TYPE_RINGBUF:
+      return RingbufMap::create(fixed);
     default:
       return make_error(EINVAL, "map '" + fixed.name + "': type " + std::to_string(fixed.type) +
                                     " is not supported");

@@ -1,5 +1,7 @@
 #include "bpf/maps/map_create_check.hpp"
 
+#include <unistd.h>
+
 #include <climits>
 #include <string>
 
@@ -156,6 +158,27 @@ Expected<MapSpec> check_stack_trace(MapSpec spec) {
   return spec;
 }
 
+// ringbuf_map_alloc: only BPF_F_NUMA_NODE; no key or value; the data size a power of two and
+// a whole number of pages. (Its E2BIG bound, 2^24 pages less the meta pages, is beyond what a u32
+// max_entries can reach.)
+Expected<MapSpec> check_ringbuf(const MapSpec& spec) {
+  if (spec.map_flags & ~std::uint32_t{BPF_F_NUMA_NODE}) {
+    return invalid(spec, "unknown flags " + support::hex(spec.map_flags & ~BPF_F_NUMA_NODE));
+  }
+  if (spec.key_size != 0 || spec.value_size != 0) {
+    return invalid(spec, "a RINGBUF has no key or value (key_size and value_size must be 0)");
+  }
+  const std::uint32_t size = spec.max_entries;
+  const auto page = static_cast<std::uint32_t>(sysconf(_SC_PAGESIZE));
+  if (size == 0 || (size & (size - 1)) != 0 || size % page != 0) {
+    return invalid(spec,
+                   "a RINGBUF's max_entries (its size) must be a power of 2 and a multiple "
+                   "of the page size, not " +
+                       std::to_string(size));
+  }
+  return spec;
+}
+
 Expected<MapSpec> check_global_data(const MapSpec& spec) {
   if (spec.type != BPF_MAP_TYPE_ARRAY || spec.max_entries != 1) {
     return invalid(spec, "global data must be a BPF_MAP_TYPE_ARRAY with one entry");
@@ -192,6 +215,8 @@ Expected<MapSpec> check_map_create(const MapSpec& spec) {
       return check_hash(spec);
     case BPF_MAP_TYPE_STACK_TRACE:
       return check_stack_trace(spec);
+    case BPF_MAP_TYPE_RINGBUF:
+      return check_ringbuf(spec);
     default:
       return invalid(spec, "map type " + std::to_string(spec.type) + " is not supported");
   }

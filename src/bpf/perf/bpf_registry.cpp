@@ -202,6 +202,15 @@ std::shared_ptr<BpfRegistry::MapEntry> BpfRegistry::map_entry(int fd) {
   return it == maps_.end() ? nullptr : it->second;
 }
 
+int BpfRegistry::ringbuf(int fd, std::shared_ptr<RingbufMap>& out) {
+  const auto entry = map_entry(fd);
+  if (entry == nullptr) return -EBADF;
+  if (entry->map->spec().type != BPF_MAP_TYPE_RINGBUF) return -EINVAL;
+  // Shares ownership with the object, so the map outlives a close of its descriptor.
+  out = std::shared_ptr<RingbufMap>(entry, static_cast<RingbufMap*>(entry->map));
+  return 0;
+}
+
 // The map operations run without the registry lock: a PERF_EVENT_ARRAY update takes the engine's.
 int BpfRegistry::map_lookup_elem(int fd, const void* key, void* value) {
   const auto entry = map_entry(fd);

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "bpf/isa/program_image.hpp"
+#include "bpf/maps/ringbuf_map.hpp"
 #include "bpf/perf/bpf_overflow_handler.hpp"
 #include "bpf/perf/event_resolver.hpp"
 #include "core/engine.hpp"
@@ -53,6 +54,10 @@ class BpfRegistry : public core::HandlerResolver {
   int map_update_elem(int fd, const void* key, const void* value, std::uint64_t flags);
   int map_delete_elem(int fd, const void* key);
   int map_get_next_key(int fd, const void* key, void* next_key);
+
+  // The RINGBUF map behind a map descriptor, for a consumer (it keeps the map's object alive):
+  // 0, -EBADF (no map descriptor) or -EINVAL (another map type), as libbpf's ring_buffer__add.
+  int ringbuf(int fd, std::shared_ptr<RingbufMap>& out);
 
   // Closes a program or map descriptor (-EBADF when it is neither). A program attached to an
   // event lives on with the event.

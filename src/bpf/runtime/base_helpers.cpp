@@ -16,6 +16,7 @@
 
 #include "bpf/isa/int_types.hpp"
 #include "bpf/maps/map.hpp"
+#include "bpf/maps/ringbuf_map.hpp"
 #include "bpf/runtime/trace_printk.hpp"
 #include "support/task_ids.hpp"
 #include "support/user_memory.hpp"
@@ -53,6 +54,38 @@ u64 map_delete_elem(u64 map, u64 key, u64, u64, u64, CallContext& call) {
   auto* m = static_cast<Map*>(helper_ptr(map));
   if (!call.may_access(key, m->spec().key_size, false)) return helper_error(EFAULT);
   return static_cast<u64>(m->remove(helper_ptr(key)));
+}
+
+// ---- ring buffers (kernel/bpf/ringbuf.c): the verifier proved r1 a RINGBUF map and a
+// sample a record reserve returned, released once.
+
+u64 ringbuf_output(u64 map, u64 data, u64 size, u64 flags, u64, CallContext& call) {
+  if (flags & ~u64{BPF_RB_NO_WAKEUP | BPF_RB_FORCE_WAKEUP}) return helper_error(EINVAL);
+  if (!call.may_access(data, size, false)) return helper_error(EFAULT);
+  void* rec = static_cast<RingbufMap*>(helper_ptr(map))->reserve(size);
+  if (rec == nullptr) return helper_error(EAGAIN);
+  std::memcpy(rec, helper_ptr(data), size);
+  RingbufMap::commit(rec, flags, false);
+  return 0;
+}
+
+u64 ringbuf_reserve(u64 map, u64 size, u64 flags, u64, u64, CallContext&) {
+  if (flags != 0) return 0;
+  return reinterpret_cast<u64>(static_cast<RingbufMap*>(helper_ptr(map))->reserve(size));
+}
+
+u64 ringbuf_submit(u64 sample, u64 flags, u64, u64, u64, CallContext&) {
+  RingbufMap::commit(helper_ptr(sample), flags, false);
+  return 0;
+}
+
+u64 ringbuf_discard(u64 sample, u64 flags, u64, u64, u64, CallContext&) {
+  RingbufMap::commit(helper_ptr(sample), flags, true);
+  return 0;
+}
+
+u64 ringbuf_query(u64 map, u64 flags, u64, u64, u64, CallContext&) {
+  return static_cast<RingbufMap*>(helper_ptr(map))->query(flags);
 }
 
 // bpf_tail_call reaches the table only when a program runs without the interpreter's tail-call
@@ -237,6 +270,11 @@ void add_base_helpers(std::vector<HelperFn>& table) {
   set_helper(table, BPF_FUNC_get_current_comm, get_current_comm);
   set_helper(table, BPF_FUNC_get_prandom_u32, get_prandom_u32);
   set_helper(table, BPF_FUNC_trace_printk, trace_printk);
+  set_helper(table, BPF_FUNC_ringbuf_output, ringbuf_output);
+  set_helper(table, BPF_FUNC_ringbuf_reserve, ringbuf_reserve);
+  set_helper(table, BPF_FUNC_ringbuf_submit, ringbuf_submit);
+  set_helper(table, BPF_FUNC_ringbuf_discard, ringbuf_discard);
+  set_helper(table, BPF_FUNC_ringbuf_query, ringbuf_query);
 }
 
 }  // namespace userperf::bpf

@@ -1,7 +1,8 @@
 // The helpers that need nothing of perf: map operations, time, task identity, random numbers,
-// reads of untrusted memory that fail instead of faulting, and trace_printk. SIGNAL-SAFE: each
-// runs on the overflow path; the only syscalls are process_vm_readv, getpid/gettid caches'
-// first fill, prctl(PR_GET_NAME), clock_gettime (vDSO) and the trace sink's write.
+// reads of untrusted memory that fail instead of faulting, trace_printk and the ringbuf helpers.
+// SIGNAL-SAFE: each runs on the overflow path; the only syscalls are process_vm_readv,
+// getpid/gettid caches' first fill, prctl(PR_GET_NAME), clock_gettime (vDSO) and the trace sink's
+// write.
 #pragma once
 
 #include <cstdint>

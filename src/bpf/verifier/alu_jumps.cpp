@@ -110,6 +110,7 @@ int Checker::adjust_ptr(const Insn& in, const RegState& ptr, const RegState& off
     case RegType::kPtrToCtx:
     case RegType::kPtrToMapValue:
     case RegType::kPtrToStack:
+    case RegType::kPtrToRingbufMem:
       break;
     case RegType::kConstPtrToMap:
       if (known && off.smin == 0 && op == BPF_ADD) break;
@@ -245,7 +246,7 @@ int Checker::do_alu(const Insn& in) {
 
 void Checker::mark_null_checked(std::uint32_t id, bool is_null) {
   auto mark = [&](RegState& r) {
-    if (r.type != RegType::kPtrToMapValue || !r.maybe_null || r.id != id) return;
+    if (!r.maybe_null || r.id != id) return;
     if (is_null) {
       r = make_known_scalar(0);
     } else {
@@ -253,6 +254,15 @@ void Checker::mark_null_checked(std::uint32_t id, bool is_null) {
       r.id = 0;
     }
   };
+  // A record that was never reserved holds no reference (mark_ptr_or_null_regs).
+  if (is_null) {
+    for (const RefState& ref : cur_.refs) {
+      if (ref.id == id) {
+        release_reference(id);
+        break;
+      }
+    }
+  }
   for (FuncState& f : cur_.frames) {
     for (RegState& r : f.regs) mark(r);
     for (StackSlot& s : f.stack) {

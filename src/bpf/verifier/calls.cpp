@@ -12,6 +12,13 @@
 namespace userperf::bpf {
 namespace {
 
+// Memory a helper may read or fill: the stack, a NULL-checked map value or ringbuf record.
+bool is_helper_mem(const RegState& r) {
+  return r.type == RegType::kPtrToStack ||
+         ((r.type == RegType::kPtrToMapValue || r.type == RegType::kPtrToRingbufMem) &&
+          !r.maybe_null);
+}
+
 constexpr int kHelperIdLimit = 212;             // __BPF_FUNC_MAX_ID of Linux 6.18
 constexpr std::uint32_t kStackRound = 16;       // round_up_stack_depth() with the JIT
 constexpr std::uint32_t kPrivateStackMin = 64;  // BPF_PRIV_STACK_MIN_SIZE
@@ -55,7 +62,11 @@ int Checker::check_helper_mem(int regno, std::uint64_t size, bool write, bool ze
   if (ptr.type == RegType::kPtrToStack) {
     std::int64_t min_off = 0;
     std::int64_t max_off = 0;
-    if (size == 0 && zero_ok) return 0;
+    if (size == 0) {
+      if (zero_ok) return 0;
+      // A map with key_size 0 (RINGBUF) passed to a key-taking helper.
+      return log_.reject(EACCES, "invalid zero-sized read");
+    }
     if (int err =
             check_stack_bounds(regno, ptr, 0, isize, " indirect access to", min_off, max_off)) {
       return err;
@@ -74,6 +85,9 @@ int Checker::check_helper_mem(int regno, std::uint64_t size, bool write, bool ze
   }
   if (ptr.type == RegType::kPtrToMapValue && !ptr.maybe_null) {
     return check_map_value_access(regno, ptr, 0, isize, write, zero_ok);
+  }
+  if (ptr.type == RegType::kPtrToRingbufMem && !ptr.maybe_null) {
+    return check_mem_region_access(regno, ptr, 0, isize, ptr.mem_size, zero_ok);
   }
   return log_.reject(EACCES, "R%d type=%s expected=fp, map_value", regno, reg_type_name(ptr));
 }
@@ -97,7 +111,7 @@ int Checker::check_helper_arg(int regno, ArgType type, CallMeta& meta, ArgType p
       return 0;
     case ArgType::kPtrToMapKey:
     case ArgType::kPtrToMapValue: {
-      if (r.type != RegType::kPtrToStack && (r.type != RegType::kPtrToMapValue || r.maybe_null)) {
+      if (!is_helper_mem(r)) {
         return expect("fp, pkt, pkt_meta, map_key, map_value, mem, ringbuf_mem, buf, trusted_ptr_");
       }
       const bool is_key = type == ArgType::kPtrToMapKey;
@@ -114,7 +128,7 @@ int Checker::check_helper_arg(int regno, ArgType type, CallMeta& meta, ArgType p
     }
     case ArgType::kPtrToMem:
     case ArgType::kPtrToUninitMem:
-      if (r.type != RegType::kPtrToStack && (r.type != RegType::kPtrToMapValue || r.maybe_null)) {
+      if (!is_helper_mem(r)) {
         return expect("fp, pkt, pkt_meta, map_key, map_value, mem, ringbuf_mem, buf, trusted_ptr_");
       }
       meta.mem_regno = regno;
@@ -141,6 +155,29 @@ int Checker::check_helper_arg(int regno, ArgType type, CallMeta& meta, ArgType p
       if (prev != ArgType::kPtrToMem && prev != ArgType::kPtrToUninitMem) return 0;
       return check_helper_mem(regno - 1, r.umax, meta.mem_write, zero_ok, meta);
     }
+    case ArgType::kConstAllocSizeOrZero:
+      if (r.type != RegType::kScalar) return expect("scalar");
+      if (!r.var_off.is_const()) return log_.reject(EACCES, "R%d is not a known constant'", regno);
+      meta.alloc_size = r.var_off.value;
+      need_precise_reg(regno);
+      return 0;
+    case ArgType::kReleaseRingbufMem:
+      if (r.type != RegType::kPtrToRingbufMem || r.maybe_null) return expect("ringbuf_mem");
+      // check_func_arg_reg_off for OBJ_RELEASE: exactly the pointer the helper returned.
+      if (r.off) {
+        return log_.reject(
+            EINVAL, "R%d must have zero offset when passed to release func or trusted arg to kfunc",
+            regno);
+      }
+      if (!r.var_off.is_const() || r.var_off.value) {
+        return log_.reject(EACCES, "variable ringbuf_mem access var_off=%s disallowed",
+                           r.var_off.str().c_str());
+      }
+      if (!r.ref_obj_id) {
+        return log_.reject(EINVAL, "R%d must be referenced when passed to release function", regno);
+      }
+      meta.release_ref = r.ref_obj_id;
+      return 0;
     default:
       return log_.reject(EINVAL, "unsupported arg type for R%d", regno);
   }
@@ -156,7 +193,8 @@ int Checker::check_map_compat(int map_index, std::int32_t helper) {
            helper == BPF_FUNC_perf_event_read_value;
       break;
     case BPF_MAP_TYPE_RINGBUF:
-      ok = helper == BPF_FUNC_ringbuf_output;
+      ok = helper == BPF_FUNC_ringbuf_output || helper == BPF_FUNC_ringbuf_reserve ||
+           helper == BPF_FUNC_ringbuf_query;
       break;
     case BPF_MAP_TYPE_STACK_TRACE:
       ok = helper == BPF_FUNC_get_stackid;
@@ -179,6 +217,8 @@ int Checker::check_map_compat(int map_index, std::int32_t helper) {
       ok = ok && map.type == BPF_MAP_TYPE_PERF_EVENT_ARRAY;
       break;
     case BPF_FUNC_ringbuf_output:
+    case BPF_FUNC_ringbuf_reserve:
+    case BPF_FUNC_ringbuf_query:
       ok = ok && map.type == BPF_MAP_TYPE_RINGBUF;
       break;
     case BPF_FUNC_get_stackid:
@@ -229,6 +269,11 @@ int Checker::do_call(std::uint32_t idx, const Insn& in, std::uint32_t& next) {
     prev = proto->args[a];
   }
   if (int err = check_map_compat(meta.map, id)) return err;
+  if (id == BPF_FUNC_tail_call && !cur_.refs.empty()) {
+    return log_.reject(EINVAL, "tail_call would lead to reference leak");
+  }
+  // The record is given back: every copy of the pointer becomes a plain value.
+  if (meta.release_ref) release_reference(meta.release_ref);
   // Memory the helper writes: every byte becomes initialized data.
   if (meta.raw_regno >= 0 && meta.raw_size > 0) {
     const RegState ptr = reg(meta.raw_regno);
@@ -257,6 +302,14 @@ int Checker::do_call(std::uint32_t idx, const Insn& in, std::uint32_t& next) {
         reg_bounds_sync(r0);
       }
       break;
+    case RetType::kPtrToRingbufMemOrNull: {
+      r0 = make_pointer(RegType::kPtrToRingbufMem);
+      r0.maybe_null = true;
+      r0.mem_size = static_cast<std::uint32_t>(meta.alloc_size);
+      r0.id = ++id_gen_;  // the NULL-check id, replaced by the reference's as the kernel does
+      r0.id = r0.ref_obj_id = acquire_reference(idx);
+      break;
+    }
     case RetType::kPtrToMapValueOrNull: {
       r0 = make_pointer(RegType::kPtrToMapValue);
       r0.map = static_cast<std::int16_t>(meta.map);
@@ -317,10 +370,39 @@ int Checker::do_exit(std::uint32_t& next, bool& path_end) {
     next = callsite + 1;
     return 0;
   }
+  if (int err = check_reference_leak()) return err;
   // PERF_EVENT programs may return any initialized value (privileged: pointers too).
   if (reg(0).type == RegType::kNotInit) return log_.reject(EACCES, "R0 !read_ok");
   path_end = true;
   return 0;
+}
+
+// ---- references
+
+std::uint32_t Checker::acquire_reference(std::uint32_t insn_idx) {
+  const std::uint32_t id = ++id_gen_;
+  cur_.refs.push_back({id, insn_idx});
+  return id;
+}
+
+void Checker::release_reference(std::uint32_t ref_obj_id) {
+  std::erase_if(cur_.refs, [&](const RefState& r) { return r.id == ref_obj_id; });
+  // Privileged (allow_ptr_leaks): the copies become unknown scalars, as mark_reg_invalid.
+  auto invalidate = [&](RegState& r) {
+    if (r.ref_obj_id == ref_obj_id) r = make_unknown_scalar();
+  };
+  for (FuncState& f : cur_.frames) {
+    for (RegState& r : f.regs) invalidate(r);
+    for (StackSlot& s : f.stack) {
+      if (s.type[7] == StackByte::kSpill) invalidate(s.spilled);
+    }
+  }
+}
+
+int Checker::check_reference_leak() {
+  if (cur_.refs.empty()) return 0;
+  const RefState& ref = cur_.refs.front();
+  return log_.reject(EINVAL, "Unreleased reference id=%u alloc_insn=%u", ref.id, ref.insn_idx);
 }
 
 // ---- stack depth

@@ -114,6 +114,8 @@ class Checker {
   void note_stack_depth(const RegState& ptr, std::int64_t min_off);
   int check_map_value_access(int regno, const RegState& ptr, int off, int size, bool write,
                              bool zero_ok);
+  int check_mem_region_access(int regno, const RegState& ptr, int off, int size,
+                              std::uint32_t mem_size, bool zero_ok);
   StackSlot& slot(FuncState& f, std::size_t spi);
   void stack_write_fixed(FuncState& f, int off, int size, const RegState* value, bool is_st,
                          std::int32_t imm);
@@ -132,11 +134,18 @@ class Checker {
     std::uint64_t msize_max = 0;
     int raw_regno = -1;
     std::uint64_t raw_size = 0;
+    std::uint64_t alloc_size = 0;   // ARG_CONST_ALLOC_SIZE_OR_ZERO's value
+    std::uint32_t release_ref = 0;  // the reference an OBJ_RELEASE argument gives back
   };
   int check_helper_arg(int regno, ArgType type, CallMeta& meta, ArgType prev);
   int check_helper_mem(int regno, std::uint64_t size, bool write, bool zero_ok, CallMeta& meta);
   int check_map_compat(int map_index, std::int32_t helper);
   int check_get_func_ip(std::int32_t id);
+  // Reference tracking (the kernel's acquire_reference / release_reference /
+  // check_reference_leak): ringbuf records.
+  std::uint32_t acquire_reference(std::uint32_t insn_idx);
+  void release_reference(std::uint32_t ref_obj_id);
+  int check_reference_leak();
   std::int64_t const_map_key(const RegState& key, std::uint32_t key_size);
   int check_max_stack_depth();
 

@@ -1,6 +1,6 @@
 // The helpers of BPF_PROG_TYPE_PERF_EVENT (pe_prog_func_proto, then bpf_tracing_func_proto and
 // bpf_base_func_proto for a privileged loader), with the kernel's argument types and GPL flags.
-// Helpers the kernel offers that userperf cannot run are absent (queue/stack and ringbuf maps,
+// Helpers the kernel offers that userperf cannot run are absent (queue/stack maps, ringbuf dynptrs,
 // get_current_task, branch records, ...): the verifier rejects them as the kernel
 // rejects a helper its program type lacks. Every helper here has a function in the runtime's table
 // (tests/unit/bpf/perf/helper_table_test.cpp).
@@ -93,6 +93,21 @@ constexpr Entry kPerfEventHelpers[] = {
     {BPF_FUNC_perf_prog_read_value,
      proto("perf_prog_read_value", R::kInteger,
            {A::kPtrToCtx, A::kPtrToUninitMem, A::kConstSize, kNone, kNone}, true)},
+    // kernel/bpf/ringbuf.c (bpf_base_func_proto); the dynptr variants are not offered.
+    {BPF_FUNC_ringbuf_output,
+     proto("ringbuf_output", R::kInteger,
+           {A::kConstMapPtr, A::kPtrToMem, A::kConstSizeOrZero, A::kAnything, kNone}, false)},
+    {BPF_FUNC_ringbuf_reserve,
+     proto("ringbuf_reserve", R::kPtrToRingbufMemOrNull,
+           {A::kConstMapPtr, A::kConstAllocSizeOrZero, A::kAnything, kNone, kNone}, false)},
+    {BPF_FUNC_ringbuf_submit,
+     proto("ringbuf_submit", R::kVoid, {A::kReleaseRingbufMem, A::kAnything, kNone, kNone, kNone},
+           false)},
+    {BPF_FUNC_ringbuf_discard,
+     proto("ringbuf_discard", R::kVoid, {A::kReleaseRingbufMem, A::kAnything, kNone, kNone, kNone},
+           false)},
+    {BPF_FUNC_ringbuf_query, proto("ringbuf_query", R::kInteger,
+                                   {A::kConstMapPtr, A::kAnything, kNone, kNone, kNone}, false)},
     {BPF_FUNC_get_attach_cookie,
      proto("get_attach_cookie", R::kInteger, {A::kPtrToCtx, kNone, kNone, kNone, kNone}, false)},
 };

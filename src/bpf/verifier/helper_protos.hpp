@@ -8,24 +8,26 @@
 namespace userperf::bpf {
 
 enum class ArgType : std::uint8_t {
-  kNone,             // no argument from here on
-  kAnything,         // any initialized register
-  kPtrToCtx,         // the ctx pointer, unmodified
-  kConstMapPtr,      // a map from lddw
-  kPtrToMapKey,      // initialized memory of the map's key_size (stack or map value)
-  kPtrToMapValue,    // initialized memory of the map's value_size
-  kPtrToMem,         // initialized, readable memory; its size is the next argument
-  kPtrToUninitMem,   // writable memory the helper fills; its size is the next argument
-  kConstSize,        // a scalar > 0, bounded (the size of the previous argument)
-  kConstSizeOrZero,  // a scalar >= 0, bounded
-  kConstAllocSizeOrZero,
-  kPtrToLong,  // writable 8 bytes
+  kNone,                  // no argument from here on
+  kAnything,              // any initialized register
+  kPtrToCtx,              // the ctx pointer, unmodified
+  kConstMapPtr,           // a map from lddw
+  kPtrToMapKey,           // initialized memory of the map's key_size (stack or map value)
+  kPtrToMapValue,         // initialized memory of the map's value_size
+  kPtrToMem,              // initialized, readable memory; its size is the next argument
+  kPtrToUninitMem,        // writable memory the helper fills; its size is the next argument
+  kConstSize,             // a scalar > 0, bounded (the size of the previous argument)
+  kConstSizeOrZero,       // a scalar >= 0, bounded
+  kConstAllocSizeOrZero,  // a known constant (the size of the memory the helper returns)
+  kPtrToLong,             // writable 8 bytes
+  kReleaseRingbufMem,     // ARG_PTR_TO_RINGBUF_MEM | OBJ_RELEASE: a reserved record, offset 0
 };
 
 enum class RetType : std::uint8_t {
   kInteger,
   kVoid,
-  kPtrToMapValueOrNull,  // lookup: NULL-check before use
+  kPtrToMapValueOrNull,    // lookup: NULL-check before use
+  kPtrToRingbufMemOrNull,  // reserve: NULL-check, then release (submit/discard) on every path
 };
 
 struct HelperProto {

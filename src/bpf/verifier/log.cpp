@@ -203,6 +203,8 @@ const char* reg_type_name(const RegState& reg) {
       return reg.maybe_null ? "map_value_or_null" : "map_value";
     case RegType::kPtrToStack:
       return "fp";
+    case RegType::kPtrToRingbufMem:
+      return reg.maybe_null ? "ringbuf_mem_or_null" : "ringbuf_mem";
   }
   return "?";
 }
@@ -249,8 +251,16 @@ std::string format_reg(const RegState& reg, const std::vector<MapSpec>* maps) {
     out += sep + format_text("map=%s,ks=%u,vs=%u", m.name.c_str(), m.key_size, m.value_size);
     sep = ",";
   }
+  if (reg.ref_obj_id) {
+    out += sep + format_text("ref_obj_id=%u", reg.ref_obj_id);
+    sep = ",";
+  }
   if (reg.off) {
     out += sep + format_text("off=%d", reg.off);
+    sep = ",";
+  }
+  if (reg.type == RegType::kPtrToRingbufMem) {
+    out += sep + format_text("sz=%u", reg.mem_size);
     sep = ",";
   }
   if (!reg.var_off.is_const()) {

@@ -152,14 +152,27 @@ int Checker::check_map_value_access(int regno, const RegState& ptr, int off, int
     return log_.reject(EACCES, "read from map forbidden, value_size=%u off=%d size=%d",
                        map.value_size, total, size);
   }
+  return check_mem_region_access(regno, ptr, off, size, map.value_size, zero_ok);
+}
+
+// check_mem_region_access: the fixed and variable offset of a map value or a ringbuf record
+// against its size, both ends.
+int Checker::check_mem_region_access(int regno, const RegState& ptr, int off, int size,
+                                     std::uint32_t mem_size, bool zero_ok) {
+  const int total = off + ptr.off;
   auto in_bounds = [&](std::int64_t o) {
     const bool size_ok = size > 0 || (zero_ok && size == 0);
     return o >= 0 && size_ok &&
-           static_cast<std::uint64_t>(o) + static_cast<std::uint64_t>(size) <= map.value_size;
+           static_cast<std::uint64_t>(o) + static_cast<std::uint64_t>(size) <= mem_size;
   };
   auto bad = [&](std::int64_t o) {
-    return log_.reject(EACCES, "invalid access to map value, value_size=%u off=%" PRId64 " size=%d",
-                       map.value_size, o, size);
+    if (ptr.type == RegType::kPtrToMapValue) {
+      return log_.reject(EACCES,
+                         "invalid access to map value, value_size=%u off=%" PRId64 " size=%d",
+                         mem_size, o, size);
+    }
+    return log_.reject(EACCES, "invalid access to memory, mem_size=%u off=%" PRId64 " size=%d",
+                       mem_size, o, size);
   };
   if (ptr.smin < 0 &&
       (ptr.smin == std::numeric_limits<std::int64_t>::min() ||
@@ -301,6 +314,14 @@ int Checker::check_mem_access(std::uint32_t idx, int regno, int off, int size, b
             v |= byte << (8 * i);
           }
           value = make_known_scalar(v);
+        }
+        break;
+      }
+      [[fallthrough]];
+    case RegType::kPtrToRingbufMem:
+      if (ptr.type == RegType::kPtrToRingbufMem && !ptr.maybe_null) {
+        if (int err = check_mem_region_access(regno, ptr, off, size, ptr.mem_size, false)) {
+          return err;
         }
         break;
       }

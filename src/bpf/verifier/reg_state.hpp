@@ -17,6 +17,7 @@ enum class RegType : std::uint8_t {
   kConstPtrToMap,
   kPtrToMapValue,  // maybe_null: PTR_TO_MAP_VALUE_OR_NULL
   kPtrToStack,
+  kPtrToRingbufMem,  // PTR_TO_MEM | MEM_RINGBUF: a reserved record of mem_size bytes (maybe_null)
 };
 
 // BPF_MAX_VAR_OFF / BPF_MAX_VAR_SIZ: the largest variable offset and size the kernel tracks.
@@ -31,11 +32,13 @@ constexpr std::uint16_t reg_bit(int reg) {
 struct RegState {
   RegType type = RegType::kNotInit;
   bool maybe_null = false;
-  bool precise = false;      // scalars: pruning must compare the value (kernel: reg->precise)
-  std::uint8_t frameno = 0;  // PTR_TO_STACK: whose frame
-  std::int16_t map = -1;     // CONST_PTR_TO_MAP / PTR_TO_MAP_VALUE: index in the map specs
-  std::int32_t off = 0;      // pointers: the fixed offset
-  std::uint32_t id = 0;      // NULL-check group, or linked scalars (copies of one value)
+  bool precise = false;          // scalars: pruning must compare the value (kernel: reg->precise)
+  std::uint8_t frameno = 0;      // PTR_TO_STACK: whose frame
+  std::int16_t map = -1;         // CONST_PTR_TO_MAP / PTR_TO_MAP_VALUE: index in the map specs
+  std::int32_t off = 0;          // pointers: the fixed offset
+  std::uint32_t id = 0;          // NULL-check group, or linked scalars (copies of one value)
+  std::uint32_t ref_obj_id = 0;  // the reference it carries (ringbuf records), 0: none
+  std::uint32_t mem_size = 0;    // PTR_TO_RINGBUF_MEM: the record's size
   Tnum var_off = Tnum::unknown();
   std::int64_t smin = std::numeric_limits<std::int64_t>::min();
   std::int64_t smax = std::numeric_limits<std::int64_t>::max();

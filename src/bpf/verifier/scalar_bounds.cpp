@@ -374,6 +374,7 @@ bool RegState::not_null() const {
     case RegType::kConstPtrToMap:
       return true;
     case RegType::kPtrToMapValue:
+    case RegType::kPtrToRingbufMem:
       return !maybe_null;
     default:
       return false;

@@ -68,6 +68,9 @@ bool reg_safe(const RegState& o, const RegState& c, IdMap& ids, bool exact) {
     case RegType::kPtrToMapValue:
       return o.off == c.off && o.map == c.map && range_within(o, c) &&
              o.var_off.contains(c.var_off) && ids.check(o.id, c.id);
+    case RegType::kPtrToRingbufMem:
+      return o.off == c.off && o.mem_size == c.mem_size && o.ref_obj_id == c.ref_obj_id &&
+             range_within(o, c) && o.var_off.contains(c.var_off) && ids.check(o.id, c.id);
     default:
       return regs_exact(o, c, ids);
   }
@@ -149,6 +152,8 @@ std::uint16_t live_regs(const ProgramShape& shape, const VerifierState& state, s
 bool Checker::states_equal(const VerifierState& o, const VerifierState& c, std::uint32_t idx,
                            bool exact) {
   if (o.frames.size() != c.frames.size()) return false;
+  // refsafe, stricter than the kernel's: the same references under the same ids.
+  if (o.refs != c.refs) return false;
   IdMap ids;
   for (std::size_t f = 0; f < o.frames.size(); ++f) {
     const FuncState& of = o.frames[f];

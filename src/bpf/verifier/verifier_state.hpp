@@ -29,8 +29,17 @@ struct FuncState {
   std::uint8_t frameno = 0;
 };
 
+// A reference the program holds and must release before it exits (kernel: bpf_reference_state):
+// a reserved ringbuf record, released by bpf_ringbuf_submit or bpf_ringbuf_discard.
+struct RefState {
+  std::uint32_t id = 0;
+  std::uint32_t insn_idx = 0;  // the call that acquired it
+  bool operator==(const RefState&) const = default;
+};
+
 struct VerifierState {
   std::vector<FuncState> frames;  // frames.back() is the current one
+  std::vector<RefState> refs;     // the whole call chain's, as the kernel's since 6.13
   FuncState& cur() { return frames.back(); }
   const FuncState& cur() const { return frames.back(); }
 };

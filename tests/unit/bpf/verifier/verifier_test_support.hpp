@@ -41,6 +41,7 @@ inline std::vector<MapSpec> test_maps() {
   bss.initial_value.assign(16, 0);
   add("queue", BPF_MAP_TYPE_QUEUE, 0, 8, 16);
   add("progs", BPF_MAP_TYPE_PROG_ARRAY, 4, 4, 4);
+  add("ring", BPF_MAP_TYPE_RINGBUF, 0, 0, 4096);
   return maps;
 }
 

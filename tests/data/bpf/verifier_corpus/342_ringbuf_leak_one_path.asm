@@ -1,0 +1,18 @@
+# license: GPL
+# map: rb ringbuf key=0 value=0 entries=4096
+# expect: reject EINVAL
+# why: the record is submitted on one path only: the other exits holding the reference
+lddw %r1, map:rb
+mov %r2, 16
+mov %r3, 0
+call bpf_ringbuf_reserve
+jeq %r0, 0, l0
+mov %r6, %r0
+call bpf_get_prandom_u32
+jeq %r0, 7, l0
+mov %r1, %r6
+mov %r2, 0
+call bpf_ringbuf_submit
+l0:
+mov %r0, 0
+exit

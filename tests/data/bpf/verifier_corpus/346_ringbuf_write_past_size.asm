@@ -1,0 +1,16 @@
+# license: GPL
+# map: rb ringbuf key=0 value=0 entries=4096
+# expect: reject EACCES
+# why: an 8-byte store at offset 12 of a 16-byte record
+lddw %r1, map:rb
+mov %r2, 16
+mov %r3, 0
+call bpf_ringbuf_reserve
+jeq %r0, 0, l0
+stdw [%r0+12], 1
+mov %r1, %r0
+mov %r2, 0
+call bpf_ringbuf_submit
+l0:
+mov %r0, 0
+exit
