@@ -93,6 +93,11 @@ constexpr Entry kPerfEventHelpers[] = {
     {BPF_FUNC_perf_prog_read_value,
      proto("perf_prog_read_value", R::kInteger,
            {A::kPtrToCtx, A::kPtrToUninitMem, A::kConstSize, kNone, kNone}, true)},
+    // The interpreter runs the callback itself (vm: OpKind::LOOP); the verifier walks the
+    // callback as the kernel does (calls.cpp: push_callback).
+    {BPF_FUNC_loop,
+     proto("loop", R::kInteger,
+           {A::kAnything, A::kPtrToFunc, A::kPtrToStackOrNull, A::kAnything, kNone}, false)},
     {BPF_FUNC_get_attach_cookie,
      proto("get_attach_cookie", R::kInteger, {A::kPtrToCtx, kNone, kNone, kNone, kNone}, false)},
 };

@@ -19,7 +19,9 @@ enum class ArgType : std::uint8_t {
   kConstSize,        // a scalar > 0, bounded (the size of the previous argument)
   kConstSizeOrZero,  // a scalar >= 0, bounded
   kConstAllocSizeOrZero,
-  kPtrToLong,  // writable 8 bytes
+  kPtrToLong,         // writable 8 bytes
+  kPtrToFunc,         // a callback: lddw of a static subprogram's address
+  kPtrToStackOrNull,  // a stack pointer (any offset) or NULL: a callback's context
 };
 
 enum class RetType : std::uint8_t {

@@ -203,6 +203,8 @@ const char* reg_type_name(const RegState& reg) {
       return reg.maybe_null ? "map_value_or_null" : "map_value";
     case RegType::kPtrToStack:
       return "fp";
+    case RegType::kPtrToFunc:
+      return "func";
   }
   return "?";
 }

@@ -17,6 +17,7 @@ enum class RegType : std::uint8_t {
   kConstPtrToMap,
   kPtrToMapValue,  // maybe_null: PTR_TO_MAP_VALUE_OR_NULL
   kPtrToStack,
+  kPtrToFunc,  // a static subprogram's address (lddw src=BPF_PSEUDO_FUNC): a callback
 };
 
 // BPF_MAX_VAR_OFF / BPF_MAX_VAR_SIZ: the largest variable offset and size the kernel tracks.
@@ -31,11 +32,12 @@ constexpr std::uint16_t reg_bit(int reg) {
 struct RegState {
   RegType type = RegType::kNotInit;
   bool maybe_null = false;
-  bool precise = false;      // scalars: pruning must compare the value (kernel: reg->precise)
-  std::uint8_t frameno = 0;  // PTR_TO_STACK: whose frame
-  std::int16_t map = -1;     // CONST_PTR_TO_MAP / PTR_TO_MAP_VALUE: index in the map specs
-  std::int32_t off = 0;      // pointers: the fixed offset
-  std::uint32_t id = 0;      // NULL-check group, or linked scalars (copies of one value)
+  bool precise = false;       // scalars: pruning must compare the value (kernel: reg->precise)
+  std::uint8_t frameno = 0;   // PTR_TO_STACK: whose frame
+  std::int16_t map = -1;      // CONST_PTR_TO_MAP / PTR_TO_MAP_VALUE: index in the map specs
+  std::int16_t subprog = -1;  // PTR_TO_FUNC: the subprogram
+  std::int32_t off = 0;       // pointers: the fixed offset
+  std::uint32_t id = 0;       // NULL-check group, or linked scalars (copies of one value)
   Tnum var_off = Tnum::unknown();
   std::int64_t smin = std::numeric_limits<std::int64_t>::min();
   std::int64_t smax = std::numeric_limits<std::int64_t>::max();
