@@ -1,6 +1,7 @@
 // Calls and returns (check_helper_call, check_func_call, prepare_func_exit): helper arguments
 // against perf_event_helper_proto(), map/helper compatibility, the return value; subprogram
-// frames; and, after the walk, the stack depth of every static call chain.
+// frames; callbacks (bpf_loop: push_callback_call and the callback's exit back to the call); and,
+// after the walk, the stack depth of every static call chain.
 #include <algorithm>
 #include <cerrno>
 #include <cinttypes>

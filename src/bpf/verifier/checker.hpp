@@ -6,7 +6,8 @@
 //   state_pruning.cpp  state comparison at prune points, checkpoints, precision propagation
 //   alu_jumps.cpp      ALU (scalars and pointer arithmetic) and conditional jumps
 //   memory_access.cpp  loads, stores and atomics: stack, map value, ctx, alignment; lddw
-//   calls.cpp          helper calls and their arguments, subprogram calls, exit, stack depth
+//   calls.cpp          helper calls and their arguments, subprogram calls, callbacks, exit,
+//                      stack depth
 // The log it writes is VerifierLog's (log.hpp).
 #pragma once
 
