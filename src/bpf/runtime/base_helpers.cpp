@@ -95,6 +95,13 @@ u64 tail_call_unresolved(u64, u64, u64, u64, u64, CallContext& call) {
   return helper_error(EINVAL);
 }
 
+// bpf_loop is the interpreter's own (its LOOP op calls the callback); programs with callbacks
+// never run on the JIT. Reaching the table is a mistake: end the run, so it shows as a fault.
+u64 loop_unresolved(u64, u64, u64, u64, u64, CallContext& call) {
+  call.abort = true;
+  return helper_error(EINVAL);
+}
+
 // ---- memory: a bad source address is an error, never a fault; dst is zeroed on error.
 
 u64 probe_read_user(u64 dst, u64 size, u64 src, u64, u64, CallContext& call) {
@@ -250,6 +257,7 @@ void add_base_helpers(std::vector<HelperFn>& table) {
   set_helper(table, BPF_FUNC_map_update_elem, map_update_elem);
   set_helper(table, BPF_FUNC_map_delete_elem, map_delete_elem);
   set_helper(table, BPF_FUNC_tail_call, tail_call_unresolved);
+  set_helper(table, BPF_FUNC_loop, loop_unresolved);
   // x86 has separate user and kernel address spaces: the legacy probe_read reads either, and in
   // user space only user memory exists.
   set_helper(table, BPF_FUNC_probe_read, probe_read_user);

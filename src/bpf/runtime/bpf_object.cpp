@@ -61,7 +61,7 @@ Expected<bool> fix_map_references(std::vector<Insn>& insns, const BpfObject& obj
         }
         set_lddw(insn, reinterpret_cast<std::uintptr_t>(value + offset));
       }
-    } else if (kind != 0) {
+    } else if (kind != 0 && kind != BPF_PSEUDO_FUNC) {  // a callback: the interpreter's to resolve
       return make_error(EINVAL, "insn " + std::to_string(i) + ": unsupported lddw src_reg " +
                                     std::to_string(kind));
     }
@@ -70,13 +70,31 @@ Expected<bool> fix_map_references(std::vector<Insn>& insns, const BpfObject& obj
   return true;
 }
 
-bool calls_tail_call(const std::vector<Insn>& insns) {
-  for (const Insn& insn : insns) {
-    if (insn.code == (BPF_JMP | BPF_CALL) && insn.src_reg == 0 && insn.imm == kTailCallHelperId) {
-      return true;
+// What the JIT does not translate, so that a program using it runs on the interpreter: tail
+// calls, and callbacks (bpf_loop; a function's address appears only for one).
+struct InterpreterOnly {
+  const char* what;
+  bool (*used_by)(const Insn& insn);
+  std::atomic<bool> said{false};
+};
+InterpreterOnly interpreter_only[] = {
+    {"bpf_tail_call",
+     [](const Insn& insn) {
+       return insn.code == (BPF_JMP | BPF_CALL) && insn.src_reg == 0 &&
+              insn.imm == kTailCallHelperId;
+     }},
+    {"bpf_loop callbacks",
+     [](const Insn& insn) { return is_lddw(insn) && insn.src_reg == BPF_PSEUDO_FUNC; }},
+};
+
+// The first feature of `insns` the JIT lacks, or nullptr.
+InterpreterOnly* needs_interpreter(const std::vector<Insn>& insns) {
+  for (InterpreterOnly& feature : interpreter_only) {
+    for (const Insn& insn : insns) {
+      if (feature.used_by(insn)) return &feature;
     }
   }
-  return false;
+  return nullptr;
 }
 
 std::atomic<std::uint32_t> next_program_id{1};
@@ -88,7 +106,6 @@ void say_once(std::atomic<bool>& said, const std::string& what) {
 }
 std::atomic<bool> said_unsupported{false};
 std::atomic<bool> said_failed{false};
-std::atomic<bool> said_tail_call{false};
 
 }  // namespace
 
@@ -126,15 +143,15 @@ Expected<std::shared_ptr<LoadedProgram>> LoadedProgram::load(std::shared_ptr<Bpf
     say_once(said_unsupported,
              "the eBPF JIT supports x86-64 only: programs run on the interpreter");
   }
-  // The JIT has no tail calls: a program that makes them runs on the interpreter (the programs it
-  // tail-calls run there too, through their interpreter()).
-  const bool tail_calls = calls_tail_call(insns);
-  if (want_jit && jit_supported() && tail_calls && options.say_fallback) {
-    say_once(said_tail_call, "'" + image.name +
-                                 "' calls bpf_tail_call, which the JIT does not translate: "
-                                 "programs that make tail calls run on the interpreter");
+  // The JIT has no tail calls and no callbacks: a program that uses them runs on the interpreter
+  // (the programs it tail-calls run there too, through their interpreter()).
+  InterpreterOnly* untranslated = needs_interpreter(insns);
+  if (want_jit && jit_supported() && untranslated && options.say_fallback) {
+    say_once(untranslated->said, "'" + image.name + "' uses " + untranslated->what +
+                                     ", which the JIT does not translate: programs that use " +
+                                     untranslated->what + " run on the interpreter");
   }
-  const bool use_jit = want_jit && jit_supported() && !tail_calls;
+  const bool use_jit = want_jit && jit_supported() && !untranslated;
   JitOptions jit_options;
   if (use_jit) {
     jit_options.helpers = vm_options.helpers;

@@ -67,7 +67,8 @@ class LoadedProgram {
                                                        const ProgramLoadOptions& options);
 
   // SIGNAL-SAFE. r1 = ctx; `regions` are the memory the ctx lets the program reach. A program
-  // that calls bpf_tail_call runs on the interpreter (the JIT has no tail calls yet).
+  // that calls bpf_tail_call or has callbacks (bpf_loop) runs on the interpreter (the JIT has
+  // neither yet).
   RunResult run(const void* ctx, std::span<const MemoryRegion> regions, void* env) const {
     if (jit_) return jit_->run(reinterpret_cast<std::uintptr_t>(ctx), 0, regions, env);
     return vm_->run(reinterpret_cast<std::uintptr_t>(ctx), 0, regions, env);

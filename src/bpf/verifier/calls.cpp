@@ -1,9 +1,12 @@
 // Calls and returns (check_helper_call, check_func_call, prepare_func_exit): helper arguments
 // against perf_event_helper_proto(), map/helper compatibility, the return value; subprogram
-// frames; and, after the walk, the stack depth of every static call chain.
+// frames; callbacks (bpf_loop: push_callback_call and the callback's exit back to the call); and,
+// after the walk, the stack depth of every static call chain.
 #include <algorithm>
 #include <cerrno>
 #include <cinttypes>
+#include <limits>
+#include <string>
 #include <utility>
 
 #include "bpf/verifier/checker.hpp"
@@ -178,6 +181,14 @@ int Checker::check_helper_arg(int regno, ArgType type, CallMeta& meta, ArgType p
       }
       meta.release_ref = r.ref_obj_id;
       return 0;
+    case ArgType::kPtrToFunc:
+      if (r.type != RegType::kPtrToFunc) return expect("func");
+      meta.callback = r.subprog;
+      return 0;
+    case ArgType::kPtrToStackOrNull:
+      if (r.is_null()) return 0;
+      if (r.type != RegType::kPtrToStack) return expect("fp");
+      return 0;
     default:
       return log_.reject(EINVAL, "unsupported arg type for R%d", regno);
   }
@@ -274,6 +285,15 @@ int Checker::do_call(std::uint32_t idx, const Insn& in, std::uint32_t& next) {
   }
   // The record is given back: every copy of the pointer becomes a plain value.
   if (meta.release_ref) release_reference(meta.release_ref);
+  if (id == BPF_FUNC_loop) {
+    // The walk ends a callback's iterations when nr_loops runs out: its value decides.
+    need_precise_reg(1);
+    if (frame().callback_depth < reg(1).umax) {
+      if (int err = push_callback(idx, meta.callback)) return err;
+    } else {
+      frame().callback_depth = 0;
+    }
+  }
   // Memory the helper writes: every byte becomes initialized data.
   if (meta.raw_regno >= 0 && meta.raw_size > 0) {
     const RegState ptr = reg(meta.raw_regno);
@@ -358,12 +378,86 @@ int Checker::do_local_call(std::uint32_t idx, const Insn& in, std::uint32_t& nex
   return 0;
 }
 
+// push_callback_call: the path that enters the callback is pushed, with a frame set up as the
+// helper calls it (bpf_loop: r1 the index, an unknown scalar; r2 the caller's r3) and the caller's
+// registers as they are at the call, so that the callback's exit can return to the call and the
+// call decide again whether to enter it. The current path goes on as if the helper did not call it.
+int Checker::push_callback(std::uint32_t idx, std::int16_t callback) {
+  if (cur_.frames.size() >= static_cast<std::size_t>(kMaxCallFrames)) {
+    return log_.reject(E2BIG, "the call stack of %zu frames is too deep", cur_.frames.size() + 1);
+  }
+  const Subprog& sp = shape_.subprogs[static_cast<std::size_t>(callback)];
+  VerifierState entered = cur_;
+  FuncState callee;
+  callee.callsite = static_cast<std::int32_t>(idx);
+  callee.subprog = static_cast<std::uint16_t>(callback);
+  callee.frameno = static_cast<std::uint8_t>(entered.frames.size());
+  callee.in_callback = true;
+  callee.regs[1] = make_unknown_scalar();
+  callee.regs[2] = entered.cur().regs[3];
+  callee.regs[kFramePointer] = make_pointer(RegType::kPtrToStack);
+  callee.regs[kFramePointer].frameno = callee.frameno;
+  ++entered.cur().callback_depth;
+  ++entered.callback_unroll_depth;
+  entered.frames.push_back(std::move(callee));
+  frame().callback_depth = 0;
+  if (pending_.size() >= kJmpSeqLimit) {
+    return log_.reject(E2BIG, "The sequence of %zu jumps is too complex.", pending_.size() + 1);
+  }
+  // The entered path's history records the call as the callback's entry (precision.cpp).
+  HistoryEntry entry;
+  entry.insn_idx = idx;
+  entry.prev = history_tail_;
+  entry.callback_entry = true;
+  history_.push_back(entry);
+  if (cur_parent_) ++cur_parent_->branches;
+  pending_.push_back(PendingPath{std::move(entered), cur_parent_, sp.start, idx,
+                                 static_cast<std::int32_t>(history_.size() - 1)});
+  return 0;
+}
+
+// A callback's exit (prepare_func_exit with in_callback_fn): r0 must be a scalar in the
+// callback's return range; the path goes back to the helper call, with the caller's registers
+// as they were there, and the scalars that changed since the call's last visit on this path,
+// unless their values decided something, widened to unknown (widen_imprecise_scalars), so that
+// the iterations converge.
+int Checker::exit_callback(std::uint32_t& next) {
+  if (reg(0).type != RegType::kScalar) return log_.reject(EACCES, "R0 not a scalar value");
+  need_precise_reg(0);
+  const RegState r0 = reg(0);
+  if (r0.smin < 0 || r0.smax > 1) {
+    std::string has;
+    if (r0.smin > std::numeric_limits<std::int64_t>::min())
+      has += format_text(" smin=%" PRId64, r0.smin);
+    if (r0.smax < std::numeric_limits<std::int64_t>::max())
+      has += format_text(" smax=%" PRId64, r0.smax);
+    if (has.empty()) has = " unknown scalar value";
+    return log_.reject(
+        EINVAL, "At callback return the register R0 has%s should have been in [0, 1]", has.c_str());
+  }
+  const auto callsite = static_cast<std::uint32_t>(frame().callsite);
+  cur_.frames.pop_back();
+  next = callsite;
+  for (const auto& cp : checkpoints_[callsite]) {
+    if (cp->branches == 0 || cp->state.frames.size() != cur_.frames.size()) continue;
+    bool same_callsites = true;
+    for (std::size_t f = 0; f < cur_.frames.size(); ++f) {
+      same_callsites = same_callsites && cp->state.frames[f].callsite == cur_.frames[f].callsite;
+    }
+    if (!same_callsites) continue;
+    widen_imprecise_scalars(cp->state, cur_);
+    break;
+  }
+  return 0;
+}
+
 int Checker::do_exit(std::uint32_t& next, bool& path_end) {
   if (cur_.frames.size() > 1) {
     const RegState r0 = reg(0);
     if (r0.type == RegType::kPtrToStack) {
       return log_.reject(EINVAL, "cannot return stack pointer to the caller frame");
     }
+    if (frame().in_callback) return exit_callback(next);
     const auto callsite = static_cast<std::uint32_t>(frame().callsite);
     cur_.frames.pop_back();
     reg(0) = r0;
@@ -416,7 +510,9 @@ int Checker::check_max_stack_depth() {
   std::vector<bool> has_tail_call(shape_.subprogs.size(), false);
   for (std::size_t i = 0; i < insns_.size(); ++i) {
     const Insn& in = insns_[i];
-    if (in.code == (BPF_JMP | BPF_CALL) && in.src_reg == BPF_PSEUDO_CALL) {
+    // A callback counts as a call where its address is taken (the helper calls it from there).
+    if ((in.code == (BPF_JMP | BPF_CALL) && in.src_reg == BPF_PSEUDO_CALL) ||
+        (is_lddw(in) && in.src_reg == BPF_PSEUDO_FUNC)) {
       const auto target = static_cast<std::size_t>(static_cast<std::int64_t>(i) + in.imm + 1);
       callees[shape_.subprog_of[i]].push_back(shape_.subprog_of[target]);
     } else if (in.code == (BPF_JMP | BPF_CALL) && in.src_reg == 0 && in.imm == BPF_FUNC_tail_call) {

@@ -6,7 +6,8 @@
 //   state_pruning.cpp  state comparison at prune points, checkpoints, precision propagation
 //   alu_jumps.cpp      ALU (scalars and pointer arithmetic) and conditional jumps
 //   memory_access.cpp  loads, stores and atomics: stack, map value, ctx, alignment; lddw
-//   calls.cpp          helper calls and their arguments, subprogram calls, exit, stack depth
+//   calls.cpp          helper calls and their arguments, subprogram calls, callbacks, exit,
+//                      stack depth
 // The log it writes is VerifierLog's (log.hpp).
 #pragma once
 
@@ -25,10 +26,16 @@
 namespace userperf::bpf {
 
 inline constexpr std::uint64_t kInsnLimit = 1000000;  // BPF_COMPLEXITY_LIMIT_INSNS
+inline constexpr std::size_t kJmpSeqLimit = 8192;     // BPF_COMPLEXITY_LIMIT_JMP_SEQ
 
 // Which pointer each load or store went through on the paths so far (its ctx loads are
 // rewritten, so it must see the ctx on every path or on none).
 enum class PtrUse : std::uint8_t { kUnseen, kCtx, kOther };
+
+// How states_equal compares: kNotExact as pruning does (imprecise scalars match anything);
+// kRangeWithin: every scalar's range must contain the current one (callback iterations, whose
+// precision is not settled yet); kExact: identical (infinite loops).
+enum class StateCompare : std::uint8_t { kNotExact, kRangeWithin, kExact };
 
 // A path pushed at a conditional jump, to be walked when the current one ends.
 struct PendingPath {
@@ -78,7 +85,8 @@ class Checker {
 
   // ---- state_pruning.cpp: pruning
   int is_state_visited(std::uint32_t idx, bool& pruned);
-  bool states_equal(const VerifierState& o, const VerifierState& c, std::uint32_t idx, bool exact);
+  bool states_equal(const VerifierState& o, const VerifierState& c, std::uint32_t idx,
+                    StateCompare mode);
   // ... and precision
   void need_precise_reg(int r);
   void need_precise_slot(std::uint8_t frame, std::size_t spi);
@@ -126,7 +134,11 @@ class Checker {
   int do_call(std::uint32_t idx, const Insn& in, std::uint32_t& next);
   int do_local_call(std::uint32_t idx, const Insn& in, std::uint32_t& next);
   int do_exit(std::uint32_t& next, bool& path_end);
+  int push_callback(std::uint32_t idx, std::int16_t callback);
+  int exit_callback(std::uint32_t& next);
+  void widen_imprecise_scalars(const VerifierState& old, VerifierState& cur);
   struct CallMeta {
+    std::int16_t callback = -1;  // ARG_PTR_TO_FUNC: the subprogram
     int map = -1;
     std::int64_t const_map_key = -1;
     int mem_regno = -1;

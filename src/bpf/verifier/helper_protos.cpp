@@ -108,6 +108,11 @@ constexpr Entry kPerfEventHelpers[] = {
            false)},
     {BPF_FUNC_ringbuf_query, proto("ringbuf_query", R::kInteger,
                                    {A::kConstMapPtr, A::kAnything, kNone, kNone, kNone}, false)},
+    // The interpreter runs the callback itself (vm: OpKind::LOOP); the verifier walks the
+    // callback as the kernel does (calls.cpp: push_callback).
+    {BPF_FUNC_loop,
+     proto("loop", R::kInteger,
+           {A::kAnything, A::kPtrToFunc, A::kPtrToStackOrNull, A::kAnything, kNone}, false)},
     {BPF_FUNC_get_attach_cookie,
      proto("get_attach_cookie", R::kInteger, {A::kPtrToCtx, kNone, kNone, kNone, kNone}, false)},
 };

@@ -21,6 +21,8 @@ enum class ArgType : std::uint8_t {
   kConstAllocSizeOrZero,  // a known constant (the size of the memory the helper returns)
   kPtrToLong,             // writable 8 bytes
   kReleaseRingbufMem,     // ARG_PTR_TO_RINGBUF_MEM | OBJ_RELEASE: a reserved record, offset 0
+  kPtrToFunc,             // a callback: lddw of a static subprogram's address
+  kPtrToStackOrNull,      // a stack pointer (any offset) or NULL: a callback's context
 };
 
 enum class RetType : std::uint8_t {

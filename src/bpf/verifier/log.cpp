@@ -205,6 +205,8 @@ const char* reg_type_name(const RegState& reg) {
       return "fp";
     case RegType::kPtrToRingbufMem:
       return reg.maybe_null ? "ringbuf_mem_or_null" : "ringbuf_mem";
+    case RegType::kPtrToFunc:
+      return "func";
   }
   return "?";
 }

@@ -457,6 +457,14 @@ int Checker::do_lddw(const Insn& in, const Insn& hi) {
                           static_cast<std::uint32_t>(in.imm));
     return 0;
   }
+  if (in.src_reg == BPF_PSEUDO_FUNC) {
+    // The kernel takes a callback's prototype and linkage from BTF function info.
+    if (!btf_func_info_) return log_.reject(EINVAL, "missing btf func_info");
+    const auto target = static_cast<std::size_t>(&in - insns_.data() + in.imm + 1);
+    d = make_pointer(RegType::kPtrToFunc);
+    d.subprog = static_cast<std::int16_t>(shape_.subprog_of[target]);
+    return 0;
+  }
   if (in.src_reg == BPF_PSEUDO_MAP_IDX) {
     d = make_pointer(RegType::kConstPtrToMap);
     d.map = static_cast<std::int16_t>(in.imm);

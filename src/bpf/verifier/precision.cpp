@@ -1,5 +1,7 @@
 #include "bpf/verifier/precision.hpp"
 
+#include "bpf/verifier/program_shape.hpp"
+
 namespace userperf::bpf {
 namespace {
 
@@ -87,10 +89,22 @@ void backtrack_memory(const Insn& in, const HistoryEntry& entry, std::uint16_t& 
   if (cls == BPF_STX) regs |= src;
 }
 
-void backtrack_jump(const Insn& in, std::size_t& depth, PrecisionSet& need) {
+// `subseq`: the instruction the path executed after this one (-1: none, the current one).
+void backtrack_jump(const Insn& in, const HistoryEntry& entry, const Insn* subseq,
+                    std::size_t& depth, PrecisionSet& need) {
   std::uint16_t& regs = need.regs[depth];
   const std::uint8_t op = insn_op(in.code);
   if (op == BPF_CALL) {
+    if (entry.callback_entry) {
+      // Out of the callback's first instruction into the helper call that entered it: the
+      // helper, not the caller, set the callback's r1-r5, and the caller's registers are as the
+      // call found them.
+      if (depth == 0) return;
+      need.regs[depth] = 0;
+      need.slots[depth] = 0;
+      --depth;
+      return;
+    }
     if (in.src_reg != BPF_PSEUDO_CALL) {
       regs = static_cast<std::uint16_t>(regs & ~0x3f);  // r0 from the helper, r1-r5 clobbered
       return;
@@ -105,8 +119,17 @@ void backtrack_jump(const Insn& in, std::size_t& depth, PrecisionSet& need) {
     return;
   }
   if (op == BPF_EXIT) {
-    // Back into a callee that returned: the caller's r0 is the callee's.
     if (depth + 1 >= static_cast<std::size_t>(kMaxCallFrames)) return;
+    if (subseq && calls_callback(*subseq)) {
+      // A callback's exit back to its helper call: nothing of the caller comes from it (the
+      // call sets r0 and clobbers r1-r5 after it).
+      regs = static_cast<std::uint16_t>(regs & ~0x3f);
+      ++depth;
+      need.regs[depth] = 0;
+      need.slots[depth] = 0;
+      return;
+    }
+    // Back into a callee that returned: the caller's r0 is the callee's.
     const bool r0 = regs & reg_bit(0);
     regs = static_cast<std::uint16_t>(regs & ~reg_bit(0));
     ++depth;
@@ -120,8 +143,8 @@ void backtrack_jump(const Insn& in, std::size_t& depth, PrecisionSet& need) {
 }
 
 // One instruction backwards: which values the required ones were computed from.
-void backtrack_insn(const Insn& in, const HistoryEntry& entry, std::size_t& depth,
-                    PrecisionSet& need) {
+void backtrack_insn(const Insn& in, const HistoryEntry& entry, const Insn* subseq,
+                    std::size_t& depth, PrecisionSet& need) {
   std::uint16_t& regs = need.regs[depth];
   const std::uint8_t cls = insn_class(in.code);
   const std::uint8_t op = insn_op(in.code);
@@ -146,7 +169,7 @@ void backtrack_insn(const Insn& in, const HistoryEntry& entry, std::size_t& dept
       regs = static_cast<std::uint16_t>(regs & ~dst);
       return;
     default:
-      backtrack_jump(in, depth, need);
+      backtrack_jump(in, entry, subseq, depth, need);
       return;
   }
 }
@@ -163,12 +186,14 @@ bool PrecisionSet::empty() const {
 void mark_precise(std::span<const Insn> insns, std::vector<HistoryEntry>& history,
                   std::int32_t tail, std::size_t depth, PrecisionSet need) {
   for (auto& r : need.regs) r = static_cast<std::uint16_t>(r & ~reg_bit(kFramePointer));
+  const Insn* subseq = nullptr;
   for (std::int32_t at = tail; at >= 0 && !need.empty();) {
     HistoryEntry& entry = history[static_cast<std::size_t>(at)];
     if (entry.checkpoint) {
       apply_to_checkpoint(entry.checkpoint->state, need);
     } else {
-      backtrack_insn(insns[entry.insn_idx], entry, depth, need);
+      backtrack_insn(insns[entry.insn_idx], entry, subseq, depth, need);
+      subseq = &insns[entry.insn_idx];
     }
     at = entry.prev;
   }

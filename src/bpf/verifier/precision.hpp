@@ -20,6 +20,7 @@ struct HistoryEntry {
   std::int32_t prev = -1;            // the previous entry of the same path, -1: none
   std::int16_t stack_spi = -1;       // a fixed-offset stack access: the slot
   std::uint8_t stack_frame = 0;      // ... and the frame it belongs to
+  bool callback_entry = false;       // a callback-calling helper call that entered its callback
   Checkpoint* checkpoint = nullptr;  // set: this entry is a checkpoint, not an instruction
 };
 

@@ -62,6 +62,11 @@ bool is_pseudo_call(const Insn& in) {
   return in.code == (BPF_JMP | BPF_CALL) && in.src_reg == BPF_PSEUDO_CALL;
 }
 
+// lddw of a function's address: its target starts a subprogram as a call's does.
+bool is_pseudo_func(const Insn& in) {
+  return is_lddw(in) && in.src_reg == BPF_PSEUDO_FUNC;
+}
+
 // The target of a jump (not a call or exit).
 std::int64_t jump_target(const Insn& in, std::size_t i) {
   if (in.code == (BPF_JMP32 | BPF_JA)) return static_cast<std::int64_t>(i) + in.imm + 1;
@@ -81,7 +86,7 @@ int check_insns(std::span<const Insn> insns, const std::vector<MapSpec>* maps, V
         return log.reject(EINVAL, "invalid bpf_ld_imm64 insn");
       }
       const int src = in.src_reg;
-      if (src != 0) {
+      if (src != 0 && src != BPF_PSEUDO_FUNC) {
         if (src != BPF_PSEUDO_MAP_IDX && src != BPF_PSEUDO_MAP_IDX_VALUE) {
           return log.reject(EINVAL, "unrecognized bpf_ld_imm64 insn");
         }
@@ -123,7 +128,7 @@ int check_insns(std::span<const Insn> insns, const std::vector<MapSpec>* maps, V
 int find_subprogs(std::span<const Insn> insns, ProgramShape& shape, VerifierLog& log) {
   std::vector<std::uint32_t> starts{0};
   for (std::size_t i = 0; i < insns.size(); ++i) {
-    if (!is_pseudo_call(insns[i])) continue;
+    if (!is_pseudo_call(insns[i]) && !is_pseudo_func(insns[i])) continue;
     const std::int64_t target = static_cast<std::int64_t>(i) + insns[i].imm + 1;
     if (target < 0 || target >= static_cast<std::int64_t>(insns.size())) {
       return log.reject(EINVAL, "call to invalid destination");
@@ -218,10 +223,16 @@ int check_cfg(std::span<const Insn> insns, ProgramShape& shape, VerifierLog& log
     for (int k = 0; k < count; ++k) {
       if (int err = visit(i, next[k])) return err;
     }
+    if (is_pseudo_func(in)) {  // the callback is reachable from here
+      if (int err = visit(i, static_cast<std::int64_t>(i) + in.imm + 1)) return err;
+    }
     if (is_jump_class(in.code)) {
       const std::uint8_t op = insn_op(in.code);
       if (op == BPF_CALL) {
         shape.prune_point[i + 1] = 1;
+        // A callback-calling helper is visited again after each run of its callback: states
+        // are kept and compared there to find when the iterations converge.
+        if (calls_callback(in)) shape.prune_point[i] = 1;
         if (is_pseudo_call(in)) {
           shape.prune_point[i] = 1;
           if (int err = visit(i, static_cast<std::int64_t>(i) + in.imm + 1)) return err;

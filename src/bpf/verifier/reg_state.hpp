@@ -18,6 +18,7 @@ enum class RegType : std::uint8_t {
   kPtrToMapValue,  // maybe_null: PTR_TO_MAP_VALUE_OR_NULL
   kPtrToStack,
   kPtrToRingbufMem,  // PTR_TO_MEM | MEM_RINGBUF: a reserved record of mem_size bytes (maybe_null)
+  kPtrToFunc,  // a static subprogram's address (lddw src=BPF_PSEUDO_FUNC): a callback
 };
 
 // BPF_MAX_VAR_OFF / BPF_MAX_VAR_SIZ: the largest variable offset and size the kernel tracks.
@@ -35,6 +36,7 @@ struct RegState {
   bool precise = false;          // scalars: pruning must compare the value (kernel: reg->precise)
   std::uint8_t frameno = 0;      // PTR_TO_STACK: whose frame
   std::int16_t map = -1;         // CONST_PTR_TO_MAP / PTR_TO_MAP_VALUE: index in the map specs
+  std::int16_t subprog = -1;     // PTR_TO_FUNC: the subprogram
   std::int32_t off = 0;          // pointers: the fixed offset
   std::uint32_t id = 0;          // NULL-check group, or linked scalars (copies of one value)
   std::uint32_t ref_obj_id = 0;  // the reference it carries (ringbuf records), 0: none

@@ -2,6 +2,7 @@
 // state is compared with the checkpoints kept there; a path whose state an old, fully explored one
 // contains ends. What was precise in the old state must be made precise on the pruned path.
 #include "bpf/verifier/checker.hpp"
+#include "bpf/verifier/program_shape.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -55,13 +56,14 @@ bool regs_exact(const RegState& o, const RegState& c, IdMap& ids) {
 }
 
 // regsafe(): every behaviour `cur` allows, `old` allowed and was verified safe.
-bool reg_safe(const RegState& o, const RegState& c, IdMap& ids, bool exact) {
-  if (exact) return regs_exact(o, c, ids);
+bool reg_safe(const RegState& o, const RegState& c, IdMap& ids, StateCompare mode) {
+  if (mode == StateCompare::kExact) return regs_exact(o, c, ids);
   if (o.type == RegType::kNotInit) return true;
   if (o.type != c.type || o.maybe_null != c.maybe_null) return false;
   switch (o.type) {
     case RegType::kScalar:
-      if (!o.precise) return true;  // its value decided nothing on the old paths
+      // Its value decided nothing on the old paths (unless they are still being explored).
+      if (!o.precise && mode != StateCompare::kRangeWithin) return true;
       if (regs_exact(o, c, ids)) return true;
       if (!ids.check_scalar(o.id, c.id)) return false;
       return range_within(o, c) && o.var_off.contains(c.var_off);
@@ -97,7 +99,8 @@ const RegState* scalar_for_slot(const StackSlot& s, const RegState& unknown) {
   return nullptr;
 }
 
-bool stack_safe(const FuncState& o, const FuncState& c, IdMap& ids, bool exact) {
+bool stack_safe(const FuncState& o, const FuncState& c, IdMap& ids, StateCompare mode) {
+  const bool exact = mode == StateCompare::kExact;
   static const RegState unknown = make_unknown_scalar();
   const std::size_t old_bytes = o.stack.size() * 8;
   for (std::size_t i = 0; i < old_bytes; ++i) {
@@ -118,13 +121,13 @@ bool stack_safe(const FuncState& o, const FuncState& c, IdMap& ids, bool exact) 
     const RegState* os = scalar_for_slot(o.stack[spi], unknown);
     const RegState* cs = scalar_for_slot(c.stack[spi], unknown);
     if (os && cs) {
-      if (!reg_safe(*os, *cs, ids, false)) return false;
+      if (!reg_safe(*os, *cs, ids, mode)) return false;
       i += 7 - (i % 8);
       continue;
     }
     if (ob != cb) return false;
     if (i % 8 == 7 && ob == StackByte::kSpill &&
-        !reg_safe(o.stack[spi].spilled, c.stack[spi].spilled, ids, false)) {
+        !reg_safe(o.stack[spi].spilled, c.stack[spi].spilled, ids, mode)) {
       return false;
     }
   }
@@ -139,18 +142,21 @@ bool stack_safe(const FuncState& o, const FuncState& c, IdMap& ids, bool exact) 
 }
 
 // The registers of frame f that later instructions may read when `state` is at insn idx: those
-// live at idx in the current frame; in a caller, its callee-saved r6-r10 live at the return.
+// live at idx in the current frame; in a caller, its callee-saved r6-r10 live at the return, and
+// for a callback's caller all that are live at the helper call it returns to.
 std::uint16_t live_regs(const ProgramShape& shape, const VerifierState& state, std::size_t f,
                         std::uint32_t idx) {
   if (f + 1 == state.frames.size()) return shape.live_in[idx];
-  const auto ret = static_cast<std::size_t>(state.frames[f + 1].callsite) + 1;
+  const FuncState& callee = state.frames[f + 1];
+  if (callee.in_callback) return shape.live_in[static_cast<std::size_t>(callee.callsite)];
+  const auto ret = static_cast<std::size_t>(callee.callsite) + 1;
   return static_cast<std::uint16_t>(shape.live_in[ret] & 0x7c0);  // r6-r10
 }
 
 }  // namespace
 
 bool Checker::states_equal(const VerifierState& o, const VerifierState& c, std::uint32_t idx,
-                           bool exact) {
+                           StateCompare mode) {
   if (o.frames.size() != c.frames.size()) return false;
   // refsafe, stricter than the kernel's: the same references under the same ids.
   if (o.refs != c.refs) return false;
@@ -159,34 +165,52 @@ bool Checker::states_equal(const VerifierState& o, const VerifierState& c, std::
     const FuncState& of = o.frames[f];
     const FuncState& cf = c.frames[f];
     if (of.callsite != cf.callsite) return false;
+    // The old state could still enter its callback more often than the current one.
+    if (of.callback_depth > cf.callback_depth) return false;
     const std::uint16_t live = live_regs(shape_, o, f, idx);
     for (int r = 0; r < kNumRegs; ++r) {
       if (!(live & reg_bit(r))) continue;
       if (!reg_safe(of.regs[static_cast<std::size_t>(r)], cf.regs[static_cast<std::size_t>(r)], ids,
-                    exact)) {
+                    mode)) {
         return false;
       }
     }
-    if (!stack_safe(of, cf, ids, exact)) return false;
+    if (!stack_safe(of, cf, ids, mode)) return false;
   }
   return true;
 }
 
 int Checker::is_state_visited(std::uint32_t idx, bool& pruned) {
-  bool add_new = jmps_processed_ - prev_jmps_ >= 2 && processed_ - prev_insns_ >= 8;
+  // A callback-calling helper call always gets a checkpoint: the next iteration of its callback
+  // is compared with it.
+  const bool callback_call = calls_callback(insns_[idx]);
+  bool add_new =
+      callback_call || (jmps_processed_ - prev_jmps_ >= 2 && processed_ - prev_insns_ >= 8);
   auto& list = checkpoints_[idx];
   for (std::size_t i = 0; i < list.size();) {
     Checkpoint& cp = *list[i];
-    if (cp.branches > 0) {
-      // A state still being explored: we are in a loop back to it.
-      if (states_equal(cp.state, cur_, idx, true)) {
+    if (cp.branches > 0 && callback_call) {
+      // An earlier iteration of the callback, still being explored: the iterations converged
+      // when the current state lies within it.
+      if (states_equal(cp.state, cur_, idx, StateCompare::kRangeWithin)) {
+        pruned = true;
+        ++cp.hits;
+        propagate_precision(cp.state, idx);
+        log_.pruned(idx);
+        return 0;
+      }
+    } else if (cp.branches > 0) {
+      // A state still being explored: we are in a loop back to it (unless a callback was entered
+      // again in between: then it is the callback's next iteration).
+      if (cp.state.callback_unroll_depth == cur_.callback_unroll_depth &&
+          states_equal(cp.state, cur_, idx, StateCompare::kExact)) {
         const int err = log_.reject(EINVAL, "infinite loop detected at insn %u", idx);
         log_.add_state_to_reason("cur state: ", cur_);
         log_.add_state_to_reason("old state: ", cp.state);
         return err;
       }
       if (jmps_processed_ - prev_jmps_ < 20 && processed_ - prev_insns_ < 100) add_new = false;
-    } else if (states_equal(cp.state, cur_, idx, false)) {
+    } else if (states_equal(cp.state, cur_, idx, StateCompare::kNotExact)) {
       pruned = true;
       ++cp.hits;
       propagate_precision(cp.state, idx);
@@ -223,6 +247,26 @@ int Checker::is_state_visited(std::uint32_t idx, bool& pruned) {
   ++total_states_;
   peak_states_ = std::max(peak_states_, ++live_states_);
   return 0;
+}
+
+// After a callback's exit, against the state the helper call had on the previous iteration:
+// scalars that changed and whose value decided nothing become unknown.
+void Checker::widen_imprecise_scalars(const VerifierState& old, VerifierState& cur) {
+  auto widen = [](const RegState& o, RegState& c) {
+    if (o.type != RegType::kScalar || c.type != RegType::kScalar || o.precise || c.precise) return;
+    IdMap ids;
+    if (regs_exact(o, c, ids)) return;
+    c = make_unknown_scalar();
+  };
+  for (std::size_t f = 0; f < cur.frames.size() && f < old.frames.size(); ++f) {
+    const FuncState& of = old.frames[f];
+    FuncState& cf = cur.frames[f];
+    for (std::size_t r = 0; r < cf.regs.size(); ++r) widen(of.regs[r], cf.regs[r]);
+    for (std::size_t spi = 0; spi < cf.stack.size() && spi < of.stack.size(); ++spi) {
+      if (!is_spilled_scalar64(of.stack[spi]) || !is_spilled_scalar64(cf.stack[spi])) continue;
+      widen(of.stack[spi].spilled, cf.stack[spi].spilled);
+    }
+  }
 }
 
 // ---- precision

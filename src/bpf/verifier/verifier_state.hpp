@@ -27,6 +27,12 @@ struct FuncState {
   std::int32_t callsite = -1;    // the call insn in the caller; -1 for main
   std::uint16_t subprog = 0;
   std::uint8_t frameno = 0;
+  // A callback's frame (bpf_loop): its exit returns to the helper call, which may call it again,
+  // and its r0 must be 0 or 1 (the kernel's in_callback_fn and callback_ret_range).
+  bool in_callback = false;
+  // Times this frame's callback-calling helper entered its callback on this path since the last
+  // path that skipped it (bounds the iterations by nr_loops; the kernel's callback_depth).
+  std::uint32_t callback_depth = 0;
 };
 
 // A reference the program holds and must release before it exits (kernel: bpf_reference_state):
@@ -40,6 +46,9 @@ struct RefState {
 struct VerifierState {
   std::vector<FuncState> frames;  // frames.back() is the current one
   std::vector<RefState> refs;     // the whole call chain's, as the kernel's since 6.13
+  // Callbacks entered on this path (the kernel's callback_unroll_depth): a state in a later
+  // iteration of a callback is not an infinite loop of the earlier one.
+  std::uint32_t callback_unroll_depth = 0;
   FuncState& cur() { return frames.back(); }
   const FuncState& cur() const { return frames.back(); }
 };

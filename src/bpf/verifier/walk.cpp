@@ -8,12 +8,6 @@
 #include <utility>
 
 namespace userperf::bpf {
-namespace {
-
-constexpr std::size_t kJmpSeqLimit = 8192;  // BPF_COMPLEXITY_LIMIT_JMP_SEQ
-
-}  // namespace
-
 int Checker::walk() {
   std::uint32_t idx = 0;
   for (;;) {

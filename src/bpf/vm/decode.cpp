@@ -146,7 +146,7 @@ Expected<Program> decode(std::span<const Insn> insns, InterpreterOptions options
       if (next.code != 0 || next.dst_reg != 0 || next.src_reg != 0 || next.off != 0) {
         return fail(i, "bad second slot of lddw");
       }
-      if (insn.src_reg != 0) {
+      if (insn.src_reg != 0 && insn.src_reg != BPF_PSEUDO_FUNC) {
         return fail(i, "unrelocated lddw pseudo source " + std::to_string(insn.src_reg));
       }
       second_slot[i + 1] = true;
@@ -208,6 +208,8 @@ Expected<Program> decode(std::span<const Insn> insns, InterpreterOptions options
               why = jump_to(insn.imm);
             } else if (insn.imm == kTailCallHelperId && options.tail_call != nullptr) {
               op.kind = OpKind::TAIL_CALL;
+            } else if (insn.imm == kLoopHelperId && insn.src_reg == 0) {
+              op.kind = OpKind::LOOP;
             } else {
               op.kind = OpKind::CALL_HELPER;
               HelperFn fn = nullptr;
@@ -229,6 +231,12 @@ Expected<Program> decode(std::span<const Insn> insns, InterpreterOptions options
         break;
       case BPF_LD:  // lddw (the rest was rejected above)
         op.kind = OpKind::LDDW;
+        if (insn.src_reg == BPF_PSEUDO_FUNC) {  // a function's address: its first instruction
+          why = jump_to(insn.imm);
+          op.imm = static_cast<std::uint64_t>(op.off);
+          program.callbacks.push_back(static_cast<std::uint32_t>(op.off));
+          break;
+        }
         op.imm = static_cast<std::uint32_t>(insn.imm) |
                  static_cast<std::uint64_t>(static_cast<std::uint32_t>(insns[i + 1].imm)) << 32;
         break;

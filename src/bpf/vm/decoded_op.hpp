@@ -75,7 +75,7 @@ namespace userperf::bpf::vm {
   X(LE16) X(LE32) X(LE64) X(BE16) X(BE32) X(BE64) X(BSWAP16) X(BSWAP32) X(BSWAP64)              \
   USERPERF_BPF_JMP_OPS(X, 64)                                                                   \
   USERPERF_BPF_JMP_OPS(X, 32)                                                                   \
-  X(JA) X(CALL_HELPER) X(CALL_LOCAL) X(CALLX) X(EXIT) X(LDDW) X(TAIL_CALL)                      \
+  X(JA) X(CALL_HELPER) X(CALL_LOCAL) X(CALLX) X(EXIT) X(LDDW) X(TAIL_CALL) X(LOOP)              \
   X(LDXB) X(LDXH) X(LDXW) X(LDXDW) X(LDXSB) X(LDXSH) X(LDXSW)                                   \
   X(STB) X(STH) X(STW) X(STDW) X(STXB) X(STXH) X(STXW) X(STXDW)                                 \
   X(ATOMIC_ADD32) X(ATOMIC_OR32) X(ATOMIC_AND32) X(ATOMIC_XOR32)                                \
@@ -113,6 +113,7 @@ struct Program {
   std::uint64_t instruction_budget = 0;
   bool calls_helpers = false;  // CallContext regions are built only when some helper may run
   TailCallResolver tail_call = nullptr;  // helper 12 became TAIL_CALL ops
+  std::vector<std::uint32_t> callbacks;  // the functions whose address an lddw takes (LOOP)
 };
 
 // The decoded program of an interpreter (a tail call's target).

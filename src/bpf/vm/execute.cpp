@@ -1,5 +1,6 @@
 // The dispatch loop: threaded code (g++ labels as values) over the decoded ops.
 #include <bit>
+#include <cerrno>
 #include <cstring>
 #include <type_traits>
 
@@ -67,12 +68,21 @@ RunResult run_loop(const Program& program, std::uint64_t r1, std::uint64_t r2,
 
   // A caller's program, ops and helper regions are saved too: a tail call in a subprogram replaces
   // the program only until that frame returns.
+  // A bpf_loop callback's frame also holds the loop: return_to is the LOOP op, which the
+  // callback's exit either calls again or steps over.
+  struct Loop {
+    std::uint32_t count = 0;  // 0: an ordinary call frame
+    std::uint32_t index = 0;  // the running iteration
+    std::uint32_t callback = 0;
+    std::uint64_t ctx = 0;
+  };
   struct Frame {
     const Op* return_to;
     std::uint64_t saved[4];  // r6..r9
     const Program* program;
     MemoryRegion* call_regions;
     std::size_t call_region_count;
+    Loop loop;
   };
   alignas(16) std::uint8_t stack[kMaxCallFrames * kMaxStack];
   Frame frames[kMaxCallFrames];
@@ -323,7 +333,7 @@ call_helper : {
 op_CALL_LOCAL:
   if (depth + 1 >= kMaxCallFrames) return RunResult{RunStatus::kCallDepth, reg[0], index_of(pc), 0};
   frames[depth] =
-      Frame{pc + 1, {reg[6], reg[7], reg[8], reg[9]}, prog, call_regions, call_region_count};
+      Frame{pc + 1, {reg[6], reg[7], reg[8], reg[9]}, prog, call_regions, call_region_count, {}};
   ++depth;
   reg[10] -= kMaxStack;
   stack_low -= kMaxStack;
@@ -347,7 +357,56 @@ op_EXIT:
     call_regions = frames[depth].call_regions;
     call_region_count = frames[depth].call_region_count;
   }
+  if (frames[depth].loop.count != 0) {  // a bpf_loop callback returned
+    Loop& loop = frames[depth].loop;
+    ++loop.index;
+    if (reg[0] != 0 || loop.index == loop.count) {  // stopped, or done: the calls made
+      reg[0] = loop.index;
+      NEXT();
+    }
+    goto enter_callback;
+  }
   DISPATCH();
+
+  // bpf_loop(nr_loops, callback, ctx, flags): the callback runs in a frame of its own, called
+  // with (index, ctx); its exit comes back to the frame's loop (op_EXIT).
+op_LOOP : {
+  const auto count = static_cast<std::uint32_t>(reg[1]);  // the kernel's u32 nr_loops
+  if (reg[4] != 0) {
+    reg[0] = static_cast<std::uint64_t>(-static_cast<std::int64_t>(EINVAL));
+    NEXT();
+  }
+  if (count > kMaxLoops) {
+    reg[0] = static_cast<std::uint64_t>(-static_cast<std::int64_t>(E2BIG));
+    NEXT();
+  }
+  if (count == 0) {
+    reg[0] = 0;
+    NEXT();
+  }
+  bool is_callback = false;
+  for (std::uint32_t start : prog->callbacks) is_callback = is_callback || start == reg[2];
+  if (!is_callback) return RunResult{RunStatus::kBadHelper, reg[0], index_of(pc), 0};
+  if (depth + 1 >= kMaxCallFrames) return RunResult{RunStatus::kCallDepth, reg[0], index_of(pc), 0};
+  frames[depth] = Frame{pc,
+                        {reg[6], reg[7], reg[8], reg[9]},
+                        prog,
+                        call_regions,
+                        call_region_count,
+                        {count, 0, static_cast<std::uint32_t>(reg[2]), reg[3]}};
+  goto enter_callback;
+}
+enter_callback : {
+  const Loop& loop = frames[depth].loop;
+  ++depth;
+  reg[10] -= kMaxStack;
+  stack_low -= kMaxStack;
+  reg[1] = loop.index;
+  reg[2] = loop.ctx;
+  reg[3] = reg[4] = reg[5] = 0;
+  pc = ops + loop.callback;
+  DISPATCH();
+}
 
   // bpf_tail_call(ctx, map, index), as the kernel's interpreter: an index out of range, then the
   // count (33 per run), then an empty slot continue after the call with the registers unchanged;

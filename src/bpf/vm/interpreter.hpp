@@ -26,6 +26,11 @@ const Program& program_of(const Interpreter& interpreter);
 inline constexpr int kMaxTailCalls = 33;
 // The helper id of bpf_tail_call (BPF_FUNC_tail_call).
 inline constexpr std::int32_t kTailCallHelperId = 12;
+// The helper id of bpf_loop (BPF_FUNC_loop), which the interpreter runs itself: it calls the
+// callback (an lddw src=BPF_PSEUDO_FUNC's function) once per iteration, in a frame of its own.
+inline constexpr std::int32_t kLoopHelperId = 181;
+// BPF_MAX_LOOPS: bpf_loop's largest nr_loops; more is -E2BIG.
+inline constexpr std::uint32_t kMaxLoops = 1U << 23;
 
 // What bpf_tail_call(ctx, map, index) finds: whether index < the prog array's max_entries, and the
 // program in that slot (nullptr: empty).
@@ -75,8 +80,12 @@ const char* to_string(RunStatus status);
 class Interpreter {
  public:
   // Checks the program's structure (known opcodes and reserved fields, jumps and local calls
-  // inside the program, complete lddw pairs with src_reg 0 only, a last instruction that cannot
-  // fall through) and prepares it for fast dispatch. A bad program is an error naming the
+  // inside the program, complete lddw pairs with src_reg 0, or BPF_PSEUDO_FUNC for a function's
+  // address, a last instruction that cannot fall through) and prepares it for fast dispatch.
+  // Helper 181 (bpf_loop) is the interpreter's own: bpf_loop(nr_loops, callback, ctx, flags)
+  // as the kernel's (flags != 0: -EINVAL; nr_loops > kMaxLoops: -E2BIG; callback(index, ctx)
+  // returning non-zero stops; the result is the number of calls). A callback that is not the
+  // target of a function lddw stops the run with kBadHelper. A bad program is an error naming the
   // instruction index; nothing runs.
   static Expected<std::unique_ptr<Interpreter>> load(std::span<const Insn> insns,
                                                      InterpreterOptions options);

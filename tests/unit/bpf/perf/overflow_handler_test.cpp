@@ -486,5 +486,44 @@ TEST(OverflowHandler, TailCallsThroughAProgArray) {
   EXPECT_EQ(ring.drain().size(), 2u);
 }
 
+// bpf_loop on real overflows: the callback's effects on the program's stack, its early stop, a
+// nested bpf_loop and the flags error, against the same walk computed here.
+TEST(OverflowHandler, BpfLoopCallbacksRunAtEachOverflow) {
+  Program program("loop_counter", "loop_counter");
+  ASSERT_GE(program.fd, 0) << strerror(errno) << "\n" << program.log;
+  const Fd result(program.map("result"));
+  ASSERT_GE(result.fd, 0);
+  perf_event_attr attr = test_attr(PERF_SAMPLE_IP);
+  Fd event(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  ASSERT_GE(event.fd, 0);
+  MappedRing ring(event.fd, 1);
+  ASSERT_TRUE(ring.ok());
+  ASSERT_EQ(
+      userperf_ioctl(event.fd, PERF_EVENT_IOC_SET_BPF, static_cast<unsigned long>(program.fd)), 0)
+      << strerror(errno);
+  ASSERT_EQ(userperf_ioctl(event.fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+
+  for (const std::uint64_t addr :
+       {0x0000ull, 0x0005ull, 0xffffull, 0x0affull, 0x1c40ull, 0x0164ull}) {
+    const std::uint64_t loops = addr & 0xff;
+    const std::uint64_t limit = addr >> 8;
+    std::uint64_t calls = 0;
+    std::uint64_t sum = 0;
+    std::uint64_t inner = 0;
+    for (std::uint64_t i = 0; i < loops; ++i) {
+      ++calls;
+      sum += i;
+      inner += 1 + 2;
+      if (sum >= limit) break;
+    }
+    fire(event.fd, 1, sample_with(addr));
+    EXPECT_EQ(array_value(result.fd, 0), calls) << "addr " << addr;
+    EXPECT_EQ(array_value(result.fd, 1), sum) << "addr " << addr;
+    EXPECT_EQ(array_value(result.fd, 2), inner) << "addr " << addr;
+    EXPECT_EQ(static_cast<std::int64_t>(array_value(result.fd, 3)), -EINVAL) << "addr " << addr;
+  }
+  EXPECT_EQ(ring.drain().size(), 6u);
+}
+
 }  // namespace
 }  // namespace userperf::testing
