@@ -34,7 +34,6 @@ const std::map<std::string, std::string>& intended_disagreements() {
        "maps are not kernel objects, so the map pointer is not readable memory"},
       {"132_helper_read_branch_records", kNoHelper + " (no LBR in user space)"},
       {"136_helper_ringbuf_output", kNoHelper + " (no BPF_MAP_TYPE_RINGBUF)"},
-      {"137_helper_get_current_task_gpl", kNoHelper + " (no task_struct in user space)"},
       {"318_c_ringbuf_reserve", kNoHelper + " (no BPF_MAP_TYPE_RINGBUF)"},
   };
   return table;
