@@ -44,7 +44,7 @@ struct seen {
   __s64 unmodelled_err;  // probe_read_kernel of a member the synthetic task does not model
   __u64 unmodelled_dst;
   __s64 user_err;  // probe_read_kernel of a user address
-  __u64 compat_user;  // the legacy probe_read of a user address: user memory
+  __u64 compat_user;  // the legacy probe_read of the map value (user memory in userperf)
   __s64 compat_err;
 };
 
@@ -78,7 +78,8 @@ int read_current_task(struct bpf_perf_event_data *ctx) {
   s->ctx_sp = ctx->regs.rsp;
   s->unmodelled_err = bpf_probe_read_kernel(&s->unmodelled_dst, 8, (char *)task + 8);
   __u64 word;
-  s->user_err = bpf_probe_read_kernel(&word, sizeof(word), &s->runs);
+  // A user-half address (the map value is no such thing in the kernel, where it is kernel memory).
+  s->user_err = bpf_probe_read_kernel(&word, sizeof(word), (const void *)0x400000);
   s->compat_err = bpf_probe_read(&s->compat_user, sizeof(s->compat_user), &s->task);
   s->runs++;
   return 1;

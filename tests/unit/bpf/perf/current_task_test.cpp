@@ -14,8 +14,10 @@
 #include <string>
 #include <thread>
 
+#include "bpf/isa/insn.hpp"
 #include "bpf/perf/perf_event_ctx.hpp"
 #include "bpf/perf/perf_helpers.hpp"
+#include "bpf/runtime/bpf_object.hpp"
 
 namespace userperf::bpf {
 namespace {
@@ -230,6 +232,39 @@ TEST(CurrentTask, HelpersZeroTheBufferOnAFailedRead) {
   EXPECT_EQ(static_cast<std::int64_t>(
                 table[BPF_FUNC_probe_read_kernel](at(3), 16, task + 100, 0, 0, call)),
             -EFAULT);
+}
+
+}  // namespace
+}  // namespace userperf::bpf
+
+namespace userperf::bpf {
+namespace {
+
+// A program calling bpf_get_current_task needs the kernel's layout in its image: without it the
+// runtime refuses to load it rather than hand out a task nobody laid out.
+TEST(CurrentTask, AProgramCallingItNeedsTheLayout) {
+  ObjectImage image;
+  image.license = "GPL";
+  image.programs.push_back({"task",
+                            "perf_event",
+                            BPF_PROG_TYPE_PERF_EVENT,
+                            {make_insn(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_get_current_task),
+                             make_insn(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)},
+                            false});
+  ProgramLoadOptions options;
+  options.helpers = perf_event_helper_table();
+  options.ctx_layout = &perf_event_ctx_layout();
+  auto without = BpfObject::create(image, nullptr);
+  ASSERT_TRUE(without) << without.error().message;
+  auto refused = LoadedProgram::load(*without, 0, options);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ENOENT);
+  EXPECT_NE(refused.error().message.find("no task_struct layout"), std::string::npos);
+  image.task_layout = test_layout();
+  auto with = BpfObject::create(image, nullptr);
+  ASSERT_TRUE(with) << with.error().message;
+  auto loaded = LoadedProgram::load(*with, 0, options);
+  EXPECT_TRUE(loaded) << loaded.error().message;
 }
 
 }  // namespace
