@@ -1,10 +1,10 @@
 // bpf_get_current_task in the kernel and in userperf: the same clang-compiled CO-RE program
 // (tests/data/bpf/progs/current_task.bpf.c, relocated by userperf's loader) runs on task-clock
 // overflows of a thread, once attached to a kernel perf event, once to a userperf one; what each
-// read of its task (ids, parent, leader, comm, fs base) and of a user-half address through
-// probe_read_kernel (-ERANGE) must be the same.
-// Where they differ on purpose (a member userperf does not model: the kernel reads real memory,
-// userperf -EFAULT) is not compared here.
+// read of its task (ids, parent, leader, comm, fs base, mm's start_stack/arg_start/arg_end) and of
+// a user-half address through probe_read_kernel (-ERANGE) must be the same. Where they differ on
+// purpose (a member userperf does not model: the kernel reads real memory, userperf -EFAULT) is not
+// compared here.
 #include <asm/prctl.h>
 #include <gtest/gtest.h>
 #include <linux/bpf.h>
@@ -130,6 +130,10 @@ TEST(CurrentTaskDiff, KernelAndUserperfReadTheSameTask) {
   EXPECT_EQ(in_kernel.user_err, -ERANGE);  // probe_read_kernel of a user-half address
   EXPECT_EQ(in_userperf.user_err, in_kernel.user_err);
   EXPECT_EQ(in_userperf.compat_err, in_kernel.compat_err);
+  EXPECT_EQ(in_userperf.mm_start_stack, in_kernel.mm_start_stack);
+  EXPECT_EQ(in_userperf.mm_arg_start, in_kernel.mm_arg_start);
+  EXPECT_EQ(in_userperf.mm_arg_end, in_kernel.mm_arg_end);
+  EXPECT_NE(in_kernel.mm_arg_start, 0u);
   std::printf("kernel: pid %d tgid %d parent %d leader %d comm '%s' (%d) user_err %lld\n",
               in_kernel.pid, in_kernel.tgid, in_kernel.parent_tgid, in_kernel.leader_pid,
               in_kernel.comm, in_kernel.comm_len, static_cast<long long>(in_kernel.user_err));

@@ -6,6 +6,9 @@
 #include <time.h>
 
 #include <cstdint>
+#include <fstream>
+#include <sstream>
+#include <string>
 
 namespace userperf::testing {
 
@@ -29,7 +32,31 @@ struct CurrentTaskSeen {
   std::int64_t user_err;
   std::uint64_t compat_user;
   std::int64_t compat_err;
+  std::uint64_t mm_start_stack;
+  std::uint64_t mm_arg_start;
+  std::uint64_t mm_arg_end;
 };
+
+// startstack, arg_start and arg_end of /proc/self/stat (fields 28, 48, 49).
+struct ProcStatMm {
+  std::uint64_t start_stack = 0;
+  std::uint64_t arg_start = 0;
+  std::uint64_t arg_end = 0;
+};
+inline ProcStatMm proc_stat_mm() {
+  std::ifstream file("/proc/self/stat");
+  std::string line;
+  std::getline(file, line);
+  std::istringstream fields(line.substr(line.rfind(')') + 2));
+  ProcStatMm mm;
+  std::string value;
+  for (int field = 3; fields >> value; ++field) {
+    if (field == 28) mm.start_stack = std::stoull(value);
+    if (field == 48) mm.arg_start = std::stoull(value);
+    if (field == 49) mm.arg_end = std::stoull(value);
+  }
+  return mm;
+}
 
 // Burns `ns` of the calling thread's CPU time (what task-clock counts), however loaded the
 // machine is.

@@ -52,12 +52,15 @@ void put_field(support::ByteWriter& w, const KernelField& f) {
 void put_task_layout(support::ByteWriter& w, KernelTaskLayout t) {
   w.put(static_cast<std::uint8_t>(t.present ? 1 : 0));
   w.put(t.task_size);
+  w.put(t.mm_size);
   for (const KernelField* f : t.fields()) put_field(w, *f);
 }
 // The layout is checked as the runtime relies on it (KernelTaskLayout::consistent).
 bool get_task_layout(support::ByteReader& r, KernelTaskLayout& t) {
   std::uint8_t present = 0;
-  if (!r.read(present) || present > 1 || !r.read(t.task_size)) return false;
+  if (!r.read(present) || present > 1 || !r.read(t.task_size) || !r.read(t.mm_size)) {
+    return false;
+  }
   t.present = present != 0;
   for (KernelField* f : t.fields()) {
     if (!r.read(f->offset) || !r.read(f->size)) return false;

@@ -1,12 +1,15 @@
 // SIGNAL-SAFE: see current_task.hpp. The only system calls are prctl(PR_GET_NAME),
-// arch_prctl(ARCH_GET_FS) and getppid, made when a read covers the member that needs them.
+// arch_prctl(ARCH_GET_FS) and getppid, made when a read covers the member that needs them, and
+// open/read/close of /proc/self/stat once per process for the mm members.
 #include "bpf/perf/current_task.hpp"
 
 #include <asm/prctl.h>
+#include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -33,7 +36,11 @@ enum class Value : std::uint8_t {
   kFsBase,
   kStack,
   kParentTask,
-  kLeaderTask
+  kLeaderTask,
+  kMm,
+  kStartStack,
+  kArgStart,
+  kArgEnd
 };
 
 // One modelled member: where the layout keeps it, for which tasks, what it holds.
@@ -58,7 +65,76 @@ constexpr Modelled kModelled[] = {
     {&KernelTaskLayout::stack, bits(Whose::kSelf), Value::kStack},
     {&KernelTaskLayout::real_parent, kSelfOrLeader, Value::kParentTask},
     {&KernelTaskLayout::group_leader, kSelfOrLeader, Value::kLeaderTask},
+    {&KernelTaskLayout::mm, kSelfOrLeader, Value::kMm},
 };
+
+// The process's mm_struct (in the group leader's slot): members by the same table shape, whose 0
+// (the mm is no task: every reader of the process sees the same one).
+constexpr Modelled kMmModelled[] = {
+    {&KernelTaskLayout::mm_start_stack, 0, Value::kStartStack},
+    {&KernelTaskLayout::mm_arg_start, 0, Value::kArgStart},
+    {&KernelTaskLayout::mm_arg_end, 0, Value::kArgEnd},
+};
+
+// startstack, arg_start and arg_end of /proc/self/stat (fields 28, 48, 49), set at exec: read once
+// per process with open/read/close and parsed in place (no allocation), then kept. A fork child
+// shares the values (its mm is a copy); an exec starts a new process image and a new cache.
+struct MmValues {
+  std::uint64_t start_stack = 0;
+  std::uint64_t arg_start = 0;
+  std::uint64_t arg_end = 0;
+};
+std::atomic<int> g_mm_state{0};  // 0: not read, 1: read, 2: unreadable
+MmValues g_mm;
+
+bool read_mm_values(MmValues& out) {
+  char line[2048];
+  const int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const ssize_t n = read(fd, line, sizeof line - 1);
+  close(fd);
+  if (n <= 0) return false;
+  line[n] = '\0';
+  // Fields after the comm, which may hold spaces and parentheses: from the last ')'.
+  const char* p = std::strrchr(line, ')');
+  if (p == nullptr) return false;
+  int field = 2;
+  std::uint64_t value = 0;
+  bool in_number = false;
+  for (++p; *p != '\0'; ++p) {
+    if (*p == ' ' || *p == '\n') {
+      if (in_number) {
+        if (field == 28) out.start_stack = value;
+        if (field == 48) out.arg_start = value;
+        if (field == 49) {
+          out.arg_end = value;
+          return true;
+        }
+      }
+      in_number = false;
+      continue;
+    }
+    if (!in_number) {
+      ++field;
+      value = 0;
+      in_number = true;
+    }
+    value = *p >= '0' && *p <= '9' ? value * 10 + static_cast<std::uint64_t>(*p - '0') : value;
+  }
+  return false;
+}
+
+const MmValues* mm_values() {
+  int state = g_mm_state.load(std::memory_order_acquire);
+  if (state == 0) {
+    MmValues values;
+    const bool ok = read_mm_values(values);
+    if (ok) g_mm = values;  // every reader computes the same values: a race writes them twice
+    state = ok ? 1 : 2;
+    g_mm_state.store(state, std::memory_order_release);
+  }
+  return state == 1 ? &g_mm : nullptr;
+}
 
 // The bytes of the one modelled member that covers an address.
 struct Member {
@@ -86,8 +162,8 @@ void fill(Member& m, Value value) {
       put(m, static_cast<std::int32_t>(getppid()));
       break;
     case Value::kComm:
-      prctl(PR_GET_NAME, m.bytes);
-      break;  // 16 bytes, NUL-padded
+      prctl(PR_GET_NAME, m.bytes);  // 16 bytes, NUL-padded
+      break;
     case Value::kFsBase: {
       unsigned long base = 0;
       syscall(SYS_arch_prctl, ARCH_GET_FS, &base);
@@ -106,7 +182,37 @@ void fill(Member& m, Value value) {
     case Value::kLeaderTask:
       put(m, synthetic_task_address(pid));
       break;
+    case Value::kMm:
+      put(m, synthetic_task_address(pid) + kTaskMmOffset);
+      break;
+    case Value::kStartStack:
+    case Value::kArgStart:
+    case Value::kArgEnd: {
+      const MmValues* mm = mm_values();  // member_at checked it could be read
+      const std::uint64_t v = mm == nullptr                 ? 0
+                              : value == Value::kStartStack ? mm->start_stack
+                              : value == Value::kArgStart   ? mm->arg_start
+                                                            : mm->arg_end;
+      put(m, v);
+      break;
+    }
   }
+}
+
+// The first entry of `table` whose member covers `offset` of an object at `object`.
+template <std::size_t N>
+bool modelled_at(const KernelTaskLayout& layout, const Modelled (&table)[N], std::uint8_t whose,
+                 std::uint64_t object, std::uint64_t offset, Member& out) {
+  for (const Modelled& m : table) {
+    const KernelField& field = layout.*m.field;
+    if ((m.whose != 0 && (m.whose & whose) == 0) || field.size == 0) continue;
+    if (offset < field.offset || offset - field.offset >= field.size) continue;
+    out.begin = object + field.offset;
+    out.size = field.size;
+    fill(out, m.value);
+    return true;
+  }
+  return false;
 }
 
 // pt_regs at the top of the calling thread's stack: the run's registers in uapi order, through
@@ -134,25 +240,21 @@ bool member_at(const TaskReadContext& ctx, std::uint64_t addr, Member& out) {
   }
   if (ctx.layout == nullptr || !ctx.layout->present) return false;
   const KernelTaskLayout& layout = *ctx.layout;
+  const auto pid = static_cast<std::uint32_t>(support::current_pid());
+  if (id == pid && offset >= kTaskMmOffset && offset - kTaskMmOffset < layout.mm_size) {
+    if (mm_values() == nullptr) return false;  // /proc/self/stat unreadable: the members fault
+    return modelled_at(layout, kMmModelled, 0, slot + kTaskMmOffset, offset - kTaskMmOffset, out);
+  }
   if (offset >= layout.task_size) return false;
   std::uint8_t whose = 0;
   if (id == tid) {
     whose = bits(Whose::kSelf);
-  } else if (id == static_cast<std::uint32_t>(support::current_pid())) {
+  } else if (id == pid) {
     whose = bits(Whose::kLeader);
   } else if (id == static_cast<std::uint32_t>(getppid())) {
     whose = bits(Whose::kParent);
   }
-  for (const Modelled& m : kModelled) {
-    const KernelField& field = layout.*m.field;
-    if ((m.whose & whose) == 0 || field.size == 0) continue;
-    if (offset < field.offset || offset - field.offset >= field.size) continue;
-    out.begin = slot + field.offset;
-    out.size = field.size;
-    fill(out, m.value);
-    return true;
-  }
-  return false;
+  return whose != 0 && modelled_at(layout, kModelled, whose, slot, offset, out);
 }
 
 // The kernel's refusal before any access: the user half, its guard page, non-canonical.

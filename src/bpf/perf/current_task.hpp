@@ -7,9 +7,11 @@
 // The synthetic kernel address space, one 1 MiB slot per task id from kTaskArena:
 //   slot + 0        the task_struct of id (task_size bytes)
 //   slot + 0x10000  its kernel stack (kThreadSize bytes), struct pt_regs at its top
+//   slot + 0x20000  the process's mm_struct (the group leader's slot only)
 // Modelled members (anything else in the kernel half faults, -EFAULT; below it, -ERANGE):
-//   the calling thread:  pid, tgid, comm, thread.fsbase, stack, real_parent, group_leader
-//   its group leader (when another thread): pid, tgid, real_parent, group_leader
+//   the calling thread:  pid, tgid, comm, thread.fsbase, stack, real_parent, group_leader, mm
+//   its group leader (when another thread): pid, tgid, real_parent, group_leader, mm
+//   the mm_struct: start_stack, arg_start, arg_end (/proc/self/stat's, read once per process)
 //   its parent process (real_parent):       tgid
 //   its stack's pt_regs: the sampled user registers (the run context's)
 #pragma once
@@ -24,6 +26,7 @@ namespace userperf::bpf {
 inline constexpr std::uint64_t kTaskArena = 0xffff888000000000ull;  // x86-64's direct map
 inline constexpr std::uint64_t kTaskSlotShift = 20;
 inline constexpr std::uint64_t kTaskStackOffset = 0x10000;
+inline constexpr std::uint64_t kTaskMmOffset = 0x20000;
 // x86-64's THREAD_SIZE without KASAN (PAGE_SIZE << 2): where programs look for pt_regs.
 inline constexpr std::uint64_t kThreadSize = 16384;
 inline constexpr std::uint64_t kPtRegsSize = 21 * 8;  // x86-64 struct pt_regs

@@ -13,7 +13,14 @@ struct thread_struct {
   unsigned long fsbase;
 } __attribute__((preserve_access_index));
 
+struct mm_struct {
+  unsigned long arg_end;
+  unsigned long start_stack;
+  unsigned long arg_start;
+} __attribute__((preserve_access_index));
+
 struct task_struct {
+  struct mm_struct *mm;
   void *stack;
   struct task_struct *group_leader;
   int tgid;
@@ -46,6 +53,9 @@ struct seen {
   __s64 user_err;  // probe_read_kernel of a user address
   __u64 compat_user;  // the legacy probe_read of the map value (user memory in userperf)
   __s64 compat_err;
+  __u64 mm_start_stack;  // /proc/self/stat's startstack, arg_start, arg_end
+  __u64 mm_arg_start;
+  __u64 mm_arg_end;
 };
 
 struct {
@@ -81,6 +91,9 @@ int read_current_task(struct bpf_perf_event_data *ctx) {
   // A user-half address (the map value is no such thing in the kernel, where it is kernel memory).
   s->user_err = bpf_probe_read_kernel(&word, sizeof(word), (const void *)0x400000);
   s->compat_err = bpf_probe_read(&s->compat_user, sizeof(s->compat_user), &s->task);
+  s->mm_start_stack = BPF_CORE_READ(task, mm, start_stack);
+  s->mm_arg_start = BPF_CORE_READ(task, mm, arg_start);
+  s->mm_arg_end = BPF_CORE_READ(task, mm, arg_end);
   s->runs++;
   return 1;
 }

@@ -48,6 +48,11 @@ ObjectImage sample_image() {
   image.task_layout.group_leader = {1336, 8};
   image.task_layout.stack = {32, 8};
   image.task_layout.thread_fsbase = {9600, 8};
+  image.task_layout.mm = {1224, 8};
+  image.task_layout.mm_size = 1344;
+  image.task_layout.mm_start_stack = {328, 8};
+  image.task_layout.mm_arg_start = {336, 8};
+  image.task_layout.mm_arg_end = {344, 8};
   return image;
 }
 
@@ -102,6 +107,7 @@ TEST(ImageCodec, InconsistentTaskLayoutsAreRefused) {
   EXPECT_TRUE(refused([](KernelTaskLayout& t) { t.thread_fsbase.offset = t.task_size - 4; }));
   EXPECT_TRUE(
       refused([](KernelTaskLayout& t) { t.task_size = KernelTaskLayout::kMaxTaskSize + 1; }));
+  EXPECT_TRUE(refused([](KernelTaskLayout& t) { t.mm_arg_end.offset = t.mm_size; }));  // past mm
   EXPECT_TRUE(refused([](KernelTaskLayout& t) { t.present = false; }));  // members without a task
   EXPECT_TRUE(refused([](KernelTaskLayout& t) { t.stack = {8, 0}; }));   // absent, yet placed
   EXPECT_FALSE(refused([](KernelTaskLayout& t) { t.thread_fsbase = {}; }));  // absent: fine

@@ -55,6 +55,12 @@ TEST(KernelTaskLayout, MembersAreWhereTheKernelsBtfPutsThem) {
   const KernelField thread = direct_member(b, "task_struct", "thread");
   const KernelField fsbase = direct_member(b, "thread_struct", "fsbase");
   EXPECT_EQ(layout->thread_fsbase, (KernelField{thread.offset + fsbase.offset, fsbase.size}));
+  EXPECT_EQ(layout->mm, direct_member(b, "task_struct", "mm"));
+  const int mm = btf__find_by_name_kind(b, "mm_struct", BTF_KIND_STRUCT);
+  EXPECT_EQ(layout->mm_size, btf__resolve_size(b, static_cast<std::uint32_t>(mm)));
+  // mm_struct's members sit in an anonymous struct (its __randomize_layout part) on 6.x.
+  EXPECT_EQ(layout->mm_start_stack.size, 8u);
+  EXPECT_EQ(layout->mm_arg_end.offset, layout->mm_arg_start.offset + 8);
   // Sizes the synthetic task fills; each member found.
   EXPECT_EQ(layout->pid.size, 4u);
   EXPECT_EQ(layout->comm.size, 16u);

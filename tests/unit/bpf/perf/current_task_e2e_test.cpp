@@ -92,6 +92,11 @@ TEST(CurrentTaskEndToEnd, CoreReadsOfTheTaskGiveTheThreadsIdentity) {
   EXPECT_EQ(s.user_err, -ERANGE);  // x86-64 probe_read_kernel of a user address
   EXPECT_EQ(s.compat_err, 0);
   EXPECT_EQ(s.compat_user, s.task);
+  const ProcStatMm mm = proc_stat_mm();
+  EXPECT_EQ(s.mm_start_stack, mm.start_stack);
+  EXPECT_EQ(s.mm_arg_start, mm.arg_start);
+  EXPECT_EQ(s.mm_arg_end, mm.arg_end);
+  EXPECT_NE(s.mm_arg_start, 0u);
   userperf_close(seen);
   userperf_close(prog);
 }

@@ -18,6 +18,7 @@
 #include "bpf/perf/perf_event_ctx.hpp"
 #include "bpf/perf/perf_helpers.hpp"
 #include "bpf/runtime/bpf_object.hpp"
+#include "support/current_task_seen.hpp"
 
 namespace userperf::bpf {
 namespace {
@@ -34,6 +35,11 @@ KernelTaskLayout test_layout() {
   t.real_parent = {300, 8};
   t.group_leader = {308, 8};
   t.thread_fsbase = {1000, 8};
+  t.mm = {400, 8};
+  t.mm_size = 1000;
+  t.mm_start_stack = {16, 8};
+  t.mm_arg_start = {24, 8};
+  t.mm_arg_end = {32, 8};
   return t;
 }
 
@@ -156,6 +162,30 @@ TEST(CurrentTask, ParentLeaderAndFsBase) {
     EXPECT_EQ(r.read(leader + 200, comm), -EFAULT);  // only the calling thread's comm
     EXPECT_EQ(r.read(leader + 1000, fsbase), -EFAULT);
   }).join();
+}
+
+TEST(CurrentTask, TheMmHoldsTheProcessesStackAndArguments) {
+  const Reader r;
+  std::uint64_t mm = 0;
+  ASSERT_EQ(r.read(self() + 400, mm), 0);
+  EXPECT_EQ(mm, synthetic_task_address(static_cast<std::uint32_t>(getpid())) + kTaskMmOffset);
+  const testing::ProcStatMm expected = testing::proc_stat_mm();
+  std::uint64_t v[3] = {};
+  ASSERT_EQ(r.read(mm + 16, v), 0);
+  EXPECT_EQ(v[0], expected.start_stack);
+  EXPECT_EQ(v[1], expected.arg_start);
+  EXPECT_EQ(v[2], expected.arg_end);
+  EXPECT_NE(v[1], 0u);
+  std::uint64_t word = 0;
+  EXPECT_EQ(r.read(mm + 8, word), -EFAULT);
+  EXPECT_EQ(r.read(mm + 40, word), -EFAULT);
+  EXPECT_EQ(r.read(mm + 1000, word), -EFAULT);
+  std::thread([&] {  // another thread of the process: the same mm
+    std::uint64_t other = 0;
+    ASSERT_EQ(r.read(self() + 400, other), 0);
+    EXPECT_EQ(other, mm);
+  })
+      .join();
 }
 
 TEST(CurrentTask, TheStackTopHoldsTheRunsRegisters) {
