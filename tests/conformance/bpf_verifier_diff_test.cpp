@@ -36,7 +36,6 @@ const std::map<std::string, std::string>& intended_disagreements() {
        "the kernel lets programs read struct bpf_map through the map pointer (BTF); userperf's "
        "maps are not kernel objects, so the map pointer is not readable memory"},
       {"132_helper_read_branch_records", kNoHelper + " (no LBR in user space)"},
-      {"137_helper_get_current_task_gpl", kNoHelper + " (no task_struct in user space)"},
       {"387_c_global_mem_arg_unchecked", kGlobalInline + ": its pointer is the caller's stack"},
       {"388_c_global_wrong_arg", kGlobalInline + ": the scalar argument faults in the callee "
                                                  "(EACCES) instead of at the call (EINVAL)"},

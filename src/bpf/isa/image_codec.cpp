@@ -13,7 +13,7 @@ namespace {
 
 // "UPBFIMG" and a format version; then fields in this machine's byte order (the image never
 // leaves the machine that made it).
-constexpr char kMagic[8] = {'U', 'P', 'B', 'F', 'I', 'M', 'G', '3'};
+constexpr char kMagic[8] = {'U', 'P', 'B', 'F', 'I', 'M', 'G', '4'};
 // Bounds a decoder holds an image to, far above what a verifier accepts.
 constexpr std::uint32_t kMaxMaps = 4096;
 constexpr std::uint32_t kMaxPrograms = 4096;
@@ -45,6 +45,29 @@ bool get_string(support::ByteReader& r, std::string& out) {
   return true;
 }
 
+void put_field(support::ByteWriter& w, const KernelField& f) {
+  w.put(f.offset);
+  w.put(f.size);
+}
+void put_task_layout(support::ByteWriter& w, KernelTaskLayout t) {
+  w.put(static_cast<std::uint8_t>(t.present ? 1 : 0));
+  w.put(t.task_size);
+  w.put(t.mm_size);
+  for (const KernelField* f : t.fields()) put_field(w, *f);
+}
+// The layout is checked as the runtime relies on it (KernelTaskLayout::consistent).
+bool get_task_layout(support::ByteReader& r, KernelTaskLayout& t) {
+  std::uint8_t present = 0;
+  if (!r.read(present) || present > 1 || !r.read(t.task_size) || !r.read(t.mm_size)) {
+    return false;
+  }
+  t.present = present != 0;
+  for (KernelField* f : t.fields()) {
+    if (!r.read(f->offset) || !r.read(f->size)) return false;
+  }
+  return t.consistent() || r.fail();
+}
+
 Error bad(const support::ByteReader& r, const char* what) {
   return make_error(
       EINVAL, std::string("bad object image at byte ") + std::to_string(r.offset()) + ": " + what);
@@ -58,6 +81,7 @@ std::vector<std::uint8_t> encode_object_image(const ObjectImage& image) {
   w.put(kMagic);
   put_string(w, image.license);
   w.put(image.kern_version);
+  put_task_layout(w, image.task_layout);
   w.put(static_cast<std::uint32_t>(image.maps.size()));
   for (const MapSpec& m : image.maps) {
     put_string(w, m.name);
@@ -94,6 +118,7 @@ Expected<ObjectImage> decode_object_image(std::span<const std::uint8_t> bytes) {
     return bad(r, "not an object image (magic)");
   }
   if (!get_string(r, image.license) || !r.read(image.kern_version)) return bad(r, "header");
+  if (!get_task_layout(r, image.task_layout)) return bad(r, "task_struct layout");
   std::uint32_t maps = 0;
   if (!r.read(maps) || maps > kMaxMaps) return bad(r, "map count");
   for (std::uint32_t i = 0; i < maps; ++i) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "bpf/isa/insn.hpp"
+#include "bpf/isa/kernel_task_layout.hpp"
 
 namespace userperf::bpf {
 
@@ -49,7 +50,13 @@ struct ObjectImage {
   std::uint32_t kern_version = 0;
   std::vector<MapSpec> maps;
   std::vector<ProgramImage> programs;
+  // The running kernel's task_struct layout, read by the loader when a program calls
+  // bpf_get_current_task (its synthetic task is laid out as the kernel's).
+  KernelTaskLayout task_layout;
 };
+
+// True when the program calls kernel helper `id` (a BPF_CALL with src_reg 0) anywhere.
+bool program_calls_helper(const ProgramImage& program, std::int32_t id);
 
 // GPL-compatible licence strings, as the kernel's license_is_gpl_compatible().
 bool license_is_gpl_compatible(const std::string& license);

@@ -305,6 +305,33 @@ BtfHandle::~BtfHandle() {
   btf__free(btf_);
 }
 
+std::optional<std::uint32_t> struct_size(const BtfHandle& btf, const std::string& struct_name) {
+  const ::btf* b = btf.get();
+  const __s32 id = btf__find_by_name_kind(b, struct_name.c_str(), BTF_KIND_STRUCT);
+  if (id <= 0) return std::nullopt;
+  const __s64 size = btf__resolve_size(b, static_cast<std::uint32_t>(id));
+  if (size < 0) return std::nullopt;
+  return static_cast<std::uint32_t>(size);
+}
+
+std::optional<BtfField> find_struct_field(const BtfHandle& btf, const std::string& struct_name,
+                                          std::span<const std::string> path) {
+  const ::btf* b = btf.get();
+  const __s32 root = btf__find_by_name_kind(b, struct_name.c_str(), BTF_KIND_STRUCT);
+  if (root <= 0 || path.empty()) return std::nullopt;
+  std::uint32_t id = static_cast<std::uint32_t>(root);
+  std::uint64_t bit_offset = 0;
+  for (const std::string& name : path) {
+    std::uint32_t bitfield_size = 0;
+    auto member = find_member(b, id, name, bit_offset, bitfield_size);
+    if (!member || bitfield_size != 0) return std::nullopt;
+    id = *member;
+  }
+  const __s64 size = btf__resolve_size(b, id);
+  if (size < 0 || bit_offset % 8 != 0) return std::nullopt;
+  return BtfField{static_cast<std::uint32_t>(bit_offset / 8), static_cast<std::uint32_t>(size)};
+}
+
 bool core_relo_kind_applied(std::uint32_t kind) {
   switch (kind) {
     case BPF_CORE_FIELD_BYTE_OFFSET:

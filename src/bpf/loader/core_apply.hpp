@@ -40,6 +40,18 @@ class BtfHandle {
   ::btf* btf_;
 };
 
+// A member of a named struct, reached through `path` (names, searched through anonymous members
+// as CO-RE field relocations are): its byte offset from the struct and byte size. nullopt when
+// the struct, a member or a size is missing, or the member is a bitfield.
+struct BtfField {
+  std::uint32_t offset = 0;
+  std::uint32_t size = 0;
+};
+std::optional<BtfField> find_struct_field(const BtfHandle& btf, const std::string& struct_name,
+                                          std::span<const std::string> path);
+// sizeof(struct name), nullopt when the BTF has no such struct.
+std::optional<std::uint32_t> struct_size(const BtfHandle& btf, const std::string& struct_name);
+
 // Which relocation kinds this file applies.
 bool core_relo_kind_applied(std::uint32_t kind);
 

@@ -18,6 +18,7 @@
 #include "bpf/loader/elf_check.hpp"
 #include "bpf/loader/elf_view.hpp"
 #include "bpf/loader/global_data.hpp"
+#include "bpf/loader/kernel_task_layout.hpp"
 #include "bpf/loader/libbpf_view.hpp"
 #include "bpf/loader/map_slots.hpp"
 #include "bpf/loader/program_linker.hpp"
@@ -163,6 +164,24 @@ std::optional<Error> apply_core_relocations(ElfView& elf,
   return std::nullopt;
 }
 
+// bpf_get_current_task's synthetic task is laid out as the running kernel's task_struct: read
+// from its BTF when a program calls the helper (a kernel without BTF: the object is refused).
+std::optional<Error> read_task_layout(ObjectImage& image) {
+  const auto caller = std::find_if(image.programs.begin(), image.programs.end(), [](auto& p) {
+    return program_calls_helper(p, BPF_FUNC_get_current_task);
+  });
+  if (caller == image.programs.end()) return std::nullopt;
+  const std::string why = "program '" + caller->name +
+                          "' calls bpf_get_current_task, whose synthetic task_struct is laid out "
+                          "from the running kernel's BTF: ";
+  auto kernel = kernel_btf();
+  if (!kernel) return make_error(kernel.error().code, why + kernel.error().message);
+  auto layout = loader::read_kernel_task_layout(**kernel);
+  if (!layout) return make_error(layout.error().code, why + layout.error().message);
+  image.task_layout = *layout;
+  return std::nullopt;
+}
+
 Expected<ObjectImage> load_checked(std::span<const std::uint8_t> bytes, const std::string& name) {
   if (auto error = loader::check_elf_structure(bytes)) return *error;
   auto elf = ElfView::read(bytes);
@@ -205,6 +224,7 @@ Expected<ObjectImage> load_checked(std::span<const std::uint8_t> bytes, const st
     image.programs.push_back(
         {program.name, program.section, program.prog_type, std::move(*insns), btf_func_info});
   }
+  if (auto error = read_task_layout(image)) return *error;
   return image;
 }
 

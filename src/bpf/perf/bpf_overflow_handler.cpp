@@ -21,7 +21,8 @@ bool BpfOverflowHandler::on_overflow(core::Event& event, const core::SampleData&
   t_program_active = true;
   // The program's r1 and the helpers' env are the same context.
   const core::SampleRegs* regs = data.extra().regs_intr;
-  PerfEventRunCtx ctx{&data, regs != nullptr ? regs->values : kNoRegs, &event};
+  PerfEventRunCtx ctx{&data, regs != nullptr ? regs->values : kNoRegs, &event,
+                      &program_->object()->image().task_layout};
   const PerfEventRunRegions regions(ctx);
   const RunResult result = program_->run(&ctx, regions.regions, &ctx);
   t_program_active = false;

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 
+#include "bpf/isa/kernel_task_layout.hpp"
 #include "bpf/isa/memory_region.hpp"
 #include "bpf/verifier/verifier.hpp"
 #include "core/event.hpp"
@@ -18,6 +19,8 @@ struct PerfEventRunCtx {
   const core::SampleData* sample = nullptr;
   const std::uint64_t* regs = nullptr;  // SampleRegs::values of the interrupted context, or zeros
   core::Event* event = nullptr;
+  // The running kernel's task_struct layout (the program's image): bpf_get_current_task's task.
+  const KernelTaskLayout* task_layout = nullptr;
 };
 
 // The memory a run may read through the context: the context, the sample and the registers.

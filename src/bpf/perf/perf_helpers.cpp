@@ -9,10 +9,12 @@
 #include "bpf/isa/int_types.hpp"
 #include "bpf/maps/map.hpp"
 #include "bpf/maps/stack_trace_map.hpp"
+#include "bpf/perf/current_task.hpp"
 #include "bpf/perf/perf_event_ctx.hpp"
 #include "bpf/runtime/base_helpers.hpp"
 #include "core/read_values.hpp"
 #include "core/sample_output.hpp"
+#include "support/task_ids.hpp"
 
 namespace userperf::bpf {
 
@@ -219,6 +221,47 @@ u64 get_stack(u64, u64 buf, u64 size, u64 flags, u64, CallContext& call) {
   return copy;
 }
 
+// ---- the current task (current_task.hpp): a synthetic task_struct in a kernel half of its own.
+
+TaskReadContext task_read_context(const CallContext& call) {
+  const PerfEventRunCtx& ctx = run_ctx(call);
+  return TaskReadContext{ctx.task_layout, ctx.regs};
+}
+
+u64 get_current_task(u64, u64, u64, u64, u64, CallContext&) {
+  return synthetic_task_address(static_cast<std::uint32_t>(support::current_tid()));
+}
+
+// bpf_probe_read_kernel_common: dst zeroed when the read fails.
+u64 probe_read_kernel(u64 dst, u64 size, u64 src, u64, u64, CallContext& call) {
+  if (!call.may_access(dst, size, true)) return helper_error(EFAULT);
+  const int err = read_synthetic_kernel(task_read_context(call), src, helper_ptr(dst), size);
+  if (err < 0) std::memset(helper_ptr(dst), 0, size);
+  return static_cast<u64>(static_cast<std::int64_t>(err));
+}
+
+u64 probe_read_kernel_str(u64 dst, u64 size, u64 src, u64, u64, CallContext& call) {
+  if (!call.may_access(dst, size, true)) return helper_error(EFAULT);
+  const long n = read_synthetic_kernel_string(task_read_context(call), src,
+                                              static_cast<char*>(helper_ptr(dst)), size);
+  if (n < 0) std::memset(helper_ptr(dst), 0, size);
+  return static_cast<u64>(static_cast<std::int64_t>(n));
+}
+
+// x86-64's legacy probe_read (non-overlapping address spaces): below TASK_SIZE user memory,
+// above it kernel memory.
+constexpr u64 kTaskSize = 0x00007ffffffff000ull;
+
+u64 probe_read_compat(u64 dst, u64 size, u64 src, u64 r4, u64 r5, CallContext& call) {
+  return src < kTaskSize ? probe_read_user(dst, size, src, r4, r5, call)
+                         : probe_read_kernel(dst, size, src, r4, r5, call);
+}
+
+u64 probe_read_compat_str(u64 dst, u64 size, u64 src, u64 r4, u64 r5, CallContext& call) {
+  return src < kTaskSize ? probe_read_user_str(dst, size, src, r4, r5, call)
+                         : probe_read_kernel_str(dst, size, src, r4, r5, call);
+}
+
 }  // namespace
 
 void add_perf_event_helpers(std::vector<HelperFn>& table) {
@@ -229,6 +272,11 @@ void add_perf_event_helpers(std::vector<HelperFn>& table) {
   set_helper(table, BPF_FUNC_perf_event_read, perf_event_read);
   set_helper(table, BPF_FUNC_perf_event_read_value, perf_event_read_value);
   set_helper(table, BPF_FUNC_get_attach_cookie, get_attach_cookie);
+  set_helper(table, BPF_FUNC_get_current_task, get_current_task);
+  set_helper(table, BPF_FUNC_probe_read_kernel, probe_read_kernel);
+  set_helper(table, BPF_FUNC_probe_read_kernel_str, probe_read_kernel_str);
+  set_helper(table, BPF_FUNC_probe_read, probe_read_compat);
+  set_helper(table, BPF_FUNC_probe_read_str, probe_read_compat_str);
 }
 
 std::vector<HelperFn> perf_event_helper_table() {

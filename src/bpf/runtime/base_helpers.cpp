@@ -104,6 +104,8 @@ u64 loop_unresolved(u64, u64, u64, u64, u64, CallContext& call) {
 
 // ---- memory: a bad source address is an error, never a fault; dst is zeroed on error.
 
+}  // namespace
+
 u64 probe_read_user(u64 dst, u64 size, u64 src, u64, u64, CallContext& call) {
   if (!call.may_access(dst, size, true)) return helper_error(EFAULT);
   if (!support::read_user(helper_ptr(src), helper_ptr(dst), size)) {
@@ -121,13 +123,7 @@ u64 probe_read_user_str(u64 dst, u64 size, u64 src, u64, u64, CallContext& call)
   return static_cast<u64>(n);
 }
 
-// There is no kernel address space to read from user space: every kernel read fails as the
-// kernel's would on an unmapped kernel address.
-u64 probe_read_kernel(u64 dst, u64 size, u64, u64, u64, CallContext& call) {
-  if (!call.may_access(dst, size, true)) return helper_error(EFAULT);
-  std::memset(helper_ptr(dst), 0, size);
-  return helper_error(EFAULT);
-}
+namespace {
 
 // ---- time, CPU, task.
 
@@ -258,14 +254,10 @@ void add_base_helpers(std::vector<HelperFn>& table) {
   set_helper(table, BPF_FUNC_map_delete_elem, map_delete_elem);
   set_helper(table, BPF_FUNC_tail_call, tail_call_unresolved);
   set_helper(table, BPF_FUNC_loop, loop_unresolved);
-  // x86 has separate user and kernel address spaces: the legacy probe_read reads either, and in
-  // user space only user memory exists.
-  set_helper(table, BPF_FUNC_probe_read, probe_read_user);
-  set_helper(table, BPF_FUNC_probe_read_str, probe_read_user_str);
+  // Kernel memory (probe_read_kernel, the legacy probe_read above TASK_SIZE) is the synthetic
+  // task of perf/current_task.hpp: those helpers are perf's.
   set_helper(table, BPF_FUNC_probe_read_user, probe_read_user);
   set_helper(table, BPF_FUNC_probe_read_user_str, probe_read_user_str);
-  set_helper(table, BPF_FUNC_probe_read_kernel, probe_read_kernel);
-  set_helper(table, BPF_FUNC_probe_read_kernel_str, probe_read_kernel);
   set_helper(table, BPF_FUNC_ktime_get_ns, ktime_get_ns);
   set_helper(table, BPF_FUNC_ktime_get_boot_ns, ktime_get_boot_ns);
   set_helper(table, BPF_FUNC_ktime_get_coarse_ns, ktime_get_coarse_ns);

@@ -131,6 +131,15 @@ Expected<std::shared_ptr<LoadedProgram>> LoadedProgram::load(std::shared_ptr<Bpf
   if (!verdict.accepted) {
     return make_error(verdict.error != 0 ? verdict.error : EACCES, verdict.log);
   }
+  // The synthetic task of bpf_get_current_task is laid out from the kernel's BTF, which the
+  // loader puts in the image; an image without it (built by hand, or by a loader that could not
+  // read the BTF) has no task to hand out.
+  if (program_calls_helper(image, BPF_FUNC_get_current_task) &&
+      !object->image().task_layout.present) {
+    return make_error(ENOENT, "program '" + image.name +
+                                  "' calls bpf_get_current_task but its object image has no "
+                                  "task_struct layout (read from /sys/kernel/btf/vmlinux at load)");
+  }
   std::vector<Insn> insns = verdict.insns;
   if (auto fixed = fix_map_references(insns, *object); !fixed) return fixed.error();
 
@@ -184,10 +193,7 @@ Expected<std::shared_ptr<LoadedProgram>> LoadedProgram::load(std::shared_ptr<Bpf
 }
 
 bool LoadedProgram::calls_helper(std::int32_t id) const {
-  for (const Insn& insn : image().insns) {
-    if (insn.code == (BPF_JMP | BPF_CALL) && insn.src_reg == 0 && insn.imm == id) return true;
-  }
-  return false;
+  return program_calls_helper(image(), id);
 }
 
 }  // namespace userperf::bpf

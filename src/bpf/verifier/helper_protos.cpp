@@ -1,7 +1,7 @@
 // The helpers of BPF_PROG_TYPE_PERF_EVENT (pe_prog_func_proto, then bpf_tracing_func_proto and
 // bpf_base_func_proto for a privileged loader), with the kernel's argument types and GPL flags.
 // Helpers the kernel offers that userperf cannot run are absent (queue/stack maps, ringbuf dynptrs,
-// get_current_task, branch records, ...): the verifier rejects them as the kernel
+// branch records, BTF-typed helpers, ...): the verifier rejects them as the kernel
 // rejects a helper its program type lacks. Every helper here has a function in the runtime's table
 // (tests/unit/bpf/perf/helper_table_test.cpp).
 #include "bpf/verifier/helper_protos.hpp"
@@ -72,6 +72,9 @@ constexpr Entry kPerfEventHelpers[] = {
     {BPF_FUNC_get_numa_node_id, proto("get_numa_node_id", R::kInteger, {}, false)},
     {BPF_FUNC_get_current_pid_tgid, proto("get_current_pid_tgid", R::kInteger, {}, false)},
     {BPF_FUNC_get_current_uid_gid, proto("get_current_uid_gid", R::kInteger, {}, false)},
+    // The address of a synthetic task_struct (perf/current_task.hpp): a scalar to the verifier,
+    // read through probe_read_kernel; GPL-only as in kernel/trace/bpf_trace.c.
+    {BPF_FUNC_get_current_task, proto("get_current_task", R::kInteger, {}, true)},
     {BPF_FUNC_get_current_comm,
      proto("get_current_comm", R::kInteger,
            {A::kPtrToUninitMem, A::kConstSize, kNone, kNone, kNone}, false)},

@@ -39,6 +39,20 @@ ObjectImage sample_image() {
                    make_insn(0, 0, 0, 0, 0), make_insn(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 1),
                    make_insn(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)};
   image.programs = {program};
+  image.task_layout.present = true;
+  image.task_layout.task_size = 9728;
+  image.task_layout.pid = {1264, 4};
+  image.task_layout.tgid = {1268, 4};
+  image.task_layout.comm = {3024, 16};
+  image.task_layout.real_parent = {1280, 8};
+  image.task_layout.group_leader = {1336, 8};
+  image.task_layout.stack = {32, 8};
+  image.task_layout.thread_fsbase = {9600, 8};
+  image.task_layout.mm = {1224, 8};
+  image.task_layout.mm_size = 1344;
+  image.task_layout.mm_start_stack = {328, 8};
+  image.task_layout.mm_arg_start = {336, 8};
+  image.task_layout.mm_arg_end = {344, 8};
   return image;
 }
 
@@ -76,6 +90,28 @@ TEST(ImageCodec, DecodesWhatWasEncoded) {
   EXPECT_EQ(decoded->programs[0].section, "perf_event");
   EXPECT_EQ(decoded->programs[0].prog_type, static_cast<std::uint32_t>(BPF_PROG_TYPE_PERF_EVENT));
   EXPECT_TRUE(same_insns(decoded->programs[0].insns, image.programs[0].insns));
+  EXPECT_EQ(decoded->task_layout, image.task_layout);
+}
+
+// The runtime reads the synthetic task at the layout's offsets with the sizes it fills: a layout
+// it could not fill, or a member past the task, is refused at decode.
+TEST(ImageCodec, InconsistentTaskLayoutsAreRefused) {
+  const auto refused = [](void (*change)(KernelTaskLayout&)) {
+    ObjectImage image = sample_image();
+    change(image.task_layout);
+    auto decoded = decode_object_image(encode_object_image(image));
+    return !decoded && decoded.error().message.find("task_struct layout") != std::string::npos;
+  };
+  EXPECT_TRUE(refused([](KernelTaskLayout& t) { t.pid.size = 8; }));
+  EXPECT_TRUE(refused([](KernelTaskLayout& t) { t.comm.size = 32; }));
+  EXPECT_TRUE(refused([](KernelTaskLayout& t) { t.thread_fsbase.offset = t.task_size - 4; }));
+  EXPECT_TRUE(
+      refused([](KernelTaskLayout& t) { t.task_size = KernelTaskLayout::kMaxTaskSize + 1; }));
+  EXPECT_TRUE(refused([](KernelTaskLayout& t) { t.mm_arg_end.offset = t.mm_size; }));  // past mm
+  EXPECT_TRUE(refused([](KernelTaskLayout& t) { t.present = false; }));  // members without a task
+  EXPECT_TRUE(refused([](KernelTaskLayout& t) { t.stack = {8, 0}; }));   // absent, yet placed
+  EXPECT_FALSE(refused([](KernelTaskLayout& t) { t.thread_fsbase = {}; }));  // absent: fine
+  EXPECT_FALSE(refused([](KernelTaskLayout& t) { t = KernelTaskLayout{}; }));
 }
 
 TEST(ImageCodec, EveryTruncationIsRefused) {

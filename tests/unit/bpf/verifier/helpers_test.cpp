@@ -22,9 +22,10 @@ TEST(VerifierHelpers, PrototypeTable) {
   EXPECT_EQ(lookup->args[0], ArgType::kConstMapPtr);
   EXPECT_EQ(lookup->args[1], ArgType::kPtrToMapKey);
   EXPECT_FALSE(lookup->gpl_only);
-  for (int id : {BPF_FUNC_perf_event_output, BPF_FUNC_get_stackid, BPF_FUNC_get_stack,
-                 BPF_FUNC_perf_prog_read_value, BPF_FUNC_probe_read_kernel, BPF_FUNC_trace_printk,
-                 BPF_FUNC_probe_read_user, BPF_FUNC_probe_read_user_str}) {
+  for (int id :
+       {BPF_FUNC_perf_event_output, BPF_FUNC_get_stackid, BPF_FUNC_get_stack,
+        BPF_FUNC_perf_prog_read_value, BPF_FUNC_probe_read_kernel, BPF_FUNC_trace_printk,
+        BPF_FUNC_probe_read_user, BPF_FUNC_probe_read_user_str, BPF_FUNC_get_current_task}) {
     ASSERT_NE(perf_event_helper_proto(id), nullptr) << id;
     EXPECT_TRUE(perf_event_helper_proto(id)->gpl_only) << id;
   }

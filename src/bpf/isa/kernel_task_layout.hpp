@@ -1,0 +1,64 @@
+// Where the running kernel keeps the task_struct fields that bpf_get_current_task's synthetic task
+// models (perf/current_task.hpp): byte offsets and sizes from the kernel's BTF, computed by the
+// loader (loader/kernel_task_layout.hpp, libbpf there) and carried in the ObjectImage, so the
+// agent, which links no ELF or BTF library, gets them with the program (isa/image_codec).
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+namespace userperf::bpf {
+
+// A member's place in its struct; size 0: the kernel has no such member (reads of it fault).
+struct KernelField {
+  std::uint32_t offset = 0;
+  std::uint32_t size = 0;
+  bool operator==(const KernelField&) const = default;
+};
+
+struct KernelTaskLayout {
+  // False: no kernel BTF was read (a program calling bpf_get_current_task does not load).
+  bool present = false;
+  std::uint32_t task_size = 0;  // sizeof(struct task_struct)
+  KernelField pid;              // int: the thread id
+  KernelField tgid;             // int: the process id
+  KernelField comm;             // char[16]
+  KernelField real_parent;      // struct task_struct *
+  KernelField group_leader;     // struct task_struct *
+  KernelField stack;            // void *: the kernel stack, pt_regs at its top
+  KernelField thread_fsbase;    // thread.fsbase (x86-64): unsigned long
+  KernelField mm;               // struct mm_struct *
+  std::uint32_t mm_size = 0;    // sizeof(struct mm_struct)
+  KernelField mm_start_stack;   // mm_struct's unsigned long members
+  KernelField mm_arg_start;
+  KernelField mm_arg_end;
+  bool operator==(const KernelTaskLayout&) const = default;
+
+  // Every member, in one order (the image codec writes and reads them so).
+  std::array<KernelField*, 11> fields() {
+    return {&pid,           &tgid, &comm,           &real_parent,  &group_leader, &stack,
+            &thread_fsbase, &mm,   &mm_start_stack, &mm_arg_start, &mm_arg_end};
+  }
+
+  // The sizes the synthetic task can fill (4-byte ids, 16-byte comm, 8-byte pointers and
+  // fsbase, absent members as size 0) and every member inside a task (an mm_struct) of at most
+  // kMaxTaskSize bytes: what a decoder accepts and the runtime relies on.
+  static constexpr std::uint32_t kMaxTaskSize = 0x10000;
+  bool consistent() const {
+    if (!present) return *this == KernelTaskLayout{};
+    if (task_size == 0 || task_size > kMaxTaskSize || mm_size > kMaxTaskSize) return false;
+    const auto fits_in = [](std::uint32_t whole, const KernelField& f, std::uint32_t size) {
+      return f.size == 0 ? f.offset == 0
+                         : f.size == size && size <= whole && f.offset <= whole - size;
+    };
+    const auto fits = [&](const KernelField& f, std::uint32_t size) {
+      return fits_in(task_size, f, size);
+    };
+    return fits(pid, 4) && fits(tgid, 4) && fits(comm, 16) && fits(real_parent, 8) &&
+           fits(group_leader, 8) && fits(stack, 8) && fits(thread_fsbase, 8) && fits(mm, 8) &&
+           fits_in(mm_size, mm_start_stack, 8) && fits_in(mm_size, mm_arg_start, 8) &&
+           fits_in(mm_size, mm_arg_end, 8);
+  }
+};
+
+}  // namespace userperf::bpf
