@@ -25,9 +25,6 @@ namespace {
 
 // Programs whose userperf verdict differs from the kernel's on purpose: name -> why.
 const std::map<std::string, std::string>& intended_disagreements() {
-  static const std::string kNoHelper =
-      "a helper userperf does not offer (helper_protos.cpp leaves out what it cannot run): "
-      "rejected as a helper the program type lacks";
   static const std::string kGlobalInline =
       "a global function is verified inline with the caller's arguments, not once from its BTF "
       "prototype (docs/bpf.md, approximations)";
@@ -35,7 +32,6 @@ const std::map<std::string, std::string>& intended_disagreements() {
       {"106_map_ptr_deref",
        "the kernel lets programs read struct bpf_map through the map pointer (BTF); userperf's "
        "maps are not kernel objects, so the map pointer is not readable memory"},
-      {"132_helper_read_branch_records", kNoHelper + " (no LBR in user space)"},
       {"387_c_global_mem_arg_unchecked", kGlobalInline + ": its pointer is the caller's stack"},
       {"388_c_global_wrong_arg", kGlobalInline + ": the scalar argument faults in the callee "
                                                  "(EACCES) instead of at the call (EINVAL)"},

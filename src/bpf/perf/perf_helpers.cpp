@@ -2,6 +2,7 @@
 #include "bpf/perf/perf_helpers.hpp"
 
 #include <linux/bpf.h>
+#include <linux/perf_event.h>
 
 #include <cerrno>
 #include <cstring>
@@ -124,6 +125,19 @@ u64 perf_event_read_value(u64 map, u64 flags, u64 buf, u64 size, u64, CallContex
 // Programs attached with PERF_EVENT_IOC_SET_BPF have no link, hence no cookie.
 u64 get_attach_cookie(u64, u64, u64, u64, u64, CallContext&) {
   return 0;
+}
+
+// bpf_read_branch_records: no userperf PMU records branches, so a sample has none (software
+// events refuse PERF_SAMPLE_BRANCH_STACK; an event that asks for it gets an empty stack, nr 0).
+// The kernel's order of checks: flags, then whether the sample has a branch stack at all.
+u64 read_branch_records(u64, u64 buf, u64 size, u64 flags, u64, CallContext& call) {
+  if (flags & ~std::uint64_t{BPF_F_GET_BRANCH_RECORDS_SIZE}) return helper_error(EINVAL);
+  if (!(run_ctx(call).event->attr.sample_type & PERF_SAMPLE_BRANCH_STACK)) {
+    return helper_error(ENOENT);
+  }
+  if (flags & BPF_F_GET_BRANCH_RECORDS_SIZE) return 0;  // nr * sizeof(perf_branch_entry)
+  if (buf == 0 || size % sizeof(perf_branch_entry) != 0) return helper_error(EINVAL);
+  return 0;  // min(nr * entry size, size) bytes copied
 }
 
 // bpf_perf_prog_read_value: count, enabled and running of the event that overflowed.
@@ -272,6 +286,7 @@ void add_perf_event_helpers(std::vector<HelperFn>& table) {
   set_helper(table, BPF_FUNC_perf_event_read, perf_event_read);
   set_helper(table, BPF_FUNC_perf_event_read_value, perf_event_read_value);
   set_helper(table, BPF_FUNC_get_attach_cookie, get_attach_cookie);
+  set_helper(table, BPF_FUNC_read_branch_records, read_branch_records);
   set_helper(table, BPF_FUNC_get_current_task, get_current_task);
   set_helper(table, BPF_FUNC_probe_read_kernel, probe_read_kernel);
   set_helper(table, BPF_FUNC_probe_read_kernel_str, probe_read_kernel_str);

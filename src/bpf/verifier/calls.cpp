@@ -62,6 +62,9 @@ int Checker::check_helper_mem(int regno, std::uint64_t size, bool write, bool ze
                               CallMeta& meta) {
   const RegState ptr = reg(regno);
   const int isize = static_cast<int>(size);
+  // check_helper_mem_access: a zero-byte access through NULL is allowed, whatever the argument
+  // type (only the _OR_NULL ones let a NULL pointer get this far).
+  if (ptr.is_null() && zero_ok && size == 0) return 0;
   if (ptr.type == RegType::kPtrToStack) {
     std::int64_t min_off = 0;
     std::int64_t max_off = 0;
@@ -129,13 +132,20 @@ int Checker::check_helper_arg(int regno, ArgType type, CallMeta& meta, ArgType p
       }
       return 0;
     }
+    case ArgType::kPtrToUninitMemOrNull:
+      if (r.is_null()) {  // checked with the size: NULL goes with a size of 0 only
+        meta.mem_regno = regno;
+        meta.mem_write = true;
+        return 0;
+      }
+      [[fallthrough]];
     case ArgType::kPtrToMem:
     case ArgType::kPtrToUninitMem:
       if (!is_helper_mem(r)) {
         return expect("fp, pkt, pkt_meta, map_key, map_value, mem, ringbuf_mem, buf, trusted_ptr_");
       }
       meta.mem_regno = regno;
-      meta.mem_write = type == ArgType::kPtrToUninitMem;
+      meta.mem_write = type != ArgType::kPtrToMem;
       return 0;
     case ArgType::kConstSize:
     case ArgType::kConstSizeOrZero: {
@@ -155,7 +165,10 @@ int Checker::check_helper_arg(int regno, ArgType type, CallMeta& meta, ArgType p
       }
       meta.msize_max = r.umax;
       need_precise_reg(regno);
-      if (prev != ArgType::kPtrToMem && prev != ArgType::kPtrToUninitMem) return 0;
+      if (prev != ArgType::kPtrToMem && prev != ArgType::kPtrToUninitMem &&
+          prev != ArgType::kPtrToUninitMemOrNull) {
+        return 0;
+      }
       return check_helper_mem(regno - 1, r.umax, meta.mem_write, zero_ok, meta);
     }
     case ArgType::kConstAllocSizeOrZero:

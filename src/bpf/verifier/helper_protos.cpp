@@ -1,7 +1,7 @@
 // The helpers of BPF_PROG_TYPE_PERF_EVENT (pe_prog_func_proto, then bpf_tracing_func_proto and
 // bpf_base_func_proto for a privileged loader), with the kernel's argument types and GPL flags.
 // Helpers the kernel offers that userperf cannot run are absent (queue/stack maps, ringbuf dynptrs,
-// branch records, BTF-typed helpers, ...): the verifier rejects them as the kernel
+// BTF-typed helpers, ...): the verifier rejects them as the kernel
 // rejects a helper its program type lacks. Every helper here has a function in the runtime's table
 // (tests/unit/bpf/perf/helper_table_test.cpp).
 #include "bpf/verifier/helper_protos.hpp"
@@ -116,6 +116,12 @@ constexpr Entry kPerfEventHelpers[] = {
     {BPF_FUNC_loop,
      proto("loop", R::kInteger,
            {A::kAnything, A::kPtrToFunc, A::kPtrToStackOrNull, A::kAnything, kNone}, false)},
+    // userperf's samples carry no branch records: the helper answers as the kernel does for an
+    // event without them (perf/perf_helpers.cpp).
+    {BPF_FUNC_read_branch_records,
+     proto("read_branch_records", R::kInteger,
+           {A::kPtrToCtx, A::kPtrToUninitMemOrNull, A::kConstSizeOrZero, A::kAnything, kNone},
+           true)},
     {BPF_FUNC_get_attach_cookie,
      proto("get_attach_cookie", R::kInteger, {A::kPtrToCtx, kNone, kNone, kNone, kNone}, false)},
 };

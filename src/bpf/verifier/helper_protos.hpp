@@ -16,6 +16,7 @@ enum class ArgType : std::uint8_t {
   kPtrToMapValue,         // initialized memory of the map's value_size
   kPtrToMem,              // initialized, readable memory; its size is the next argument
   kPtrToUninitMem,        // writable memory the helper fills; its size is the next argument
+  kPtrToUninitMemOrNull,  // the same, or NULL (then the size must be 0)
   kConstSize,             // a scalar > 0, bounded (the size of the previous argument)
   kConstSizeOrZero,       // a scalar >= 0, bounded
   kConstAllocSizeOrZero,  // a known constant (the size of the memory the helper returns)

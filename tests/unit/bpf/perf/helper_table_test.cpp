@@ -3,8 +3,16 @@
 // offers nothing the verifier would not check.
 #include <gtest/gtest.h>
 
+#include <linux/bpf.h>
+#include <linux/perf_event.h>
+
+#include <cerrno>
+#include <cstdint>
+
+#include "bpf/perf/perf_event_ctx.hpp"
 #include "bpf/perf/perf_helpers.hpp"
 #include "bpf/verifier/helper_protos.hpp"
+#include "core/event.hpp"
 
 namespace userperf::bpf {
 namespace {
@@ -21,6 +29,33 @@ TEST(HelperTable, EveryPrototypeHasAFunctionAndEveryFunctionAPrototype) {
   }
   EXPECT_LE(table.size(), 256u);
   EXPECT_GE(allowed, 25);
+}
+
+// bpf_read_branch_records: userperf's samples carry no branch records. Unknown flags are EINVAL
+// first; an event that does not sample PERF_SAMPLE_BRANCH_STACK is ENOENT (the kernel's answer for
+// a sample without a branch stack); one that does has an empty stack: 0 bytes, size 0, and a buffer
+// that is NULL or not a whole number of entries is EINVAL.
+TEST(PerfHelpers, ReadBranchRecordsFindsNone) {
+  const std::vector<HelperFn> table = perf_event_helper_table();
+  core::SampleData sample;
+  core::Event event;
+  PerfEventRunCtx run{&sample, kNoRegs, &event, nullptr};
+  CallContext call;
+  call.env = &run;
+  const auto read = [&](std::uint64_t buf, std::uint64_t size, std::uint64_t flags) {
+    return static_cast<std::int64_t>(
+        table[BPF_FUNC_read_branch_records](0, buf, size, flags, 0, call));
+  };
+  std::uint64_t entries[6] = {};
+  const auto buf = reinterpret_cast<std::uint64_t>(entries);
+  EXPECT_EQ(read(buf, sizeof entries, 2), -EINVAL);
+  EXPECT_EQ(read(buf, sizeof entries, 0), -ENOENT);
+  EXPECT_EQ(read(0, 0, BPF_F_GET_BRANCH_RECORDS_SIZE), -ENOENT);
+  event.attr.sample_type = PERF_SAMPLE_BRANCH_STACK;
+  EXPECT_EQ(read(0, 0, BPF_F_GET_BRANCH_RECORDS_SIZE), 0);
+  EXPECT_EQ(read(buf, sizeof entries, 0), 0);
+  EXPECT_EQ(read(buf, 16, 0), -EINVAL);
+  EXPECT_EQ(read(0, 0, 0), -EINVAL);
 }
 
 }  // namespace
