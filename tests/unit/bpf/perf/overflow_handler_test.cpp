@@ -65,6 +65,17 @@ core::SampleData sample_with(std::uint64_t addr, std::uint64_t ip = 0x401000) {
 }
 
 // A BPF_OUTPUT event of this thread with its own ring.
+// PERF_EVENT_IOC_SET_BPF of `prog_fd` on the event, then ENABLE.
+::testing::AssertionResult attach_and_enable(int event_fd, int prog_fd) {
+  if (userperf_ioctl(event_fd, PERF_EVENT_IOC_SET_BPF, static_cast<unsigned long>(prog_fd)) != 0) {
+    return ::testing::AssertionFailure() << "SET_BPF: " << strerror(errno);
+  }
+  if (userperf_ioctl(event_fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
+    return ::testing::AssertionFailure() << "ENABLE: " << strerror(errno);
+  }
+  return ::testing::AssertionSuccess();
+}
+
 struct OutputEvent {
   Fd fd;
   MappedRing ring;
@@ -88,10 +99,7 @@ TEST(OverflowHandler, FilterKeepsAndDropsSamplesAndCountsThem) {
   ASSERT_GE(event.fd, 0);
   MappedRing ring(event.fd, 1);
   ASSERT_TRUE(ring.ok());
-  ASSERT_EQ(userperf_ioctl(event.fd, PERF_EVENT_IOC_SET_BPF, static_cast<unsigned long>(prog.fd)),
-            0)
-      << strerror(errno);
-  ASSERT_EQ(userperf_ioctl(event.fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+  ASSERT_TRUE(attach_and_enable(event.fd, prog.fd));
 
   const std::uint64_t addrs[] = {0x10, 0x2000, 0xfff, 0x1000, 0x3333};
   for (std::uint64_t addr : addrs) fire(event.fd, 1, sample_with(addr));
@@ -406,10 +414,7 @@ TEST(OverflowHandler, StaticallyInitialisedSlotIsFilledAtLoad) {
   ASSERT_GE(event.fd, 0);
   MappedRing ring(event.fd, 1);
   ASSERT_TRUE(ring.ok());
-  ASSERT_EQ(userperf_ioctl(event.fd, PERF_EVENT_IOC_SET_BPF, static_cast<unsigned long>(entry.fd)),
-            0)
-      << strerror(errno);
-  ASSERT_EQ(userperf_ioctl(event.fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+  ASSERT_TRUE(attach_and_enable(event.fd, entry.fd));
   fire(event.fd, 1, sample_with(0));
   EXPECT_EQ(ring.drain().size(), 1u);
 
@@ -441,10 +446,7 @@ TEST(OverflowHandler, TailCallsThroughAProgArray) {
   ASSERT_GE(event.fd, 0);
   MappedRing ring(event.fd, 1);
   ASSERT_TRUE(ring.ok());
-  ASSERT_EQ(
-      userperf_ioctl(event.fd, PERF_EVENT_IOC_SET_BPF, static_cast<unsigned long>(dispatch.fd)), 0)
-      << strerror(errno);
-  ASSERT_EQ(userperf_ioctl(event.fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+  ASSERT_TRUE(attach_and_enable(event.fd, dispatch.fd));
 
   // Slot 1 empty: dispatch's tail call fails and it returns 0 (sample dropped).
   set_array_value(state.fd, 1, 5);
@@ -498,10 +500,7 @@ TEST(OverflowHandler, BpfLoopCallbacksRunAtEachOverflow) {
   ASSERT_GE(event.fd, 0);
   MappedRing ring(event.fd, 1);
   ASSERT_TRUE(ring.ok());
-  ASSERT_EQ(
-      userperf_ioctl(event.fd, PERF_EVENT_IOC_SET_BPF, static_cast<unsigned long>(program.fd)), 0)
-      << strerror(errno);
-  ASSERT_EQ(userperf_ioctl(event.fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+  ASSERT_TRUE(attach_and_enable(event.fd, program.fd));
 
   for (const std::uint64_t addr :
        {0x0000ull, 0x0005ull, 0xffffull, 0x0affull, 0x1c40ull, 0x0164ull}) {
