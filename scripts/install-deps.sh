@@ -18,7 +18,7 @@ packages=(
 )
 missing=()
 for p in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+  if ! grep -q 'install ok installed' < <(dpkg-query -W -f='${Status}' "$p" 2>/dev/null); then
     missing+=("$p")
   fi
 done

@@ -108,14 +108,14 @@ case $scenario in
     late=$(share "$dir/a.data" late_spin)
     all_ticks=$((main_ticks + worker_ticks + late_ticks))
     late_accounted=$((100 * late_ticks / (all_ticks > 0 ? all_ticks : 1)))
-    perf report -i "$dir/a.data" --stdio --no-children --sort sym 2>/dev/null | grep -qw late_spin &&
+    grep -qw late_spin < <(perf report -i "$dir/a.data" --stdio --no-children --sort sym 2>/dev/null) &&
       ((late - late_accounted <= 8 && late_accounted - late <= 8)) ||
       fail "the thread started after the attach: late_spin $late% of samples, $late_accounted% of CPU time"
     # The worker's frames walk to start_thread: its stack was told to the agent.
     perf report -i "$dir/a.data" --stdio --no-children --sort sym 2>/dev/null >"$dir/report"
     grep -q "start_thread" "$dir/report" || fail "no caller of worker_spin: $(head -30 "$dir/report")"
     samples=$(perf report -i "$dir/a.data" --stdio 2>/dev/null | sed -n 's/^# Samples: \([0-9K]*\).*/\1/p')
-    "$userperf" report -i "$dir/a.data" --stdio --sort sym 2>/dev/null | grep -q "worker_spin" ||
+    grep -q "worker_spin" < <("$userperf" report -i "$dir/a.data" --stdio --sort sym 2>/dev/null) ||
       fail "userperf report lacks worker_spin"
     echo "ok: output unchanged, main_spin $main%, worker_spin $worker% (main's part: $sampled% of samples, $accounted% of CPU time), late_spin $late% ($late_accounted% of CPU time), $samples samples"
     ;;

@@ -623,7 +623,7 @@ case $scenario in
       if [[ $mode == raw ]]; then
         grep -q "closed its connection to the recorder and runs on" "$dir/err" ||
           fail "raw: the lost connection is not said: $(cat "$dir/err")"
-      elif grep -v '^\[ userperf record' "$dir/err" | grep -q .; then
+      elif grep -q . < <(grep -v '^\[ userperf record' "$dir/err"); then
         fail "wrapped: unexpected messages: $(cat "$dir/err")"
       fi
     done
@@ -670,8 +670,8 @@ case $scenario in
       echo "bpf: keep_none ${tier:-(JIT)}: $n samples"
       [[ $n == 0 ]] || fail "keep_none ${tier:-(JIT)} kept $n samples: $(cat "$dir/err")"
       # Off x86-64 the recorder says once that programs run on the interpreter.
-      if grep -v '^\[ userperf record' "$dir/err" |
-        grep -v 'userperf: bpf: the eBPF JIT supports x86-64 only' | grep -q .; then
+      if grep -q . < <(grep -v '^\[ userperf record' "$dir/err" |
+        grep -v 'userperf: bpf: the eBPF JIT supports x86-64 only'); then
         fail "record --bpf $tier: unexpected messages: $(cat "$dir/err")"
       fi
       if [[ $(uname -m) == x86_64 ]] && grep -q 'userperf: bpf:' "$dir/err"; then
@@ -766,10 +766,11 @@ case $scenario in
       fail "the SA_RESTART read was not restarted: $(head -1 "$dir/bare.txt")"
     perf_reads "$dir/errno.data"
     # The waits were written: poll's and the sleeps' call sites are in offcpu-time.
-    # (To a file first: grep -q ending early would fail the pipeline under pipefail.)
+    # (grep -q reads from a process substitution, never a pipe: under pipefail a producer that
+    # writes after grep -q has matched and exited dies of SIGPIPE and fails the pipeline.)
     perf script -i "$dir/errno.data" -F event,ip,sym >"$dir/chains.txt" 2>/dev/null ||
       fail "perf script -F event,ip,sym failed"
-    grep -A3 "offcpu-time" "$dir/chains.txt" | grep -q "main" ||
+    grep -q "main" < <(grep -A3 "offcpu-time" "$dir/chains.txt") ||
       fail "no offcpu-time sample reaches main"
     # Every wrapped wait that blocked 30 ms has its sample, the libc function as leaf.
     grep -A1 "offcpu-time" "$dir/chains.txt" |

@@ -63,7 +63,7 @@ fi
   fi
   grep -q "offset" "$dir/err" || fail "corrupt input: no offset in '$(cat "$dir/err")'"
   [[ $(cat "$dir/out.folded") == previous ]] || fail "corrupt input: the previous output changed"
-  ls "$dir" | grep -q 'out.folded\.' && fail "a temporary file was left: $(ls "$dir")"
+  grep -q 'out.folded\.' < <(ls "$dir") && fail "a temporary file was left: $(ls "$dir")"
   echo "ok: corrupt input: $(head -1 "$dir/err")"
   "$userperf" report -i "$dir/userperf.data" --format=collapsed -o /nonexistent-dir/x.folded \
     2>"$dir/err" && fail "unwritable output: exit 0"

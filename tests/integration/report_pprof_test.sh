@@ -204,7 +204,7 @@ if bad or not ours:
 print(f"ok: {sys.argv[3]}: pprof's own symbolizer agrees on all {len(ours)} locations of hotspots")
 PY
   grep -Eq "^ +comm: +hotspots$" "$dir/$name.traces" || fail "$name: no comm hotspots"
-  grep -A3 -E "hot_parse$" "$dir/$name.traces" | grep -q "main$" ||
+  grep -q "main$" < <(grep -A3 -E "hot_parse$" "$dir/$name.traces") ||
     fail "$name: no trace of main -> hot_parse"
   ((failures == before)) && echo "ok: $name: labels on all $traces traces, build id $build_id"
 done
@@ -217,9 +217,9 @@ if perf record -q -g -e page-faults -e cpu-clock -o "$dir/two.data" -- "$hotspot
     fail "two events: $(cat "$dir/two.err")"
   grep -q "writing event page-faults only, not cpu-clock" "$dir/two.err" ||
     fail "two events: stderr '$(cat "$dir/two.err")'"
-  pprof_text -raw "$dir/two.pb.gz" | grep -q "^Comment: not in this profile: event cpu-clock" ||
+  grep -q "^Comment: not in this profile: event cpu-clock" < <(pprof_text -raw "$dir/two.pb.gz") ||
     fail "two events: no comment naming cpu-clock"
-  pprof_text -raw "$dir/two.pb.gz" | grep -q "^samples/count page-faults/count" ||
+  grep -q "^samples/count page-faults/count" < <(pprof_text -raw "$dir/two.pb.gz") ||
     fail "two events: sample types not samples/count page-faults/count"
   echo "ok: two events: page-faults written, cpu-clock named"
 fi
@@ -233,7 +233,7 @@ if [[ -e $dir/userperf.data ]]; then
   "$userperf" report -i "$dir/torn.data" --format=pprof -o "$dir/out.pb.gz" 2>"$dir/err" &&
     fail "corrupt input: exit 0"
   [[ $(cat "$dir/out.pb.gz") == previous ]] || fail "corrupt input: the previous output changed"
-  ls "$dir" | grep -q 'out.pb.gz\.' && fail "a temporary file was left: $(ls "$dir")"
+  grep -q 'out.pb.gz\.' < <(ls "$dir") && fail "a temporary file was left: $(ls "$dir")"
   echo "ok: corrupt input: $(head -1 "$dir/err"); previous output kept"
 fi
 

@@ -63,7 +63,7 @@ run() {
 # needs_libuserperf PROGRAM yes|no: whether it must load libuserperf.so.0.
 needs_libuserperf() {
   local loads=no
-  readelf -d "$1" | grep -q 'NEEDED.*\[libuserperf\.so\.0\]' && loads=yes
+  grep -q 'NEEDED.*\[libuserperf\.so\.0\]' < <(readelf -d "$1") && loads=yes
   [[ $loads == "$2" ]] || fail "${1##*/}: NEEDED libuserperf.so.0 is '$loads', '$2' expected"
 }
 
@@ -82,7 +82,7 @@ fi
 # libelf, zlib, the C++ runtime) as Debian's archives.
 if cc "${cflags[@]}" -static "$source/examples/self_sample.c" "${static_flags[@]}" \
   -o "$dir/pc_static" 2>"$dir/pc_static.log"; then
-  readelf -d "$dir/pc_static" 2>/dev/null | grep -q NEEDED && fail "pc_static is not statically linked"
+  grep -q NEEDED < <(readelf -d "$dir/pc_static" 2>/dev/null) && fail "pc_static is not statically linked"
   run pc_static "$dir/pc_static"
 else
   fail "pkg-config static link: $(tail -5 "$dir/pc_static.log")"

@@ -55,7 +55,7 @@ if ! command -v perf >/dev/null; then
   echo "perf not installed: perf report / perf script not checked"
   exit 0
 fi
-perf evlist -i "$dir/perf.data" | grep -qx calltrace || fail "perf does not name the calltrace event (EVENT_DESC)"
+grep -qx calltrace < <(perf evlist -i "$dir/perf.data") || fail "perf does not name the calltrace event (EVENT_DESC)"
 perf report --stdio -i "$dir/perf.data" >"$dir/report.txt" 2>"$dir/report.err" ||
   fail "perf report exited $?: $(cat "$dir/report.err")"
 grep -q 'trace_demo_compute' "$dir/report.txt" || fail "perf report does not show the workload"
