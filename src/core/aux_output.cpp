@@ -157,8 +157,11 @@ bool AuxStream::ensure_handle() {
   // handle on it: either it finds this one, or this sees the area unpublished and lets go (else
   // the handle would outlive the area, and the owner's appends would store into freed memory).
   // Both sides pass through one read-modify-write of `handoff_`, so one of them sees the other.
+  // stop() clears running_ before its release_area, so the same read-modify-write orders this
+  // against it too: a writer that saw running_ before a stop and took the byte lock after it must
+  // not open a handle the stop has already looked for (its store would land after the disable).
   handoff_.fetch_add(1, std::memory_order_acq_rel);
-  if (event_.aux_area() != aux) {
+  if (event_.aux_area() != aux || !running_.load(std::memory_order_acquire)) {
     end_handle();
     return false;
   }
@@ -179,6 +182,9 @@ void AuxStream::start() {
   running_.store(true, std::memory_order_release);
   ring::AuxRing* aux = event_.aux_area();
   if (aux == nullptr) return;  // not mapped yet: the first append begins the handle
+  // A writer that appended since running_ was set has opened a handle and owns it: taking the byte
+  // lock now would only revoke its bias for the whole of that handle.
+  if (writer_.owner.load(std::memory_order_acquire) != 0) return;
   for (;;) {
     ByteLock lock(aux);
     if (lock.state() == ring::AuxRing::Lock::kBusy) {
@@ -262,6 +268,7 @@ AuxStream::Append AuxStream::append_locked(const void* a, std::size_t alen, cons
   const std::uint64_t len = alen + blen;
   if (len > aux->size() - 1) return drop(Append::kTooBig, true);
   if (!ensure_handle()) {
+    if (!running_.load(std::memory_order_acquire)) return Append::kStopped;  // stopped meanwhile
     return event_.state.load(std::memory_order_acquire) == EventState::kActive
                ? drop(Append::kBusy, true)  // another handle is active on the area
                : drop(Append::kFull, true);
@@ -269,7 +276,10 @@ AuxStream::Append AuxStream::append_locked(const void* a, std::size_t alen, cons
   if (!aux->overwrite() && len > handle_.size()) {
     // Publish what this handle holds and look at aux_tail again: the consumer may have made room.
     end_handle();
-    if (!ensure_handle()) return drop(Append::kFull, true);
+    if (!ensure_handle()) {
+      return running_.load(std::memory_order_acquire) ? drop(Append::kFull, true)
+                                                      : Append::kStopped;
+    }
     if (len > handle_.size()) {
       handle_.flag(PERF_AUX_FLAG_TRUNCATED);
       end_handle();  // the record says TRUNCATED; the event is now disabled
