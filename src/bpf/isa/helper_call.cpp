@@ -7,6 +7,9 @@ bool CallContext::may_access(std::uintptr_t p, std::uint64_t size, bool write) c
   for (const MemoryRegion& r : regions) {
     if (r.allows(p, size, write)) return true;
   }
+  for (const MemoryRegion& r : statics) {
+    if (r.allows(p, size, write)) return true;
+  }
   return false;
 }
 

@@ -13,10 +13,14 @@ namespace userperf::bpf {
 // What a helper sees besides its five arguments.
 struct CallContext {
   void* env = nullptr;                    // run()'s env: the caller's per-run state
-  std::span<const MemoryRegion> regions;  // every region of this run (stack and static included)
+  std::span<const MemoryRegion> regions;  // the run's own: its active stack, then run()'s regions
+  // The running program's static regions (map storage, global data). Apart from `regions`
+  // because a tail call changes them and nothing else: the call swaps one span.
+  std::span<const MemoryRegion> statics;
   bool abort = false;  // set by a helper to end the program at once with r0 = its return value
 
-  // True when [p, p + size) lies inside one region (writable when `write`); no overflow on wrap.
+  // True when [p, p + size) lies inside one region of `regions` or `statics` (writable when
+  // `write`); no overflow on wrap.
   bool may_access(std::uintptr_t p, std::uint64_t size, bool write) const;
 };
 

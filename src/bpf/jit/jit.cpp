@@ -7,6 +7,14 @@
 // always `ret`. A local call pushes r6..r9 and r10, lowers r10 by kMaxStack and calls; the native
 // stack stays 16-byte aligned at every helper call. Errors (fault, budget, call depth, bad helper,
 // abort) store a status and unwind to the saved stack pointer of the entry.
+//
+// Tail calls (unchecked code only): the target's JIT code is entered by a jump to its first
+// instruction, in the caller's frame, with the return address of the caller's function still on
+// the native stack, so the target's `exit` returns where that function would have: to the entry's
+// unwinding, or, from a subprogram, to its caller, as the kernel's x86-64 JIT does. The State's
+// per-program words (the helper table, CallContext::statics) become the target's; a local call
+// in a program that tail-calls saves and restores them around the call. A target only the
+// interpreter runs (it uses bpf_loop callbacks) runs there, nested, and its r0 is returned.
 #include "bpf/jit/jit.hpp"
 
 #include <sys/mman.h>
@@ -40,6 +48,9 @@ struct State {
   std::uint64_t depth;
   std::uint64_t budget;
   std::uint64_t fault_addr;
+  TailCallResolver tail_call;  // set when the program has TAIL_CALL ops
+  std::uint64_t tail_r0;       // a target the interpreter ran: its r0
+  int tail_calls;              // this run's, MAX_TAIL_CALL_CNT at most
   std::uint32_t pc;
   std::uint32_t status;
 };
@@ -101,6 +112,11 @@ const std::int32_t kOffHelpers = off_of(offsetof(State, helpers));
 const std::int32_t kOffHelperCount = off_of(offsetof(State, helper_count));
 const std::int32_t kOffCall = off_of(offsetof(State, call));
 const std::int32_t kOffAbort = off_of(offsetof(State, call) + offsetof(CallContext, abort));
+const std::int32_t kOffStatics = off_of(offsetof(State, call) + offsetof(CallContext, statics));
+const std::int32_t kOffTailR0 = off_of(offsetof(State, tail_r0));
+// The words a tail call changes: saved around a local call in a program that tail-calls.
+const std::int32_t kPerProgramWords[] = {kOffStatics, kOffStatics + 8, kOffHelpers,
+                                         kOffHelperCount};
 
 enum Cond : std::uint8_t {
   kB = 0x2,
@@ -261,6 +277,14 @@ class Emitter {
 
 enum class Stub : std::uint8_t { kBail, kBudget, kCallDepth, kBadHelper, kAborted, kCount };
 
+// What JIT code does after bpf_tail_call's resolution (tail_call_from_jit): go on after the call
+// (index out of range, the 34th call, an empty slot), return the interpreter's r0 (tail_r0) from
+// the current function, or stop the run (the interpreter's target stopped: status set); any other
+// value is the address of the target's first instruction, to jump to.
+enum TailCallNext : std::uint64_t { kTailContinue = 0, kTailReturn = 1, kTailStop = 2 };
+std::uint64_t tail_call_from_jit(State* st, std::uint64_t map, std::uint64_t index,
+                                 std::uint64_t ctx);
+
 struct Fixup {
   std::size_t at;
   std::uint32_t target;  // instruction index
@@ -287,11 +311,13 @@ class Translator {
         key_state_(options.blind_constants ? blinding_seed() : 0) {}
 
   std::vector<std::uint8_t> translate();
+  std::size_t main_offset() const { return insn_pos_.empty() ? 0 : insn_pos_[0]; }
 
  private:
   const vm::Program& program_;
   const JitOptions& options_;
   Emitter e_;
+  bool tail_calls_ = false;  // the program has TAIL_CALL ops
   std::vector<std::size_t> insn_pos_;
   std::vector<Fixup> fixups_;
   std::vector<std::size_t> stub_refs_[static_cast<int>(Stub::kCount)];
@@ -332,6 +358,7 @@ class Translator {
   void check(std::uint32_t i, int base, std::int32_t off, int size, int flags);
   void spend_budget(std::uint32_t i);
   void helper_call(std::uint32_t i, bool indirect, const vm::Op& o);
+  void tail_call(std::uint32_t i);
   void atomic(std::uint32_t i, const vm::Op& o);
 };
 
@@ -595,6 +622,35 @@ void Translator::helper_call(std::uint32_t i, bool indirect, const vm::Op& o) {
   to_stub(Stub::kAborted, kNE);
 }
 
+void Translator::tail_call(std::uint32_t i) {
+  set_pc(i);
+  // Every BPF register survives a call that goes on (as in the interpreter): r0..r5 are saved
+  // around the resolution (six pushes keep the stack 16-byte aligned).
+  static constexpr Reg kSaved[] = {RAX, RDI, RSI, RDX, RCX, R8};
+  for (Reg r : kSaved) e_.push(r);
+  e_.mov_rr(true, RCX, RDI);  // ctx = r1; map = r2 (rsi) and index = r3 (rdx) are in place
+  e_.mov_rr(true, RDI, kState);
+  e_.mov_imm64(R11, reinterpret_cast<std::uintptr_t>(&tail_call_from_jit));
+  e_.call_reg(R11);
+  e_.mov_rr(true, R11, RAX);
+  for (int k = 5; k >= 0; --k) e_.pop(kSaved[k]);
+  e_.alu_imm(true, 7, R11, kTailStop);  // cmp r11, kTailStop
+  const std::size_t go_on = e_.jcc(kB);
+  const std::size_t jump = e_.jcc(kA);
+  e_.rm(true, 0x8b, RAX, kState, kOffTailR0);  // kTailStop: r0 as the target stopped, status set
+  jmp_stub(Stub::kBail);
+  e_.bind(jump, e_.pos());  // jmp r11: the target's first instruction, in this frame
+  e_.rex(false, 0, 0, R11);
+  e_.byte(0xff);
+  e_.modrm_rr(4, R11);
+  e_.bind(go_on, e_.pos());  // kTailReturn or kTailContinue
+  e_.alu_imm(true, 7, R11, kTailReturn);
+  const std::size_t after = e_.jcc(kNE);
+  e_.rm(true, 0x8b, RAX, kState, kOffTailR0);
+  e_.byte(0xc3);  // ret: the interpreter's r0 is this function's
+  e_.bind(after, e_.pos());
+}
+
 void Translator::atomic(std::uint32_t i, const vm::Op& o) {
   using K = vm::OpKind;
   const int k = static_cast<int>(o.kind);
@@ -783,12 +839,18 @@ void Translator::op(std::uint32_t i, const vm::Op& o) {
       e_.rex(true, 0, 0, kState);  // inc qword [r12 + depth]
       e_.byte(0xff);
       e_.modrm_mem(0, kState, kOffDepth);
+      if (tail_calls_) {  // push qword [r12 + word]: a tail call in the callee changes them
+        for (std::int32_t word : kPerProgramWords) e_.rm(false, 0xff, 6, kState, word);
+      }
       for (Reg r : {RBX, R13, R14, R15, RBP}) e_.push(r);
       e_.alu_imm(true, 5, RBP, kMaxStack);
       e_.byte(0xe8);
       fixups_.push_back({e_.pos(), static_cast<std::uint32_t>(o.off)});
       e_.imm32(0);
       for (Reg r : {RBP, R15, R14, R13, RBX}) e_.pop(r);
+      if (tail_calls_) {  // pop qword [r12 + word], in reverse
+        for (int w = 3; w >= 0; --w) e_.rm(false, 0x8f, 0, kState, kPerProgramWords[w]);
+      }
       e_.rex(true, 0, 0, kState);  // dec qword [r12 + depth]
       e_.byte(0xff);
       e_.modrm_mem(1, kState, kOffDepth);
@@ -796,6 +858,8 @@ void Translator::op(std::uint32_t i, const vm::Op& o) {
     case K::EXIT:
       e_.byte(0xc3);
       return;
+    case K::TAIL_CALL:
+      return tail_call(i);
     case K::LDDW:
       return const64(d, o.imm);
     case K::LDXB:
@@ -882,6 +946,7 @@ void Translator::op(std::uint32_t i, const vm::Op& o) {
 std::vector<std::uint8_t> Translator::translate() {
   const std::size_t n = program_.ops.size();
   insn_pos_.assign(n, 0);
+  for (const vm::Op& o : program_.ops) tail_calls_ = tail_calls_ || o.kind == vm::OpKind::TAIL_CALL;
   prologue();
   // Falls here when main returns: status kOk (zero) and rax = r0.
   const std::size_t after_main = e_.jmp();
@@ -941,10 +1006,47 @@ struct Jit::Impl {
   void* code = nullptr;
   std::size_t mapped = 0;
   std::size_t code_size = 0;
+  std::size_t main_offset = 0;  // the first instruction's code: where a tail call jumps
   ~Impl() {
     if (code != nullptr) munmap(code, mapped);
   }
 };
+
+const Jit::Impl& JitTailCall::of(const Jit& jit) {
+  return *jit.impl_;
+}
+
+namespace {
+
+#if defined(__x86_64__)
+std::uint64_t tail_call_from_jit(State* st, std::uint64_t map, std::uint64_t index,
+                                 std::uint64_t ctx) {
+  // As the interpreter's op_TAIL_CALL: the index, then the count, then the slot.
+  const TailCallSlot slot = st->tail_call(map, static_cast<std::uint32_t>(index));
+  if (!slot.in_range || st->tail_calls >= kMaxTailCalls) return kTailContinue;
+  ++st->tail_calls;
+  if (slot.target == nullptr) return kTailContinue;
+  if (slot.jit != nullptr) {
+    const auto& target = JitTailCall::of(*slot.jit);
+    st->call.statics = target.program.static_regions;
+    st->helpers = target.program.helpers.data();
+    st->helper_count = target.program.helpers.size();
+    return reinterpret_cast<std::uintptr_t>(target.code) + target.main_offset;
+  }
+  // Only the interpreter runs the target: there, nested, with this run's regions and count.
+  const RunResult result = vm::execute(
+      vm::program_of(*slot.target), ctx, map,
+      std::span<const MemoryRegion>(st->run_regions, st->run_count), st->call.env, &st->tail_calls);
+  st->tail_r0 = result.r0;
+  if (result.status == RunStatus::kOk) return kTailReturn;
+  st->status = static_cast<std::uint32_t>(result.status);
+  st->pc = result.pc;
+  st->fault_addr = result.fault_addr;
+  return kTailStop;
+}
+#endif
+
+}  // namespace
 
 Jit::Jit() : impl_(std::make_unique<Impl>()) {}
 Jit::~Jit() = default;
@@ -958,13 +1060,19 @@ Expected<std::unique_ptr<Jit>> Jit::load(std::span<const Insn> insns, JitOptions
   InterpreterOptions vm_options;
   vm_options.helpers = options.helpers;
   vm_options.static_regions = options.static_regions;
+  vm_options.tail_call = options.tail_call;
   auto program = vm::decode(insns, std::move(vm_options));
   if (!program) return program.error();
+  if (options.checked && options.tail_call != nullptr) {
+    return make_error(ENOTSUP, "tail calls are JIT-compiled for verified programs only");
+  }
   std::unique_ptr<Jit> jit(new Jit());
   Impl& impl = *jit->impl_;
   impl.program = std::move(*program);
   impl.options = std::move(options);
-  std::vector<std::uint8_t> code = Translator(impl.program, impl.options).translate();
+  Translator translator(impl.program, impl.options);
+  std::vector<std::uint8_t> code = translator.translate();
+  impl.main_offset = translator.main_offset();
   const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   const std::size_t mapped = (code.size() + page - 1) / page * page;
   void* mem = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -987,17 +1095,16 @@ RunResult Jit::run(std::uint64_t r1, std::uint64_t r2, std::span<const MemoryReg
   const Impl& impl = *impl_;
   alignas(16) std::uint8_t stack[kMaxCallFrames * kMaxStack];
   const std::uint64_t stack_top = reinterpret_cast<std::uintptr_t>(stack) + sizeof(stack);
-  // Helpers see the run's regions (the active stack first, then run()'s, then the static ones):
+  // Helpers see the run's regions (the active stack first, then run()'s) and the program's statics:
   // built only when the program can call one, as the interpreter does.
   MemoryRegion* call_regions = nullptr;
   std::size_t count = 0;
   if (impl.program.calls_helpers) {
-    count = 1 + regions.size() + impl.program.static_regions.size();
+    count = 1 + regions.size();
     call_regions = static_cast<MemoryRegion*>(__builtin_alloca(count * sizeof(MemoryRegion)));
     call_regions[0] = MemoryRegion{stack_top - kMaxStack, stack_top, true};
     std::size_t n = 1;
     for (const MemoryRegion& r : regions) call_regions[n++] = r;
-    for (const MemoryRegion& r : impl.program.static_regions) call_regions[n++] = r;
   }
 
   // Every field set one by one: `State st{}` compiled to a `rep stos`, 40% of run()'s time on the
@@ -1005,6 +1112,7 @@ RunResult Jit::run(std::uint64_t r1, std::uint64_t r2, std::span<const MemoryReg
   State st;
   st.call.env = env;
   st.call.regions = std::span<const MemoryRegion>(call_regions, count);
+  st.call.statics = impl.program.static_regions;
   st.call.abort = false;
   st.call_regions = call_regions;
   st.run_regions = regions.data();
@@ -1018,6 +1126,9 @@ RunResult Jit::run(std::uint64_t r1, std::uint64_t r2, std::span<const MemoryReg
   st.depth = 0;
   st.budget = impl.options.budget;
   st.fault_addr = 0;
+  st.tail_call = impl.program.tail_call;
+  st.tail_r0 = 0;
+  st.tail_calls = 0;
   st.pc = 0;
   st.status = static_cast<std::uint32_t>(RunStatus::kOk);
   const auto entry = reinterpret_cast<EntryFn>(impl.code);

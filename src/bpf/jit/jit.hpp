@@ -32,6 +32,10 @@ struct JitOptions {
   std::vector<HelperFn> helpers;
   // Memory every run may touch besides its stack and run()'s regions (checked mode only).
   std::vector<MemoryRegion> static_regions;
+  // When set, helper 12 is the kernel's tail call (InterpreterOptions::tail_call): a target with
+  // JIT code (TailCallSlot::jit) is jumped into, in the caller's frame; one without runs on its
+  // interpreter and its r0 is returned from the calling function. Unchecked mode only.
+  TailCallResolver tail_call = nullptr;
   // Memory checks, budget and the interpreter's register behaviour around helper calls; for
   // programs the verifier did not accept. Unchecked code must only be made of verified programs.
   bool checked = false;
@@ -74,8 +78,14 @@ class Jit {
 
  private:
   Jit();
+  friend struct JitTailCall;
   struct Impl;
   std::unique_ptr<Impl> impl_;
+};
+
+// A tail call's view of its target's code (jit.cpp).
+struct JitTailCall {
+  static const Jit::Impl& of(const Jit& jit);
 };
 
 }  // namespace userperf::bpf

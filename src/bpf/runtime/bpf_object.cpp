@@ -70,19 +70,14 @@ Expected<bool> fix_map_references(std::vector<Insn>& insns, const BpfObject& obj
   return true;
 }
 
-// What the JIT does not translate, so that a program using it runs on the interpreter: tail
-// calls, and callbacks (bpf_loop; a function's address appears only for one).
+// What the JIT does not translate, so that a program using it runs on the interpreter: callbacks
+// (bpf_loop; a function's address appears only for one).
 struct InterpreterOnly {
   const char* what;
   bool (*used_by)(const Insn& insn);
   std::atomic<bool> said{false};
 };
 InterpreterOnly interpreter_only[] = {
-    {"bpf_tail_call",
-     [](const Insn& insn) {
-       return insn.code == (BPF_JMP | BPF_CALL) && insn.src_reg == 0 &&
-              insn.imm == kTailCallHelperId;
-     }},
     {"bpf_loop callbacks",
      [](const Insn& insn) { return is_lddw(insn) && insn.src_reg == BPF_PSEUDO_FUNC; }},
 };
@@ -113,7 +108,8 @@ TailCallSlot tail_call_slot(std::uint64_t map, std::uint32_t index) {
   auto* m = reinterpret_cast<Map*>(static_cast<std::uintptr_t>(map));
   if (index >= m->spec().max_entries) return {};
   const auto* target = static_cast<const LoadedProgram*>(m->object_at(index));
-  return {true, target != nullptr ? &target->interpreter() : nullptr};
+  if (target == nullptr) return {true, nullptr, nullptr};
+  return {true, &target->interpreter(), target->jit_code()};
 }
 
 Expected<std::shared_ptr<LoadedProgram>> LoadedProgram::load(std::shared_ptr<BpfObject> object,
@@ -164,6 +160,7 @@ Expected<std::shared_ptr<LoadedProgram>> LoadedProgram::load(std::shared_ptr<Bpf
   JitOptions jit_options;
   if (use_jit) {
     jit_options.helpers = vm_options.helpers;
+    jit_options.tail_call = vm_options.tail_call;
     jit_options.static_regions = vm_options.static_regions;
     jit_options.blind_constants = options.blind_constants;
   }

@@ -82,7 +82,8 @@ class LoadedProgram {
   const Interpreter& interpreter() const { return *vm_; }
   // A process-unique id (the kernel's prog->aux->id: what a PROG_ARRAY lookup returns).
   std::uint32_t id() const { return id_; }
-  bool jitted() const { return jit_ != nullptr; }  // run() runs x86-64 code
+  bool jitted() const { return jit_ != nullptr; }     // run() runs x86-64 code
+  const Jit* jit_code() const { return jit_.get(); }  // nullptr: not jitted
 
  private:
   LoadedProgram() = default;

@@ -208,6 +208,7 @@ Expected<Program> decode(std::span<const Insn> insns, InterpreterOptions options
               why = jump_to(insn.imm);
             } else if (insn.imm == kTailCallHelperId && options.tail_call != nullptr) {
               op.kind = OpKind::TAIL_CALL;
+              program.calls_helpers = true;  // the target may call one
             } else if (insn.imm == kLoopHelperId && insn.src_reg == 0) {
               op.kind = OpKind::LOOP;
             } else {

@@ -122,8 +122,10 @@ const Program& program_of(const Interpreter& interpreter);
 // Checks the structure of `insns` and translates them; the error names the instruction.
 Expected<Program> decode(std::span<const Insn> insns, InterpreterOptions options);
 
-// Runs a decoded program (execute.cpp). SIGNAL-SAFE, reentrant.
+// Runs a decoded program (execute.cpp). SIGNAL-SAFE, reentrant. `tail_calls`: the run's count of
+// tail calls, when it began in another tier (a JIT-compiled program whose tail call reached a
+// program that only the interpreter runs); read and updated. nullptr: a run of its own.
 RunResult execute(const Program& program, std::uint64_t r1, std::uint64_t r2,
-                  std::span<const MemoryRegion> regions, void* env);
+                  std::span<const MemoryRegion> regions, void* env, int* tail_calls = nullptr);
 
 }  // namespace userperf::bpf::vm

@@ -58,7 +58,7 @@ inline void store(std::uint64_t addr, T value) {
 
 template <bool kBudgeted>
 RunResult run_loop(const Program& program, std::uint64_t r1, std::uint64_t r2,
-                   std::span<const MemoryRegion> run_regions, void* env) {
+                   std::span<const MemoryRegion> run_regions, void* env, int* tail_count) {
   static const void* const kDispatch[] = {
 #define USERPERF_BPF_LABEL(name) &&op_##name,
       USERPERF_BPF_OPS(USERPERF_BPF_LABEL)
@@ -66,10 +66,9 @@ RunResult run_loop(const Program& program, std::uint64_t r1, std::uint64_t r2,
   };
   static_assert(sizeof(kDispatch) / sizeof(kDispatch[0]) == static_cast<int>(OpKind::kCount));
 
-  // A caller's program, ops and helper regions are saved too: a tail call in a subprogram replaces
-  // the program only until that frame returns.
-  // A bpf_loop callback's frame also holds the loop: return_to is the LOOP op, which the
-  // callback's exit either calls again or steps over.
+  // A caller's program (its ops and static regions) is saved too: a tail call in a subprogram
+  // replaces the program only until that frame returns. A bpf_loop callback's frame also holds the
+  // loop: return_to is the LOOP op, which the callback's exit either calls again or steps over.
   struct Loop {
     std::uint32_t count = 0;  // 0: an ordinary call frame
     std::uint32_t index = 0;  // the running iteration
@@ -80,8 +79,6 @@ RunResult run_loop(const Program& program, std::uint64_t r1, std::uint64_t r2,
     const Op* return_to;
     std::uint64_t saved[4];  // r6..r9
     const Program* program;
-    MemoryRegion* call_regions;
-    std::size_t call_region_count;
     Loop loop;
   };
   alignas(16) std::uint8_t stack[kMaxCallFrames * kMaxStack];
@@ -91,7 +88,8 @@ RunResult run_loop(const Program& program, std::uint64_t r1, std::uint64_t r2,
   const Program* prog = &program;
   const Op* ops = program.ops.data();
   const Op* pc = ops;
-  int tail_calls = 0;
+  int own_tail_calls = 0;
+  int& tail_calls = tail_count != nullptr ? *tail_count : own_tail_calls;
   const std::uint64_t stack_top = reinterpret_cast<std::uintptr_t>(stack) + sizeof(stack);
   std::uint64_t stack_low = stack_top - kMaxStack;  // the lowest byte of the active frames
   Regions regions{run_regions, program.static_regions};
@@ -99,24 +97,18 @@ RunResult run_loop(const Program& program, std::uint64_t r1, std::uint64_t r2,
 
   std::uint64_t reg[kNumRegs] = {0, r1, r2, 0, 0, 0, 0, 0, 0, 0, stack_top};
 
-  // Helpers see this run's regions: the active stack first, then run()'s, then the static ones.
-  // A tail call's target builds its own (at most kMaxTailCalls more allocas in one run).
+  // Helpers see this run's regions (the active stack first, then run()'s) and the running
+  // program's static ones (CallContext::statics). Built when some helper may run: a program that
+  // calls one or tail-calls (its target may).
   MemoryRegion* call_regions = nullptr;
   std::size_t call_region_count = 0;
-#define BUILD_CALL_REGIONS(p)                                                                     \
-  do {                                                                                            \
-    call_regions = nullptr;                                                                       \
-    call_region_count = 0;                                                                        \
-    if ((p).calls_helpers) {                                                                      \
-      call_region_count = 1 + run_regions.size() + (p).static_regions.size();                     \
-      call_regions =                                                                              \
-          static_cast<MemoryRegion*>(__builtin_alloca(call_region_count * sizeof(MemoryRegion))); \
-      std::size_t n = 1;                                                                          \
-      for (const MemoryRegion& r : run_regions) call_regions[n++] = r;                            \
-      for (const MemoryRegion& r : (p).static_regions) call_regions[n++] = r;                     \
-    }                                                                                             \
-  } while (0)
-  BUILD_CALL_REGIONS(program);
+  if (program.calls_helpers) {
+    call_region_count = 1 + run_regions.size();
+    call_regions =
+        static_cast<MemoryRegion*>(__builtin_alloca(call_region_count * sizeof(MemoryRegion)));
+    std::size_t n = 1;
+    for (const MemoryRegion& r : run_regions) call_regions[n++] = r;
+  }
 
   std::uint64_t addr = 0;
   std::uint64_t size = 0;
@@ -324,7 +316,8 @@ op_CALL_HELPER:
 call_helper : {
   if (helper == nullptr) return RunResult{RunStatus::kBadHelper, reg[0], index_of(pc), 0};
   call_regions[0] = MemoryRegion{stack_low, stack_top, true};
-  CallContext call{env, std::span<const MemoryRegion>(call_regions, call_region_count), false};
+  CallContext call{env, std::span<const MemoryRegion>(call_regions, call_region_count),
+                   prog->static_regions, false};
   reg[0] = helper(reg[1], reg[2], reg[3], reg[4], reg[5], call);
   if (call.abort) return RunResult{RunStatus::kAborted, reg[0], index_of(pc), 0};
   NEXT();
@@ -332,8 +325,7 @@ call_helper : {
 
 op_CALL_LOCAL:
   if (depth + 1 >= kMaxCallFrames) return RunResult{RunStatus::kCallDepth, reg[0], index_of(pc), 0};
-  frames[depth] =
-      Frame{pc + 1, {reg[6], reg[7], reg[8], reg[9]}, prog, call_regions, call_region_count, {}};
+  frames[depth] = Frame{pc + 1, {reg[6], reg[7], reg[8], reg[9]}, prog, {}};
   ++depth;
   reg[10] -= kMaxStack;
   stack_low -= kMaxStack;
@@ -354,8 +346,6 @@ op_EXIT:
     prog = frames[depth].program;
     ops = prog->ops.data();
     regions.statics = prog->static_regions;
-    call_regions = frames[depth].call_regions;
-    call_region_count = frames[depth].call_region_count;
   }
   if (frames[depth].loop.count != 0) {  // a bpf_loop callback returned
     Loop& loop = frames[depth].loop;
@@ -391,8 +381,6 @@ op_LOOP : {
   frames[depth] = Frame{pc,
                         {reg[6], reg[7], reg[8], reg[9]},
                         prog,
-                        call_regions,
-                        call_region_count,
                         {count, 0, static_cast<std::uint32_t>(reg[2]), reg[3]}};
   goto enter_callback;
 }
@@ -421,7 +409,6 @@ op_TAIL_CALL : {
   pc = ops;
   regions.statics = prog->static_regions;
   reg[10] = stack_low + kMaxStack;
-  BUILD_CALL_REGIONS(*prog);
   DISPATCH();
 }
 
@@ -502,7 +489,6 @@ fault:
 #undef IMM
 #undef DST32
 #undef CHECK_ACCESS
-#undef BUILD_CALL_REGIONS
 #undef ALU64
 #undef ALU32
 #undef JMP64
@@ -519,9 +505,11 @@ fault:
 }  // namespace
 
 RunResult execute(const Program& program, std::uint64_t r1, std::uint64_t r2,
-                  std::span<const MemoryRegion> regions, void* env) {
-  if (program.instruction_budget != 0) return run_loop<true>(program, r1, r2, regions, env);
-  return run_loop<false>(program, r1, r2, regions, env);
+                  std::span<const MemoryRegion> regions, void* env, int* tail_calls) {
+  if (program.instruction_budget != 0) {
+    return run_loop<true>(program, r1, r2, regions, env, tail_calls);
+  }
+  return run_loop<false>(program, r1, r2, regions, env, tail_calls);
 }
 
 }  // namespace userperf::bpf::vm

@@ -17,6 +17,7 @@
 namespace userperf::bpf {
 
 class Interpreter;
+class Jit;
 namespace vm {
 struct Program;
 const Program& program_of(const Interpreter& interpreter);
@@ -33,10 +34,12 @@ inline constexpr std::int32_t kLoopHelperId = 181;
 inline constexpr std::uint32_t kMaxLoops = 1U << 23;
 
 // What bpf_tail_call(ctx, map, index) finds: whether index < the prog array's max_entries, and the
-// program in that slot (nullptr: empty).
+// program in that slot (nullptr: empty): its interpreter, and its JIT code when it has some (a
+// JIT-compiled caller jumps into it; the interpreter always runs `target`).
 struct TailCallSlot {
   bool in_range = false;
   const Interpreter* target = nullptr;
+  const Jit* jit = nullptr;
 };
 // Resolves r2 (the prog array's address after the runtime's fix-up) and r3 (the index, as u32).
 // SIGNAL-SAFE. The target must stay alive while any run may use it (the runtime's maps keep

@@ -77,6 +77,13 @@ TEST(ProgramTier, TheJitByDefaultOnX86UnlessTheEnvironmentSaysNo) {
 #endif
 }
 
+TEST(ProgramTier, ProgramsThatTailCallRunOnTheJitToo) {
+  // tail_call_walk's programs call bpf_tail_call; the JIT translates it (docs/bpf.md, tail calls).
+  const Fd prog(load("tail_call_walk", {}));
+  ASSERT_GE(prog.fd, 0);
+  EXPECT_EQ(jitted(prog.fd), bpf::jit_supported() && bpf::jit_allowed_by_environment());
+}
+
 TEST(ProgramTier, TheInterpreterWhenAskedAndTheSameSamples) {
   const Fd interpreted(load("handler_filter", {.jit = false}));
   ASSERT_GE(interpreted.fd, 0);
