@@ -146,7 +146,7 @@ while read -r project repo commit source includes defines programs settings; do
     why="$repo has no $source at $commit"
   fi
   if [[ -n $why ]]; then
-    row "$project" "$(basename "$source")" - - "source missing ($programs programs): $why"
+    row "$project" "$(basename "$source")" - - "source missing ($programs perf_event programs): $why"
     missing_sources=$((missing_sources + 1))
     missing_programs=$((missing_programs + programs))
     continue
