@@ -478,6 +478,85 @@ void BM_ArraySum_Native(benchmark::State& state) {
   run_native_memory_loop(state, [](const std::uint64_t* p) { return native_array_sum(p); });
 }
 
+// A chain of tail calls, as profilers' unwinders walk a stack one program per step: a program
+// that adds 1 to the u64 at ctx and tail-calls itself through slot 0, 33 times (MAX_TAIL_CALL_CNT),
+// then returns the count. Baseline: the same 34 steps as native calls through a pointer.
+constexpr const char* kTailStepAsm = R"(
+    mov %r6, %r2
+    ldxdw %r0, [%r1+0]
+    add %r0, 1
+    stxdw [%r1+0], %r0
+    mov %r2, %r6
+    mov %r3, 0
+    call bpf_tail_call
+    ldxdw %r0, [%r1+0]
+    exit
+)";
+
+struct TailTable {
+  const Interpreter* vm = nullptr;
+  const Jit* jit = nullptr;
+};
+
+TailCallSlot tail_slot(std::uint64_t map, std::uint32_t index) {
+  const auto* table = reinterpret_cast<const TailTable*>(static_cast<std::uintptr_t>(map));
+  if (index != 0) return {};
+  return {true, table->vm, table->jit};
+}
+
+template <class Tier>
+void run_tail_chain(benchmark::State& state, const Tier& tier, TailTable& table) {
+  std::uint64_t counter = 0;
+  const MemoryRegion region{reinterpret_cast<std::uintptr_t>(&counter),
+                            reinterpret_cast<std::uintptr_t>(&counter) + sizeof(counter), true};
+  for (auto _ : state) {
+    counter = 0;
+    RunResult result = tier.run(reinterpret_cast<std::uintptr_t>(&counter),
+                                reinterpret_cast<std::uintptr_t>(&table), {&region, 1}, nullptr);
+    if (result.status != RunStatus::kOk || result.r0 != 34) {
+      return state.SkipWithError("wrong result");
+    }
+    benchmark::DoNotOptimize(result);
+  }
+}
+
+void BM_TailChain_Interpreter(benchmark::State& state) {
+  auto insns = assemble(kTailStepAsm);
+  if (!insns) return state.SkipWithError("the step does not assemble");
+  InterpreterOptions options;
+  options.tail_call = &tail_slot;
+  auto vm = Interpreter::load(*insns, options);
+  if (!vm) return state.SkipWithError("the step does not load");
+  TailTable table{vm->get(), nullptr};
+  run_tail_chain(state, **vm, table);
+}
+void BM_TailChain_Jit(benchmark::State& state) {
+  auto insns = assemble(kTailStepAsm);
+  if (!insns) return state.SkipWithError("the step does not assemble");
+  InterpreterOptions options;
+  options.tail_call = &tail_slot;
+  auto vm = Interpreter::load(*insns, options);
+  JitOptions jit_options;
+  jit_options.tail_call = &tail_slot;
+  auto jit = Jit::load(*insns, std::move(jit_options));
+  if (!vm || !jit) return state.SkipWithError("the step does not compile");
+  TailTable table{vm->get(), jit->get()};
+  run_tail_chain(state, **jit, table);
+}
+__attribute__((noinline)) std::uint64_t native_tail_step(std::uint64_t* counter) {
+  return ++*counter;
+}
+void BM_TailChain_Native(benchmark::State& state) {
+  std::uint64_t (*volatile step)(std::uint64_t*) = &native_tail_step;
+  std::uint64_t counter = 0;
+  for (auto _ : state) {
+    counter = 0;
+    for (int i = 0; i < 34; ++i) step(&counter);
+    if (counter != 34) return state.SkipWithError("wrong result");
+    benchmark::DoNotOptimize(counter);
+  }
+}
+
 // JIT time: decode, translate, mmap, mprotect, munmap of one program.
 void BM_JitCompile_Filter(benchmark::State& state) {
   auto insns = assemble(std::string("mov %r6, %r1\n") + kFilterBody);
@@ -490,6 +569,9 @@ void BM_JitCompile_Filter(benchmark::State& state) {
 }
 
 BENCHMARK(BM_JitCompile_Filter);
+BENCHMARK(BM_TailChain_Interpreter);
+BENCHMARK(BM_TailChain_Jit);
+BENCHMARK(BM_TailChain_Native);
 BENCHMARK(BM_PrimeBig_Interpreter);
 BENCHMARK(BM_PrimeBig_Jit);
 BENCHMARK(BM_PrimeBig_Native);
