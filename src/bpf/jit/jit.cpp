@@ -13,8 +13,13 @@
 // the native stack, so the target's `exit` returns where that function would have: to the entry's
 // unwinding, or, from a subprogram, to its caller, as the kernel's x86-64 JIT does. The State's
 // per-program words (the helper table, CallContext::statics) become the target's; a local call
-// in a program that tail-calls saves and restores them around the call. A target only the
-// interpreter runs (it uses bpf_loop callbacks) runs there, nested, and its r0 is returned.
+// in a program that tail-calls saves and restores them around the call. A target without JIT code
+// (its translation failed, or it was loaded for the interpreter) runs there, nested, and its r0
+// is returned.
+//
+// bpf_loop is a native loop around a local call to the callback (whose code an lddw of the
+// function names), its state on the native stack; each call is a frame of its own, as in the
+// interpreter.
 #include "bpf/jit/jit.hpp"
 
 #include <sys/mman.h>
@@ -22,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
@@ -359,6 +365,10 @@ class Translator {
   void spend_budget(std::uint32_t i);
   void helper_call(std::uint32_t i, bool indirect, const vm::Op& o);
   void tail_call(std::uint32_t i);
+  // A bpf-to-bpf call in a frame of its own: to instruction `target`, or (loop callbacks) to the
+  // address at [rsp + `address_slot`] as it was before the call sequence's pushes.
+  void local_call(std::uint32_t i, std::uint32_t target, std::int32_t address_slot);
+  void loop(std::uint32_t i);
   void atomic(std::uint32_t i, const vm::Op& o);
 };
 
@@ -622,6 +632,107 @@ void Translator::helper_call(std::uint32_t i, bool indirect, const vm::Op& o) {
   to_stub(Stub::kAborted, kNE);
 }
 
+void Translator::local_call(std::uint32_t i, std::uint32_t target, std::int32_t address_slot) {
+  spend_budget(i);
+  set_pc(i);
+  // cmp qword [r12 + depth], kMaxCallFrames - 1; jae call depth
+  e_.rex(true, 0, 0, kState);
+  e_.byte(0x83);
+  e_.modrm_mem(7, kState, kOffDepth);
+  e_.byte(kMaxCallFrames - 1);
+  to_stub(Stub::kCallDepth, kAE);
+  e_.rex(true, 0, 0, kState);  // inc qword [r12 + depth]
+  e_.byte(0xff);
+  e_.modrm_mem(0, kState, kOffDepth);
+  std::int32_t pushed = 0;
+  if (tail_calls_) {  // push qword [r12 + word]: a tail call in the callee changes them
+    for (std::int32_t word : kPerProgramWords) e_.rm(false, 0xff, 6, kState, word);
+    pushed += 32;
+  }
+  for (Reg r : {RBX, R13, R14, R15, RBP}) e_.push(r);
+  pushed += 40;
+  e_.alu_imm(true, 5, RBP, kMaxStack);
+  if (address_slot < 0) {
+    e_.byte(0xe8);
+    fixups_.push_back({e_.pos(), target});
+    e_.imm32(0);
+  } else {
+    e_.rm(false, 0xff, 2, RSP, address_slot + pushed);  // call qword [rsp + slot]
+  }
+  for (Reg r : {RBP, R15, R14, R13, RBX}) e_.pop(r);
+  if (tail_calls_) {  // pop qword [r12 + word], in reverse
+    for (int w = 3; w >= 0; --w) e_.rm(false, 0x8f, 0, kState, kPerProgramWords[w]);
+  }
+  e_.rex(true, 0, 0, kState);  // dec qword [r12 + depth]
+  e_.byte(0xff);
+  e_.modrm_mem(1, kState, kOffDepth);
+}
+
+void Translator::loop(std::uint32_t i) {
+  // bpf_loop(nr_loops = r1, callback = r2, ctx = r3, flags = r4), as the interpreter's op_LOOP:
+  // flags first (-EINVAL), then the u32 count (-E2BIG past kMaxLoops; 0: no call), then the
+  // callback, which must be a function an lddw named (its instruction index is in r2: anything
+  // else stops the run with kBadHelper); each call gets r1 = the index, r2 = ctx, r3..r5 = 0, in a
+  // frame of its own; a non-zero return stops; r0 = the calls made.
+  std::vector<std::size_t> to_end;
+  e_.rr(true, 0x85, RCX, RCX);  // test rcx, rcx
+  const std::size_t flags_ok = e_.jcc(kE);
+  e_.mov_imm64(RAX, static_cast<std::uint64_t>(-static_cast<std::int64_t>(EINVAL)));
+  to_end.push_back(e_.jmp());
+  e_.bind(flags_ok, e_.pos());
+  e_.mov_rr(false, RDI, RDI);  // the count is a u32
+  e_.alu_imm(true, 7, RDI, static_cast<std::int32_t>(kMaxLoops));
+  const std::size_t count_ok = e_.jcc(kBE);
+  e_.mov_imm64(RAX, static_cast<std::uint64_t>(-static_cast<std::int64_t>(E2BIG)));
+  to_end.push_back(e_.jmp());
+  e_.bind(count_ok, e_.pos());
+  e_.rr(true, 0x85, RDI, RDI);
+  const std::size_t some = e_.jcc(kNE);
+  e_.rr(false, 0x31, RAX, RAX);  // no loop: r0 = 0
+  to_end.push_back(e_.jmp());
+  e_.bind(some, e_.pos());
+  // r11 = the callback's code: compare r2 with each function an lddw named.
+  std::vector<std::size_t> found;
+  std::vector<std::uint32_t> targets;
+  for (std::uint32_t callback : program_.callbacks) {
+    e_.alu_imm(true, 7, RSI, static_cast<std::int32_t>(callback));
+    const std::size_t other = e_.jcc(kNE);
+    e_.rex(true, R11, 0, 0);  // lea r11, [rip + the callback's first instruction]
+    e_.byte(0x8d);
+    e_.byte(0x1d);
+    fixups_.push_back({e_.pos(), callback});
+    e_.imm32(0);
+    found.push_back(e_.jmp());
+    e_.bind(other, e_.pos());
+  }
+  set_pc(i);
+  jmp_stub(Stub::kBadHelper);
+  for (std::size_t at : found) e_.bind(at, e_.pos());
+  // The loop's state on the native stack (32 bytes keep it 16-byte aligned): [rsp] the index,
+  // [rsp + 8] ctx, [rsp + 16] the count, [rsp + 24] the callback.
+  e_.push(R11);
+  e_.push(RDI);
+  e_.push(RDX);
+  e_.byte(0x6a);  // push 0
+  e_.byte(0);
+  const std::size_t top = e_.pos();
+  e_.rm(true, 0x8b, RDI, RSP, 0);  // r1 = index
+  e_.rm(true, 0x8b, RSI, RSP, 8);  // r2 = ctx
+  for (Reg r : {RDX, RCX, R8}) e_.rr(false, 0x31, r, r);
+  local_call(i, 0, 24);
+  e_.rm(true, 0x8b, R11, RSP, 0);  // ++index
+  e_.alu_imm(true, 0, R11, 1);
+  e_.rm(true, 0x89, R11, RSP, 0);
+  e_.rr(true, 0x85, RAX, RAX);  // a non-zero return stops
+  const std::size_t stopped = e_.jcc(kNE);
+  e_.rm(true, 0x3b, R11, RSP, 16);  // cmp r11, count
+  e_.jcc_back(kB, top);
+  e_.bind(stopped, e_.pos());
+  e_.mov_rr(true, RAX, R11);  // r0 = the calls made
+  e_.alu_imm(true, 0, RSP, 32);
+  for (std::size_t at : to_end) e_.bind(at, e_.pos());
+}
+
 void Translator::tail_call(std::uint32_t i) {
   set_pc(i);
   // Every BPF register survives a call that goes on (as in the interpreter): r0..r5 are saved
@@ -828,38 +939,14 @@ void Translator::op(std::uint32_t i, const vm::Op& o) {
     case K::CALLX:
       return helper_call(i, true, o);
     case K::CALL_LOCAL:
-      spend_budget(i);
-      set_pc(i);
-      // cmp qword [r12 + depth], kMaxCallFrames - 1; jae call depth
-      e_.rex(true, 0, 0, kState);
-      e_.byte(0x83);
-      e_.modrm_mem(7, kState, kOffDepth);
-      e_.byte(kMaxCallFrames - 1);
-      to_stub(Stub::kCallDepth, kAE);
-      e_.rex(true, 0, 0, kState);  // inc qword [r12 + depth]
-      e_.byte(0xff);
-      e_.modrm_mem(0, kState, kOffDepth);
-      if (tail_calls_) {  // push qword [r12 + word]: a tail call in the callee changes them
-        for (std::int32_t word : kPerProgramWords) e_.rm(false, 0xff, 6, kState, word);
-      }
-      for (Reg r : {RBX, R13, R14, R15, RBP}) e_.push(r);
-      e_.alu_imm(true, 5, RBP, kMaxStack);
-      e_.byte(0xe8);
-      fixups_.push_back({e_.pos(), static_cast<std::uint32_t>(o.off)});
-      e_.imm32(0);
-      for (Reg r : {RBP, R15, R14, R13, RBX}) e_.pop(r);
-      if (tail_calls_) {  // pop qword [r12 + word], in reverse
-        for (int w = 3; w >= 0; --w) e_.rm(false, 0x8f, 0, kState, kPerProgramWords[w]);
-      }
-      e_.rex(true, 0, 0, kState);  // dec qword [r12 + depth]
-      e_.byte(0xff);
-      e_.modrm_mem(1, kState, kOffDepth);
-      return;
+      return local_call(i, static_cast<std::uint32_t>(o.off), -1);
     case K::EXIT:
       e_.byte(0xc3);
       return;
     case K::TAIL_CALL:
       return tail_call(i);
+    case K::LOOP:
+      return loop(i);
     case K::LDDW:
       return const64(d, o.imm);
     case K::LDXB:

@@ -70,28 +70,6 @@ Expected<bool> fix_map_references(std::vector<Insn>& insns, const BpfObject& obj
   return true;
 }
 
-// What the JIT does not translate, so that a program using it runs on the interpreter: callbacks
-// (bpf_loop; a function's address appears only for one).
-struct InterpreterOnly {
-  const char* what;
-  bool (*used_by)(const Insn& insn);
-  std::atomic<bool> said{false};
-};
-InterpreterOnly interpreter_only[] = {
-    {"bpf_loop callbacks",
-     [](const Insn& insn) { return is_lddw(insn) && insn.src_reg == BPF_PSEUDO_FUNC; }},
-};
-
-// The first feature of `insns` the JIT lacks, or nullptr.
-InterpreterOnly* needs_interpreter(const std::vector<Insn>& insns) {
-  for (InterpreterOnly& feature : interpreter_only) {
-    for (const Insn& insn : insns) {
-      if (feature.used_by(insn)) return &feature;
-    }
-  }
-  return nullptr;
-}
-
 std::atomic<std::uint32_t> next_program_id{1};
 
 // A notice that programs wanted on the JIT run on the interpreter: once a process per `said`.
@@ -148,15 +126,7 @@ Expected<std::shared_ptr<LoadedProgram>> LoadedProgram::load(std::shared_ptr<Bpf
     say_once(said_unsupported,
              "the eBPF JIT supports x86-64 only: programs run on the interpreter");
   }
-  // The JIT has no tail calls and no callbacks: a program that uses them runs on the interpreter
-  // (the programs it tail-calls run there too, through their interpreter()).
-  InterpreterOnly* untranslated = needs_interpreter(insns);
-  if (want_jit && jit_supported() && untranslated && options.say_fallback) {
-    say_once(untranslated->said, "'" + image.name + "' uses " + untranslated->what +
-                                     ", which the JIT does not translate: programs that use " +
-                                     untranslated->what + " run on the interpreter");
-  }
-  const bool use_jit = want_jit && jit_supported() && !untranslated;
+  const bool use_jit = want_jit && jit_supported();
   JitOptions jit_options;
   if (use_jit) {
     jit_options.helpers = vm_options.helpers;

@@ -1,7 +1,8 @@
-// bpf_loop in the interpreter: the callback (an lddw src=BPF_PSEUDO_FUNC's function) runs in a
-// frame of its own with (index, ctx), nr_loops times or until it returns non-zero; the result is
-// the number of calls; flags != 0 is -EINVAL and nr_loops > 1 << 23 is -E2BIG (the kernel's
-// bpf_loop), a callback that is no function's address stops the run.
+// bpf_loop on both tiers (the interpreter's op_LOOP, the JIT's native loop): the callback (an lddw
+// src=BPF_PSEUDO_FUNC's function) runs in a frame of its own with (index, ctx), nr_loops times or
+// until it returns non-zero; the result is the number of calls; flags != 0 is -EINVAL and nr_loops
+// > 1 << 23 is -E2BIG (the kernel's bpf_loop), a callback that is no function's address stops the
+// run.
 #include <gtest/gtest.h>
 
 #include <cerrno>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "bpf/isa/assembler.hpp"
+#include "bpf/jit/jit.hpp"
 #include "unit/bpf/vm/vm_test_support.hpp"
 
 namespace userperf::bpf {
@@ -70,20 +72,31 @@ struct Outcome {
   std::uint64_t calls = 0;
 };
 
-Outcome run(const std::vector<Insn>& insns) {
-  auto vm = Interpreter::load(insns, {});
-  EXPECT_TRUE(vm.ok()) << (vm.ok() ? "" : vm.error().message);
-  Outcome out;
-  if (!vm.ok()) return out;
-  std::uint64_t memory[2] = {0, 0};
-  const MemoryRegion region = region_of(memory, sizeof(memory), true);
-  out.result = (*vm)->run(reinterpret_cast<std::uintptr_t>(memory), 0, {&region, 1}, nullptr);
-  out.sum = memory[0];
-  out.calls = memory[1];
-  return out;
-}
+class BpfLoop : public ::testing::TestWithParam<bool> {  // true: the JIT
+ protected:
+  Outcome run(const std::vector<Insn>& insns) {
+    std::uint64_t memory[2] = {0, 0};
+    const MemoryRegion region = region_of(memory, sizeof(memory), true);
+    const auto r1 = reinterpret_cast<std::uintptr_t>(memory);
+    Outcome out;
+    if (GetParam()) {
+      auto jit = Jit::load(insns, {});
+      EXPECT_TRUE(jit.ok()) << (jit.ok() ? "" : jit.error().message);
+      if (!jit.ok()) return out;
+      out.result = (*jit)->run(r1, 0, {&region, 1}, nullptr);
+    } else {
+      auto vm = Interpreter::load(insns, {});
+      EXPECT_TRUE(vm.ok()) << (vm.ok() ? "" : vm.error().message);
+      if (!vm.ok()) return out;
+      out.result = (*vm)->run(r1, 0, {&region, 1}, nullptr);
+    }
+    out.sum = memory[0];
+    out.calls = memory[1];
+    return out;
+  }
+};
 
-TEST(BpfLoop, CallsTheCallbackNrLoopsTimesWithItsIndexAndReturnsTheCount) {
+TEST_P(BpfLoop, CallsTheCallbackNrLoopsTimesWithItsIndexAndReturnsTheCount) {
   const Outcome o = run(loop_program(10, 0, -1));
   ASSERT_EQ(o.result.status, RunStatus::kOk);
   EXPECT_EQ(o.result.r0, 10u);
@@ -91,7 +104,7 @@ TEST(BpfLoop, CallsTheCallbackNrLoopsTimesWithItsIndexAndReturnsTheCount) {
   EXPECT_EQ(o.sum, 45u);  // 0 + 1 + ... + 9
 }
 
-TEST(BpfLoop, ANonZeroReturnStopsAfterThatCall) {
+TEST_P(BpfLoop, ANonZeroReturnStopsAfterThatCall) {
   const Outcome o = run(loop_program(100, 0, 6));
   ASSERT_EQ(o.result.status, RunStatus::kOk);
   EXPECT_EQ(o.result.r0, 7u);  // indices 0..6
@@ -99,46 +112,74 @@ TEST(BpfLoop, ANonZeroReturnStopsAfterThatCall) {
   EXPECT_EQ(o.sum, 21u);
 }
 
-TEST(BpfLoop, ZeroLoopsNeverCallsTheCallback) {
+TEST_P(BpfLoop, ZeroLoopsNeverCallsTheCallback) {
   const Outcome o = run(loop_program(0, 0, -1));
   ASSERT_EQ(o.result.status, RunStatus::kOk);
   EXPECT_EQ(o.result.r0, 0u);
   EXPECT_EQ(o.calls, 0u);
 }
 
-TEST(BpfLoop, NonZeroFlagsAreEinvalWithoutACall) {
+TEST_P(BpfLoop, NonZeroFlagsAreEinvalWithoutACall) {
   const Outcome o = run(loop_program(5, 1, -1));
   ASSERT_EQ(o.result.status, RunStatus::kOk);
   EXPECT_EQ(static_cast<std::int64_t>(o.result.r0), -EINVAL);
   EXPECT_EQ(o.calls, 0u);
 }
 
-TEST(BpfLoop, MoreThanTwoToThe23LoopsAreE2bigWithoutACall) {
+TEST_P(BpfLoop, MoreThanTwoToThe23LoopsAreE2bigWithoutACall) {
   const Outcome o = run(loop_program((1U << 23) + 1, 0, -1));
   ASSERT_EQ(o.result.status, RunStatus::kOk);
   EXPECT_EQ(static_cast<std::int64_t>(o.result.r0), -E2BIG);
   EXPECT_EQ(o.calls, 0u);
 }
 
-TEST(BpfLoop, NrLoopsIsAU32) {
+TEST_P(BpfLoop, NrLoopsIsAU32) {
   const Outcome o = run(loop_program((1ULL << 32) + 3, 0, -1));
   ASSERT_EQ(o.result.status, RunStatus::kOk);
   EXPECT_EQ(o.result.r0, 3u);
   EXPECT_EQ(o.calls, 3u);
 }
 
-TEST(BpfLoop, TheLargestCountRunsToTheEnd) {
+TEST_P(BpfLoop, TheLargestCountRunsToTheEnd) {
   const Outcome o = run(loop_program(1U << 23, 0, -1));
   ASSERT_EQ(o.result.status, RunStatus::kOk);
   EXPECT_EQ(o.result.r0, 1u << 23);
   EXPECT_EQ(o.calls, 1u << 23);
 }
 
-TEST(BpfLoop, ACallbackThatIsNoFunctionAddressStopsTheRun) {
+TEST_P(BpfLoop, ACallbackThatIsNoFunctionAddressStopsTheRun) {
   const Outcome o = run(loop_program(3, 0, -1, false));
   EXPECT_EQ(o.result.status, RunStatus::kBadHelper);
   EXPECT_EQ(o.calls, 0u);
 }
+
+TEST_P(BpfLoop, TheCallersRegistersSixToNineSurviveEveryCall) {
+  // The callback overwrites r6..r9; the caller's are back after the loop.
+  auto insns = assemble(
+      "mov %r6, 1\nmov %r7, 2\nmov %r8, 3\nmov %r9, 4\n"
+      "mov %r1, 3\n"
+      "lddw %r2, 0\n"
+      "mov %r3, 0\nmov %r4, 0\n"
+      "call bpf_loop\n"
+      "add %r0, %r6\nadd %r0, %r7\nadd %r0, %r8\nadd %r0, %r9\n"
+      "exit\n"
+      "mov %r6, 100\nmov %r7, 100\nmov %r8, 100\nmov %r9, 100\nmov %r0, 0\nexit\n");
+  ASSERT_TRUE(insns.ok());
+  std::vector<Insn> program = *insns;
+  constexpr std::size_t kLddw = 5;
+  constexpr std::size_t kCallback = 15;
+  ASSERT_EQ(program[kLddw].code, BPF_LD | BPF_IMM | BPF_DW);
+  program[kLddw].src_reg = BPF_PSEUDO_FUNC;
+  program[kLddw].imm = static_cast<std::int32_t>(kCallback - kLddw - 1);
+  const Outcome o = run(program);
+  ASSERT_EQ(o.result.status, RunStatus::kOk) << to_string(o.result.status);
+  EXPECT_EQ(o.result.r0, 3u + 1 + 2 + 3 + 4);
+}
+
+INSTANTIATE_TEST_SUITE_P(Tiers, BpfLoop, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& tier) {
+                           return tier.param ? "Jit" : "Interpreter";
+                         });
 
 }  // namespace
 }  // namespace userperf::bpf
