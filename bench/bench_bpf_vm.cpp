@@ -521,7 +521,8 @@ void run_tail_chain(benchmark::State& state, const Tier& tier, TailTable& table)
   }
 }
 
-void BM_TailChain_Interpreter(benchmark::State& state) {
+// The step on the interpreter, or on the JIT (whose tail calls jump into the step's own code).
+void run_tail_chain_on(benchmark::State& state, bool jit) {
   auto insns = assemble(kTailStepAsm);
   if (!insns) return state.SkipWithError("the step does not assemble");
   InterpreterOptions options;
@@ -529,20 +530,19 @@ void BM_TailChain_Interpreter(benchmark::State& state) {
   auto vm = Interpreter::load(*insns, options);
   if (!vm) return state.SkipWithError("the step does not load");
   TailTable table{vm->get(), nullptr};
-  run_tail_chain(state, **vm, table);
-}
-void BM_TailChain_Jit(benchmark::State& state) {
-  auto insns = assemble(kTailStepAsm);
-  if (!insns) return state.SkipWithError("the step does not assemble");
-  InterpreterOptions options;
-  options.tail_call = &tail_slot;
-  auto vm = Interpreter::load(*insns, options);
+  if (!jit) return run_tail_chain(state, **vm, table);
   JitOptions jit_options;
   jit_options.tail_call = &tail_slot;
-  auto jit = Jit::load(*insns, std::move(jit_options));
-  if (!vm || !jit) return state.SkipWithError("the step does not compile");
-  TailTable table{vm->get(), jit->get()};
-  run_tail_chain(state, **jit, table);
+  auto compiled = Jit::load(*insns, std::move(jit_options));
+  if (!compiled) return state.SkipWithError("the step does not compile");
+  table.jit = compiled->get();
+  run_tail_chain(state, **compiled, table);
+}
+void BM_TailChain_Interpreter(benchmark::State& state) {
+  run_tail_chain_on(state, false);
+}
+void BM_TailChain_Jit(benchmark::State& state) {
+  run_tail_chain_on(state, true);
 }
 __attribute__((noinline)) std::uint64_t native_tail_step(std::uint64_t* counter) {
   return ++*counter;
