@@ -1,4 +1,4 @@
-// expect: ?
+// expect: reject EINVAL
 // why: a global function's ctx argument (struct bpf_perf_event_data *) given a pointer to the caller's stack: the call is refused, 'arg#0 expects pointer to ctx'
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>

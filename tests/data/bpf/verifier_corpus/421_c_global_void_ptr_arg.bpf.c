@@ -1,4 +1,4 @@
-// expect: ?
+// expect: reject EINVAL
 // why: a global function taking void *: the pointee has no size, so the prototype is refused at the call
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>

@@ -1,4 +1,4 @@
-// expect: ?
+// expect: reject EINVAL
 // why: a global function returning void: the kernel wants global functions to return a scalar
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>

@@ -1,4 +1,4 @@
-// expect: ?
+// expect: reject EINVAL
 // why: a global function whose r0 at exit is its ctx pointer: 'At subprogram exit the register R0 is not a scalar value (ctx)'
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>

@@ -1,4 +1,4 @@
-// expect: ?
+// expect: reject EINVAL
 // why: a global function taking a 16-byte struct pointer given 8 bytes of the caller's stack: the call is refused
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>

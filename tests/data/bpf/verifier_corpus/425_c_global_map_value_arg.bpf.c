@@ -1,4 +1,4 @@
-// expect: ?
+// expect: accept
 // why: a map lookup's result (map_value_or_null) passed to a global function's u64 pointer: NULL or 8 readable bytes, accepted
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>

@@ -1,4 +1,4 @@
-// expect: ?
+// expect: accept
 // why: a global function that calls another: each is verified once, on its own, in a later round
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>

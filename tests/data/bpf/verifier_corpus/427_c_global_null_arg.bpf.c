@@ -1,4 +1,4 @@
-// expect: ?
+// expect: accept
 // why: NULL passed for a global function's pointer argument: accepted, the function checks it
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>

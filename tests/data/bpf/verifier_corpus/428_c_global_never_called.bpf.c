@@ -1,4 +1,4 @@
-// expect: ?
+// expect: accept
 // why: a global function whose body the kernel would refuse, called only on a branch a frozen .rodata flag rules out: never called, never verified
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>

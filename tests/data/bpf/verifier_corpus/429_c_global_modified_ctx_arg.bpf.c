@@ -1,4 +1,4 @@
-// expect: ?
+// expect: reject EACCES
 // why: a global function's ctx argument given the ctx plus 8: refused at the call as a modified ctx pointer
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>

@@ -1,4 +1,4 @@
-// expect: ?
+// expect: reject EINVAL
 // why: a bounded index on the caller's stack passed to a global function is unknown after the call (the callee may write anything there): indexing with it is refused
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>

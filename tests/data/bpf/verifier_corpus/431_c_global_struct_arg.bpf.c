@@ -1,4 +1,4 @@
-// expect: ?
+// expect: accept
 // why: a global function taking a pointer to a 16-byte struct on the caller's stack: memory of 16 bytes, accepted
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>
