@@ -25,20 +25,10 @@ namespace {
 
 // Programs whose userperf verdict differs from the kernel's on purpose: name -> why.
 const std::map<std::string, std::string>& intended_disagreements() {
-  static const std::string kGlobalInline =
-      "a global function is verified inline with the caller's arguments, not once from its BTF "
-      "prototype (docs/bpf.md, approximations)";
   static const std::map<std::string, std::string> table = {
       {"106_map_ptr_deref",
        "the kernel lets programs read struct bpf_map through the map pointer (BTF); userperf's "
        "maps are not kernel objects, so the map pointer is not readable memory"},
-      {"387_c_global_mem_arg_unchecked", kGlobalInline + ": its pointer is the caller's stack"},
-      {"388_c_global_wrong_arg", kGlobalInline + ": the scalar argument faults in the callee "
-                                                 "(EACCES) instead of at the call (EINVAL)"},
-      {"389_c_loop_global_callback",
-       "the program image does not carry each function's BTF linkage, so a global callback is "
-       "not refused (the kernel: 'callback function not static')"},
-      {"390_c_global_returns_unknown", kGlobalInline + ": the caller sees the callee's bounded r0"},
   };
   return table;
 }

@@ -13,12 +13,13 @@ namespace {
 
 // "UPBFIMG" and a format version; then fields in this machine's byte order (the image never
 // leaves the machine that made it).
-constexpr char kMagic[8] = {'U', 'P', 'B', 'F', 'I', 'M', 'G', '4'};
+constexpr char kMagic[8] = {'U', 'P', 'B', 'F', 'I', 'M', 'G', '5'};
 // Bounds a decoder holds an image to, far above what a verifier accepts.
 constexpr std::uint32_t kMaxMaps = 4096;
 constexpr std::uint32_t kMaxPrograms = 4096;
 constexpr std::uint32_t kMaxInsns = 1u << 20;
 constexpr std::uint32_t kMaxBytes = 1u << 28;
+constexpr std::uint32_t kMaxFuncArgs = 64;  // far above the 5 a prototype may have
 
 // A u32 length, then the bytes.
 void put_bytes(support::ByteWriter& w, const void* data, std::size_t size) {
@@ -55,6 +56,56 @@ void put_task_layout(support::ByteWriter& w, KernelTaskLayout t) {
   w.put(t.mm_size);
   for (const KernelField* f : t.fields()) put_field(w, *f);
 }
+void put_btf_funcs(support::ByteWriter& w, const std::vector<BtfFunc>& funcs) {
+  w.put(static_cast<std::uint32_t>(funcs.size()));
+  for (const BtfFunc& f : funcs) {
+    w.put(f.start);
+    put_string(w, f.name);
+    w.put(static_cast<std::uint8_t>(f.global ? 1 : 0));
+    w.put(static_cast<std::uint8_t>(f.returns_scalar ? 1 : 0));
+    w.put(static_cast<std::uint32_t>(f.args.size()));
+    for (const BtfFuncArg& a : f.args) {
+      w.put(static_cast<std::uint8_t>(a.kind));
+      w.put(a.mem_size);
+      w.put(a.size_error);
+      put_string(w, a.btf_kind);
+      put_string(w, a.type_name);
+    }
+  }
+}
+bool get_flag(support::ByteReader& r, bool& flag) {
+  std::uint8_t byte = 0;
+  if (!r.read(byte) || byte > 1) return r.fail();
+  flag = byte != 0;
+  return true;
+}
+// Each function starts inside the program (the verifier indexes instructions by it).
+bool get_btf_funcs(support::ByteReader& r, std::size_t insns, std::vector<BtfFunc>& funcs) {
+  std::uint32_t count = 0;
+  if (!r.read(count) || count > insns) return r.fail();
+  for (std::uint32_t i = 0; i < count; ++i) {
+    BtfFunc f;
+    std::uint32_t args = 0;
+    if (!r.read(f.start) || f.start >= insns || !get_string(r, f.name) || !get_flag(r, f.global) ||
+        !get_flag(r, f.returns_scalar) || !r.read(args) || args > kMaxFuncArgs) {
+      return r.fail();
+    }
+    for (std::uint32_t k = 0; k < args; ++k) {
+      BtfFuncArg a;
+      std::uint8_t kind = 0;
+      if (!r.read(kind) || kind > static_cast<std::uint8_t>(BtfFuncArg::Kind::kUnsupported) ||
+          !r.read(a.mem_size) || !r.read(a.size_error) || !get_string(r, a.btf_kind) ||
+          !get_string(r, a.type_name)) {
+        return r.fail();
+      }
+      a.kind = static_cast<BtfFuncArg::Kind>(kind);
+      f.args.push_back(std::move(a));
+    }
+    funcs.push_back(std::move(f));
+  }
+  return true;
+}
+
 // The layout is checked as the runtime relies on it (KernelTaskLayout::consistent).
 bool get_task_layout(support::ByteReader& r, KernelTaskLayout& t) {
   std::uint8_t present = 0;
@@ -106,6 +157,7 @@ std::vector<std::uint8_t> encode_object_image(const ObjectImage& image) {
     w.put(static_cast<std::uint32_t>(p.insns.size()));
     for (const Insn& insn : p.insns) w.put(insn);
     w.put(static_cast<std::uint8_t>(p.btf_func_info ? 1 : 0));
+    put_btf_funcs(w, p.btf_funcs);
   }
   return out;
 }
@@ -145,7 +197,8 @@ Expected<ObjectImage> decode_object_image(std::span<const std::uint8_t> bytes) {
     ProgramImage p;
     std::uint8_t btf_func_info = 0;
     if (!get_string(r, p.name) || !get_string(r, p.section) || !r.read(p.prog_type) ||
-        !get_array(r, p.insns, kMaxInsns) || !r.read(btf_func_info) || btf_func_info > 1) {
+        !get_array(r, p.insns, kMaxInsns) || !r.read(btf_func_info) || btf_func_info > 1 ||
+        !get_btf_funcs(r, p.insns.size(), p.btf_funcs)) {
       return bad(r, "program");
     }
     p.btf_func_info = btf_func_info != 0;

@@ -32,6 +32,35 @@ struct MapSpec {
   std::vector<ProgramSlot> initial_programs;
 };
 
+// One argument of a function as its BTF prototype describes it to the verifier (the kernel's
+// btf_prepare_func_args, for perf_event programs, without argument tags).
+struct BtfFuncArg {
+  enum class Kind : std::uint8_t {
+    kScalar,       // an int or an enum
+    kCtx,          // a pointer to the program type's context (struct bpf_perf_event_data)
+    kMem,          // a pointer to a type of mem_size bytes: PTR_TO_MEM, maybe NULL
+    kUnsized,      // a pointer to a type whose size BTF does not give (void, a function...)
+    kUnsupported,  // anything else (a struct passed by value, a float...)
+  };
+  Kind kind = Kind::kScalar;
+  std::uint32_t mem_size = 0;   // kMem
+  std::int32_t size_error = 0;  // kUnsized: the (negative) errno of resolving the pointee's size
+  std::string btf_kind;         // kUnsized: the pointee's BTF kind ("UNKNOWN", "FWD"...);
+                                // kUnsupported: the argument's ("STRUCT", "FLOAT"...)
+  std::string type_name;        // kUnsized: the pointee's name ("" for void)
+  bool operator==(const BtfFuncArg&) const = default;
+};
+
+// A function of a program with BTF function info (its FUNC and FUNC_PROTO types).
+struct BtfFunc {
+  std::uint32_t start = 0;  // its first instruction in ProgramImage::insns
+  std::string name;
+  bool global = false;          // BTF_FUNC_GLOBAL linkage (a non-static C function)
+  bool returns_scalar = false;  // returns an int or an enum (void does not count)
+  std::vector<BtfFuncArg> args;
+  bool operator==(const BtfFunc&) const = default;
+};
+
 struct ProgramImage {
   std::string name;     // the program's symbol
   std::string section;  // e.g. "perf_event"
@@ -43,6 +72,9 @@ struct ProgramImage {
   // The object carries BTF function info (.BTF and .BTF.ext, as clang -g emits and libbpf passes
   // to BPF_PROG_LOAD): the kernel allows tail calls in subprograms only then.
   bool btf_func_info = false;
+  // With BTF function info: each function of `insns` that has a BTF FUNC type, by start. The
+  // verifier verifies global ones on their own, from the prototype, as the kernel does.
+  std::vector<BtfFunc> btf_funcs;
 };
 
 struct ObjectImage {

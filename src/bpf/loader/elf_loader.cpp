@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bpf/loader/btf_check.hpp"
+#include "bpf/loader/btf_funcs.hpp"
 #include "bpf/loader/core_apply.hpp"
 #include "bpf/loader/core_relocations.hpp"
 #include "bpf/loader/elf_check.hpp"
@@ -210,6 +211,15 @@ Expected<ObjectImage> load_checked(std::span<const std::uint8_t> bytes, const st
   if (auto error = apply_core_relocations(*elf, *core_relocations, *linker, *parsed)) {
     return *error;
   }
+  // BTF function info (.BTF with .BTF.ext, as libbpf passes it to BPF_PROG_LOAD): each function's
+  // linkage and prototype, which the verifier needs for global functions.
+  const bool btf_func_info = elf->find(".BTF") != nullptr && elf->find(".BTF.ext") != nullptr;
+  std::shared_ptr<const loader::BtfHandle> local_btf;
+  if (btf_func_info) {
+    auto btf = loader::BtfHandle::from_bytes(elf->find(".BTF")->bytes);
+    if (!btf) return btf.error();
+    local_btf = std::move(*btf);
+  }
   for (const loader::LibbpfProgram& program : parsed->programs) {
     const auto& functions = linker->functions();
     const auto entry = std::find_if(functions.begin(), functions.end(), [&](const auto& f) {
@@ -218,11 +228,12 @@ Expected<ObjectImage> load_checked(std::span<const std::uint8_t> bytes, const st
     if (entry == functions.end()) {
       return make_error(EINVAL, "program '" + program.name + "' has no function symbol");
     }
-    auto insns = linker->link(*entry);
-    if (!insns) return insns.error();
-    const bool btf_func_info = elf->find(".BTF") != nullptr && elf->find(".BTF.ext") != nullptr;
-    image.programs.push_back(
-        {program.name, program.section, program.prog_type, std::move(*insns), btf_func_info});
+    auto linked = linker->link(*entry);
+    if (!linked) return linked.error();
+    std::vector<BtfFunc> btf_funcs;
+    if (local_btf) btf_funcs = loader::describe_btf_funcs(*local_btf, *linked, program.prog_type);
+    image.programs.push_back({program.name, program.section, program.prog_type,
+                              std::move(linked->insns), btf_func_info, std::move(btf_funcs)});
   }
   if (auto error = read_task_layout(image)) return *error;
   return image;

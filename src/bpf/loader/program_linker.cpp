@@ -77,12 +77,13 @@ class LinkRun {
  public:
   explicit LinkRun(const ProgramLinker& linker) : linker_(linker) {}
 
-  Expected<std::vector<Insn>> run(const FunctionRange& entry) {
+  Expected<LinkedProgram> run(const FunctionRange& entry) {
     place(entry);
     while (!stack_.empty()) {
       if (auto error = resume_top()) return *error;
     }
-    return std::move(out_);
+    LinkedProgram linked{std::move(out_), std::move(functions_)};
+    return linked;
   }
 
  private:
@@ -101,6 +102,7 @@ class LinkRun {
       out_.push_back(insn_at(section, function.first + i));
     }
     placed_.emplace(key, base);
+    functions_.push_back({function.name, static_cast<std::uint32_t>(base)});
     stack_.push_back({&function, base, 0});
     return base;
   }
@@ -235,6 +237,7 @@ class LinkRun {
   std::vector<Insn> out_;
   std::map<std::pair<std::uint32_t, std::uint64_t>, std::uint64_t> placed_;
   std::vector<Frame> stack_;
+  std::vector<LinkedProgram::Function> functions_;
 };
 
 std::optional<Error> check_code_relocations(const ElfView& elf) {
@@ -282,7 +285,7 @@ const FunctionRange* ProgramLinker::function_starting_at(std::uint32_t section,
   return found == function_at_.end() ? nullptr : &functions_[found->second];
 }
 
-Expected<std::vector<Insn>> ProgramLinker::link(const FunctionRange& entry) const {
+Expected<LinkedProgram> ProgramLinker::link(const FunctionRange& entry) const {
   return LinkRun(*this).run(entry);
 }
 

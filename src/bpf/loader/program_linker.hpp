@@ -31,6 +31,17 @@ struct FunctionRange {
   std::uint64_t count = 0;
 };
 
+// A linked program: its instructions and where each function it holds starts in them (the main
+// function at 0), for the BTF function info.
+struct LinkedProgram {
+  struct Function {
+    std::string name;
+    std::uint32_t start = 0;
+  };
+  std::vector<Insn> insns;
+  std::vector<Function> functions;
+};
+
 // Every relocation of every executable section is in bounds, on an instruction, of a known type
 // (R_BPF_64_64 on an lddw, R_BPF_64_32 on a BPF-to-BPF call) and names a symbol that exists.
 // The loader runs this before libbpf, whose own checks would otherwise word the errors.
@@ -43,7 +54,7 @@ class ProgramLinker {
   static Expected<ProgramLinker> create(const ElfView& elf, MapLayout layout);
 
   const std::vector<FunctionRange>& functions() const { return functions_; }
-  Expected<std::vector<Insn>> link(const FunctionRange& entry) const;
+  Expected<LinkedProgram> link(const FunctionRange& entry) const;
 
  private:
   ProgramLinker(const ElfView& elf, MapLayout layout) : elf_(&elf), layout_(std::move(layout)) {}

@@ -15,10 +15,12 @@
 namespace userperf::bpf {
 namespace {
 
-// Memory a helper may read or fill: the stack, a NULL-checked map value or ringbuf record.
+// Memory a helper may read or fill: the stack, a NULL-checked map value, ringbuf record or memory
+// argument.
 bool is_helper_mem(const RegState& r) {
   return r.type == RegType::kPtrToStack ||
-         ((r.type == RegType::kPtrToMapValue || r.type == RegType::kPtrToRingbufMem) &&
+         ((r.type == RegType::kPtrToMapValue || r.type == RegType::kPtrToRingbufMem ||
+           r.type == RegType::kPtrToMem) &&
           !r.maybe_null);
 }
 
@@ -59,7 +61,7 @@ std::int64_t Checker::const_map_key(const RegState& key, std::uint32_t key_size)
 }
 
 int Checker::check_helper_mem(int regno, std::uint64_t size, bool write, bool zero_ok,
-                              CallMeta& meta) {
+                              CallMeta& meta, const char* what) {
   const RegState ptr = reg(regno);
   const int isize = static_cast<int>(size);
   // check_helper_mem_access: a zero-byte access through NULL is allowed, whatever the argument
@@ -73,8 +75,7 @@ int Checker::check_helper_mem(int regno, std::uint64_t size, bool write, bool ze
       // A map with key_size 0 (RINGBUF) passed to a key-taking helper.
       return log_.reject(EACCES, "invalid zero-sized read");
     }
-    if (int err =
-            check_stack_bounds(regno, ptr, 0, isize, " indirect access to", min_off, max_off)) {
+    if (int err = check_stack_bounds(regno, ptr, 0, isize, what, min_off, max_off)) {
       return err;
     }
     if (write) {
@@ -92,10 +93,11 @@ int Checker::check_helper_mem(int regno, std::uint64_t size, bool write, bool ze
   if (ptr.type == RegType::kPtrToMapValue && !ptr.maybe_null) {
     return check_map_value_access(regno, ptr, 0, isize, write, zero_ok);
   }
-  if (ptr.type == RegType::kPtrToRingbufMem && !ptr.maybe_null) {
+  if ((ptr.type == RegType::kPtrToRingbufMem || ptr.type == RegType::kPtrToMem) &&
+      !ptr.maybe_null) {
     return check_mem_region_access(regno, ptr, 0, isize, ptr.mem_size, zero_ok);
   }
-  return log_.reject(EACCES, "R%d type=%s expected=fp, map_value", regno, reg_type_name(ptr));
+  return log_.reject(EACCES, "R%d type=%s expected=fp", regno, reg_type_name(ptr));
 }
 
 int Checker::check_helper_arg(int regno, ArgType type, CallMeta& meta, ArgType prev) {
@@ -307,17 +309,7 @@ int Checker::do_call(std::uint32_t idx, const Insn& in, std::uint32_t& next) {
       frame().callback_depth = 0;
     }
   }
-  // Memory the helper writes: every byte becomes initialized data.
-  if (meta.raw_regno >= 0 && meta.raw_size > 0) {
-    const RegState ptr = reg(meta.raw_regno);
-    const std::int64_t base = ptr.off;
-    const std::int64_t lo = ptr.var_off.is_const()
-                                ? base + static_cast<std::int64_t>(ptr.var_off.value)
-                                : base + ptr.smin;
-    const std::int64_t hi =
-        (ptr.var_off.is_const() ? lo : base + ptr.smax) + static_cast<std::int64_t>(meta.raw_size);
-    stack_mark_misc(cur_.frames[ptr.frameno], lo, std::min<std::int64_t>(hi, 0), false);
-  }
+  mark_stack_written(meta);
   for (int r = 1; r <= 5; ++r) reg(r) = RegState{};
   RegState& r0 = reg(0);
   switch (proto->ret) {
@@ -360,6 +352,20 @@ int Checker::do_call(std::uint32_t idx, const Insn& in, std::uint32_t& next) {
   return 0;
 }
 
+// Stack memory a helper (or a global function) was given to fill: every byte becomes initialized
+// data, spilled registers there unknown.
+void Checker::mark_stack_written(const CallMeta& meta) {
+  if (meta.raw_regno < 0 || meta.raw_size == 0) return;
+  const RegState ptr = reg(meta.raw_regno);
+  const std::int64_t base = ptr.off;
+  const std::int64_t lo = ptr.var_off.is_const()
+                              ? base + static_cast<std::int64_t>(ptr.var_off.value)
+                              : base + ptr.smin;
+  const std::int64_t hi =
+      (ptr.var_off.is_const() ? lo : base + ptr.smax) + static_cast<std::int64_t>(meta.raw_size);
+  stack_mark_misc(cur_.frames[ptr.frameno], lo, std::min<std::int64_t>(hi, 0), false);
+}
+
 // The kernel offers bpf_get_func_ip to every tracing type, then refuses it for perf_event
 // programs once the arguments are checked (check_get_func_ip).
 int Checker::check_get_func_ip(std::int32_t id) {
@@ -374,10 +380,13 @@ int Checker::check_get_func_ip(std::int32_t id) {
 }
 
 int Checker::do_local_call(std::uint32_t idx, const Insn& in, std::uint32_t& next) {
+  const auto target = static_cast<std::uint32_t>(static_cast<std::int64_t>(idx) + in.imm + 1);
+  // A global function is not entered: it is verified on its own (global_funcs.cpp).
+  if (is_global(shape_.subprog_of[target]))
+    return call_global(idx, shape_.subprog_of[target], next);
   if (cur_.frames.size() >= static_cast<std::size_t>(kMaxCallFrames)) {
     return log_.reject(E2BIG, "the call stack of %zu frames is too deep", cur_.frames.size() + 1);
   }
-  const auto target = static_cast<std::uint32_t>(static_cast<std::int64_t>(idx) + in.imm + 1);
   FuncState callee;
   callee.callsite = static_cast<std::int32_t>(idx);
   callee.subprog = shape_.subprog_of[target];
@@ -478,6 +487,11 @@ int Checker::do_exit(std::uint32_t& next, bool& path_end) {
     return 0;
   }
   if (int err = check_reference_leak()) return err;
+  if (frame().subprog != 0) {  // a global function verified on its own
+    if (int err = check_global_exit()) return err;
+    path_end = true;
+    return 0;
+  }
   // PERF_EVENT programs may return any initialized value (privileged: pointers too).
   if (reg(0).type == RegType::kNotInit) return log_.reject(EACCES, "R0 !read_ok");
   path_end = true;

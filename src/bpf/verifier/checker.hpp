@@ -49,10 +49,11 @@ struct PendingPath {
 class Checker {
  public:
   Checker(std::span<const Insn> insns, const VerifyOptions& options, VerifyResult& result,
-          bool btf_func_info = false)
+          bool btf_func_info = false, std::span<const BtfFunc> btf_funcs = {})
       : insns_(insns),
         options_(options),
         btf_func_info_(btf_func_info),
+        btf_funcs_(btf_funcs),
         result_(result),
         log_(insns, options.maps, options.log_level) {}
 
@@ -71,7 +72,7 @@ class Checker {
   int run_checks();
 
   // ---- walk.cpp: the walk
-  int walk();
+  int walk(std::uint32_t start);
   void end_path();
   int push_branch(std::uint32_t target, std::uint32_t from);
   // ... and the registers
@@ -150,7 +151,9 @@ class Checker {
     std::uint32_t release_ref = 0;  // the reference an OBJ_RELEASE argument gives back
   };
   int check_helper_arg(int regno, ArgType type, CallMeta& meta, ArgType prev);
-  int check_helper_mem(int regno, std::uint64_t size, bool write, bool zero_ok, CallMeta& meta);
+  int check_helper_mem(int regno, std::uint64_t size, bool write, bool zero_ok, CallMeta& meta,
+                       const char* what = " indirect access to");
+  void mark_stack_written(const CallMeta& meta);
   int check_map_compat(int map_index, std::int32_t helper);
   int check_get_func_ip(std::int32_t id);
   // Reference tracking (the kernel's acquire_reference / release_reference /
@@ -161,9 +164,24 @@ class Checker {
   std::int64_t const_map_key(const RegState& key, std::uint32_t key_size);
   int check_max_stack_depth();
 
+  // ---- global_funcs.cpp: global (BTF_FUNC_GLOBAL) functions, verified once from their
+  // prototype (btf_prepare_func_args, btf_check_func_arg_match, do_check_subprogs)
+  void map_btf_funcs();
+  bool is_global(std::uint16_t subprog) const;
+  int prepare_func_args(std::uint16_t subprog);
+  int check_global_args(std::uint16_t subprog);
+  int check_global_mem_arg(int regno, std::uint32_t mem_size);
+  int call_global(std::uint32_t idx, std::uint16_t subprog, std::uint32_t& next);
+  int verify_global_funcs();
+  int check_global_exit();
+
   std::span<const Insn> insns_;
   const VerifyOptions& options_;
   bool btf_func_info_;  // the program has BTF function info (ProgramImage::btf_func_info)
+  std::span<const BtfFunc> btf_funcs_;         // ProgramImage::btf_funcs
+  std::vector<const BtfFunc*> btf_func_of_;    // per subprogram, nullptr: none
+  std::vector<std::uint8_t> global_called_;    // per subprogram: a path called it
+  std::vector<std::uint8_t> global_verified_;  // per subprogram: verified on its own
   VerifyResult& result_;
   VerifierLog log_;
   ProgramShape shape_;
@@ -187,6 +205,7 @@ class Checker {
   std::int32_t history_tail_ = -1;
   std::int16_t last_stack_spi_ = -1;  // the fixed-offset stack slot the current insn accessed
   std::uint8_t last_stack_frame_ = 0;
+  bool last_global_call_ = false;  // the current insn called a global function
 };
 
 }  // namespace userperf::bpf

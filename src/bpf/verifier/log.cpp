@@ -205,6 +205,8 @@ const char* reg_type_name(const RegState& reg) {
       return "fp";
     case RegType::kPtrToRingbufMem:
       return reg.maybe_null ? "ringbuf_mem_or_null" : "ringbuf_mem";
+    case RegType::kPtrToMem:
+      return reg.maybe_null ? "mem_or_null" : "mem";
     case RegType::kPtrToFunc:
       return "func";
   }
@@ -261,7 +263,7 @@ std::string format_reg(const RegState& reg, const std::vector<MapSpec>* maps) {
     out += sep + format_text("off=%d", reg.off);
     sep = ",";
   }
-  if (reg.type == RegType::kPtrToRingbufMem) {
+  if (reg.type == RegType::kPtrToRingbufMem || reg.type == RegType::kPtrToMem) {
     out += sep + format_text("sz=%u", reg.mem_size);
     sep = ",";
   }
@@ -350,7 +352,7 @@ std::string VerifierLog::finish(int err, const VerifierState& last,
       if (path_forked_)
         out += format_text("from %u to %u: ", path_from_, path_to_);
       else
-        out += "0: ";
+        out += format_text("%u: ", walk_entry_);
       out += format_state(path_start_, maps_) + "\n";
       for (std::uint32_t i : path_insns_) out += insn_line(i);
       if (!last.frames.empty())

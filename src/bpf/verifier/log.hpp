@@ -51,9 +51,19 @@ class VerifierLog {
       : insns_(insns), maps_(maps), level_(level) {}
 
   // ---- the walk's progress
-  // The first path starts in `state`.
-  void walk_start(const VerifierState& state) {
-    if (level_ >= 1) path_start_ = state;
+  // A walk (the main program's, or a global function's) starts at insn `idx` in `state`.
+  void walk_start(const VerifierState& state, std::uint32_t idx) {
+    if (level_ < 1) return;
+    path_start_ = state;
+    path_from_ = path_to_ = walk_entry_ = idx;
+    path_forked_ = false;
+    path_insns_.clear();
+  }
+  // A line the kernel prints from level 1 on, not a rejection reason ("Func#1 ('f') is global and
+  // assumed valid."): in the level-2 trace where it happens; at level 1 before the failing path.
+  template <class... Args>
+  void note(const char* f, Args... args) {
+    if (level_ >= 1 && trace_.size() < kTraceLimit) trace_ += format_text(f, args...) + "\n";
   }
   // The walk is about to check insn `idx` in `state`.
   void insn(std::uint32_t idx, const VerifierState& state) {
@@ -116,6 +126,7 @@ class VerifierLog {
   std::uint32_t path_from_ = 0;
   std::uint32_t path_to_ = 0;
   bool path_forked_ = false;
+  std::uint32_t walk_entry_ = 0;  // where the walk of the failing path started
   VerifierState path_start_;
   std::vector<std::uint32_t> path_insns_;
 };

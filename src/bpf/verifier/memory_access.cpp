@@ -319,7 +319,9 @@ int Checker::check_mem_access(std::uint32_t idx, int regno, int off, int size, b
       }
       [[fallthrough]];
     case RegType::kPtrToRingbufMem:
-      if (ptr.type == RegType::kPtrToRingbufMem && !ptr.maybe_null) {
+    case RegType::kPtrToMem:
+      if ((ptr.type == RegType::kPtrToRingbufMem || ptr.type == RegType::kPtrToMem) &&
+          !ptr.maybe_null) {
         if (int err = check_mem_region_access(regno, ptr, off, size, ptr.mem_size, false)) {
           return err;
         }
@@ -461,6 +463,9 @@ int Checker::do_lddw(const Insn& in, const Insn& hi) {
     // The kernel takes a callback's prototype and linkage from BTF function info.
     if (!btf_func_info_) return log_.reject(EINVAL, "missing btf func_info");
     const auto target = static_cast<std::size_t>(&in - insns_.data() + in.imm + 1);
+    if (is_global(shape_.subprog_of[target])) {
+      return log_.reject(EINVAL, "callback function not static");
+    }
     d = make_pointer(RegType::kPtrToFunc);
     d.subprog = static_cast<std::int16_t>(shape_.subprog_of[target]);
     return 0;

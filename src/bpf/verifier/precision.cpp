@@ -105,8 +105,9 @@ void backtrack_jump(const Insn& in, const HistoryEntry& entry, const Insn* subse
       --depth;
       return;
     }
-    if (in.src_reg != BPF_PSEUDO_CALL) {
-      regs = static_cast<std::uint16_t>(regs & ~0x3f);  // r0 from the helper, r1-r5 clobbered
+    if (in.src_reg != BPF_PSEUDO_CALL || entry.global_call) {
+      // r0 from the helper (or the global function, verified on its own), r1-r5 clobbered.
+      regs = static_cast<std::uint16_t>(regs & ~0x3f);
       return;
     }
     // Out of the callee's first instruction into the caller: the arguments r1-r5.

@@ -21,6 +21,7 @@ struct HistoryEntry {
   std::int16_t stack_spi = -1;       // a fixed-offset stack access: the slot
   std::uint8_t stack_frame = 0;      // ... and the frame it belongs to
   bool callback_entry = false;       // a callback-calling helper call that entered its callback
+  bool global_call = false;          // a call of a global function (not entered)
   Checkpoint* checkpoint = nullptr;  // set: this entry is a checkpoint, not an instruction
 };
 

@@ -18,6 +18,7 @@ enum class RegType : std::uint8_t {
   kPtrToMapValue,  // maybe_null: PTR_TO_MAP_VALUE_OR_NULL
   kPtrToStack,
   kPtrToRingbufMem,  // PTR_TO_MEM | MEM_RINGBUF: a reserved record of mem_size bytes (maybe_null)
+  kPtrToMem,   // PTR_TO_MEM: a global function's pointer argument of mem_size bytes (maybe_null)
   kPtrToFunc,  // a static subprogram's address (lddw src=BPF_PSEUDO_FUNC): a callback
 };
 
@@ -40,7 +41,7 @@ struct RegState {
   std::int32_t off = 0;          // pointers: the fixed offset
   std::uint32_t id = 0;          // NULL-check group, or linked scalars (copies of one value)
   std::uint32_t ref_obj_id = 0;  // the reference it carries (ringbuf records), 0: none
-  std::uint32_t mem_size = 0;    // PTR_TO_RINGBUF_MEM: the record's size
+  std::uint32_t mem_size = 0;    // PTR_TO_RINGBUF_MEM, PTR_TO_MEM: the memory's size
   Tnum var_off = Tnum::unknown();
   std::int64_t smin = std::numeric_limits<std::int64_t>::min();
   std::int64_t smax = std::numeric_limits<std::int64_t>::max();

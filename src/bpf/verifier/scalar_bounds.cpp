@@ -375,6 +375,7 @@ bool RegState::not_null() const {
       return true;
     case RegType::kPtrToMapValue:
     case RegType::kPtrToRingbufMem:
+    case RegType::kPtrToMem:
       return !maybe_null;
     default:
       return false;

@@ -71,6 +71,7 @@ bool reg_safe(const RegState& o, const RegState& c, IdMap& ids, StateCompare mod
       return o.off == c.off && o.map == c.map && range_within(o, c) &&
              o.var_off.contains(c.var_off) && ids.check(o.id, c.id);
     case RegType::kPtrToRingbufMem:
+    case RegType::kPtrToMem:
       return o.off == c.off && o.mem_size == c.mem_size && o.ref_obj_id == c.ref_obj_id &&
              range_within(o, c) && o.var_off.contains(c.var_off) && ids.check(o.id, c.id);
     default:

@@ -28,6 +28,7 @@ int Checker::run_checks() {
       }
     }
   }
+  map_btf_funcs();
   checkpoints_.resize(insns_.size());
   ptr_use_.assign(insns_.size(), PtrUse::kUnseen);
   subprog_depth_.assign(shape_.subprogs.size(), 0);
@@ -36,9 +37,10 @@ int Checker::run_checks() {
   main.regs[1] = make_pointer(RegType::kPtrToCtx);
   main.regs[kFramePointer] = make_pointer(RegType::kPtrToStack);
   cur_.frames.push_back(std::move(main));
-  log_.walk_start(cur_);
+  log_.walk_start(cur_, 0);
 
-  if (int err = walk()) return err;
+  if (int err = walk(0)) return err;
+  if (int err = verify_global_funcs()) return err;
   if (int err = check_max_stack_depth()) return err;
 
   std::vector<std::size_t> ctx_loads;
@@ -58,7 +60,7 @@ int Checker::run_checks() {
 
 VerifyResult verify(const ProgramImage& program, const VerifyOptions& options) {
   VerifyResult result;
-  Checker checker(program.insns, options, result, program.btf_func_info);
+  Checker checker(program.insns, options, result, program.btf_func_info, program.btf_funcs);
   const int err = checker.run();
   result.accepted = err == 0;
   result.error = err;

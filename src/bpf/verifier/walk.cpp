@@ -8,8 +8,9 @@
 #include <utility>
 
 namespace userperf::bpf {
-int Checker::walk() {
-  std::uint32_t idx = 0;
+int Checker::walk(std::uint32_t start) {
+  std::uint32_t idx = start;
+  history_tail_ = -1;
   for (;;) {
     if (++processed_ > kInsnLimit) {
       log_.stopped_at(idx);
@@ -27,6 +28,7 @@ int Checker::walk() {
       const Insn& in = insns_[idx];
       std::uint32_t next = idx + 1;
       last_stack_spi_ = -1;
+      last_global_call_ = false;
       const std::uint8_t cls = insn_class(in.code);
       int err = 0;
       switch (cls) {
@@ -80,6 +82,7 @@ int Checker::walk() {
       entry.prev = history_tail_;
       entry.stack_spi = last_stack_spi_;
       entry.stack_frame = last_stack_frame_;
+      entry.global_call = last_global_call_;
       history_.push_back(entry);
       history_tail_ = static_cast<std::int32_t>(history_.size() - 1);
       if (!path_end) {

@@ -38,6 +38,17 @@ ObjectImage sample_image() {
   program.insns = {make_insn(BPF_LD | BPF_IMM | BPF_DW, 1, BPF_PSEUDO_MAP_IDX, 0, 0),
                    make_insn(0, 0, 0, 0, 0), make_insn(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 1),
                    make_insn(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)};
+  program.btf_func_info = true;
+  BtfFuncArg mem;
+  mem.kind = BtfFuncArg::Kind::kMem;
+  mem.mem_size = 16;
+  BtfFuncArg unsized;
+  unsized.kind = BtfFuncArg::Kind::kUnsized;
+  unsized.size_error = -22;
+  unsized.btf_kind = "FWD";
+  unsized.type_name = "opaque";
+  program.btf_funcs = {{0, "on_sample", true, true, {BtfFuncArg{}}},
+                       {2, "helper", false, false, {mem, unsized}}};
   image.programs = {program};
   image.task_layout.present = true;
   image.task_layout.task_size = 9728;
@@ -90,7 +101,16 @@ TEST(ImageCodec, DecodesWhatWasEncoded) {
   EXPECT_EQ(decoded->programs[0].section, "perf_event");
   EXPECT_EQ(decoded->programs[0].prog_type, static_cast<std::uint32_t>(BPF_PROG_TYPE_PERF_EVENT));
   EXPECT_TRUE(same_insns(decoded->programs[0].insns, image.programs[0].insns));
+  EXPECT_TRUE(decoded->programs[0].btf_func_info);
+  EXPECT_EQ(decoded->programs[0].btf_funcs, image.programs[0].btf_funcs);
   EXPECT_EQ(decoded->task_layout, image.task_layout);
+}
+
+// The verifier indexes instructions by a function's start: one outside the program is refused.
+TEST(ImageCodec, AFunctionOutsideItsProgramIsRefused) {
+  ObjectImage image = sample_image();
+  image.programs[0].btf_funcs[1].start = 4;
+  EXPECT_FALSE(decode_object_image(encode_object_image(image)));
 }
 
 // The runtime reads the synthetic task at the layout's offsets with the sizes it fills: a layout

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <map>
 #include <set>
@@ -377,6 +378,49 @@ TEST(LoaderFixtures, FileAndMemoryLoadsAgree) {
       EXPECT_EQ(from_memory->maps[i].initial_value, from_file.maps[i].initial_value);
     }
   }
+}
+
+// Each function's BTF prototype, as the verifier reads it for global functions: linkage, an
+// int/enum result, and per argument the kind btf_prepare_func_args gives it.
+TEST(LoaderFixtures, FunctionPrototypesComeFromBtf) {
+  auto image = load_elf_file(fixture_path("global_funcs"));
+  ASSERT_TRUE(image) << image.error().message;
+  ASSERT_EQ(image->programs.size(), 1u);
+  const ProgramImage& program = image->programs[0];
+  ASSERT_TRUE(program.btf_func_info);
+  std::map<std::string, const BtfFunc*> by_name;
+  for (const BtfFunc& f : program.btf_funcs) {
+    ASSERT_LT(f.start, program.insns.size());
+    by_name[f.name] = &f;
+  }
+  ASSERT_EQ(by_name.size(), 5u);
+  EXPECT_EQ(by_name["global_funcs"]->start, 0u);
+  EXPECT_TRUE(by_name["global_funcs"]->global);
+
+  using Kind = BtfFuncArg::Kind;
+  const BtfFunc& mixed = *by_name["mixed"];
+  EXPECT_TRUE(mixed.global);
+  EXPECT_TRUE(mixed.returns_scalar);
+  ASSERT_EQ(mixed.args.size(), 5u);
+  EXPECT_EQ(mixed.args[0].kind, Kind::kCtx);
+  EXPECT_EQ(mixed.args[1].kind, Kind::kScalar);
+  EXPECT_EQ(mixed.args[2].kind, Kind::kScalar);  // an enum
+  EXPECT_EQ(mixed.args[3].kind, Kind::kMem);
+  EXPECT_EQ(mixed.args[3].mem_size, 16u);
+  EXPECT_EQ(mixed.args[4].kind, Kind::kMem);  // through const volatile
+  EXPECT_EQ(mixed.args[4].mem_size, 4u);
+
+  const BtfFunc& untyped = *by_name["untyped"];
+  ASSERT_EQ(untyped.args.size(), 1u);
+  EXPECT_EQ(untyped.args[0].kind, Kind::kUnsized);
+  EXPECT_EQ(untyped.args[0].btf_kind, "UNKNOWN");
+  EXPECT_EQ(untyped.args[0].type_name, "");
+  EXPECT_EQ(untyped.args[0].size_error, -EINVAL);
+
+  EXPECT_FALSE(by_name["no_result"]->returns_scalar);
+  EXPECT_TRUE(by_name["no_result"]->global);
+  EXPECT_FALSE(by_name["local_twice"]->global);
+  EXPECT_TRUE(by_name["local_twice"]->returns_scalar);
 }
 
 }  // namespace

@@ -95,5 +95,17 @@ TEST(ProgramTier, TheInterpreterWhenAskedAndTheSameSamples) {
   EXPECT_EQ(kept_addresses(by_default.fd), want);
 }
 
+// Global functions are verified on their own, but run as ordinary calls: the same samples on both
+// tiers (a ctx argument, a result written to the caller's stack, a scalar argument).
+TEST(ProgramTier, GlobalFunctionsRunAsCallsOnBothTiers) {
+  const Fd interpreted(load("global_filter", {.jit = false}));
+  ASSERT_GE(interpreted.fd, 0);
+  const Fd by_default(load("global_filter", {}));
+  ASSERT_GE(by_default.fd, 0);
+  const std::vector<std::uint64_t> want = {0x2000, 0x1000, 0x3333};
+  EXPECT_EQ(kept_addresses(interpreted.fd), want);
+  EXPECT_EQ(kept_addresses(by_default.fd), want);
+}
+
 }  // namespace
 }  // namespace userperf::testing
