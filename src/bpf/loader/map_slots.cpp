@@ -78,14 +78,14 @@ std::optional<Error> collect_map_slots(const ElfView& elf, const LibbpfObject& p
     if (spec == image.maps.end()) {
       return make_error(EINVAL, "map '" + variable->name + "' of a .maps relocation is unknown");
     }
-    if (spec->type == BPF_MAP_TYPE_ARRAY_OF_MAPS || spec->type == BPF_MAP_TYPE_HASH_OF_MAPS) {
-      return make_error(EOPNOTSUPP, "map '" + spec->name +
-                                        "': static initialisation of a map-in-map's slots is not "
-                                        "supported (userperf has no map-in-map)");
-    }
-    if (spec->type != BPF_MAP_TYPE_PROG_ARRAY) {
+    const bool map_in_map = is_map_in_map(spec->type);
+    if (spec->type != BPF_MAP_TYPE_PROG_ARRAY && !map_in_map) {
       return make_error(EINVAL, "map '" + spec->name + "': '.values' of a map of type " +
                                     std::to_string(spec->type) + " cannot be initialised");
+    }
+    // libbpf: a HASH_OF_MAPS's static slots are keyed by an int index.
+    if (spec->type == BPF_MAP_TYPE_HASH_OF_MAPS && spec->key_size != sizeof(std::uint32_t)) {
+      return make_error(EINVAL, "hash-map-of-maps '" + spec->name + "' should have key size 4");
     }
     const std::uint64_t slot =
         (relo.offset - variable->offset - static_cast<std::uint64_t>(variable->values_offset)) /
@@ -98,16 +98,25 @@ std::optional<Error> collect_map_slots(const ElfView& elf, const LibbpfObject& p
       return make_error(EINVAL, "map '" + spec->name + "': relocation symbol out of range");
     }
     const ElfSymbol& symbol = elf.symbols()[relo.symbol];
-    const bool is_program =
-        symbol.section < elf.sections().size() &&
-        std::any_of(parsed.programs.begin(), parsed.programs.end(), [&](const LibbpfProgram& p) {
-          return p.name == symbol.name && elf.sections()[symbol.section].name == p.section;
-        });
-    if (!is_program) {
+    // bpf_object__collect_map_relos: a PROG_ARRAY's slot names a program, a map-in-map's slot a
+    // map of the object's .maps.
+    const bool named_ok =
+        map_in_map ? symbol.section < elf.sections().size() &&
+                         elf.sections()[symbol.section].name == ".maps" &&
+                         std::any_of(image.maps.begin(), image.maps.end(),
+                                     [&](const MapSpec& m) { return m.name == symbol.name; })
+                   : symbol.section < elf.sections().size() &&
+                         std::any_of(parsed.programs.begin(), parsed.programs.end(),
+                                     [&](const LibbpfProgram& p) {
+                                       return p.name == symbol.name &&
+                                              elf.sections()[symbol.section].name == p.section;
+                                     });
+    if (!named_ok) {
       return make_error(EINVAL, "map '" + spec->name + "' slot [" + std::to_string(slot) + "]: '" +
-                                    symbol.name + "' is not a program of the object");
+                                    symbol.name + "' is not a " + (map_in_map ? "map" : "program") +
+                                    " of the object");
     }
-    spec->initial_programs.push_back({static_cast<std::uint32_t>(slot), symbol.name});
+    spec->initial_slots.push_back({static_cast<std::uint32_t>(slot), symbol.name});
   }
   return std::nullopt;
 }

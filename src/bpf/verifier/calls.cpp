@@ -226,6 +226,10 @@ int Checker::check_map_compat(int map_index, std::int32_t helper) {
     case BPF_MAP_TYPE_PROG_ARRAY:
       ok = helper == BPF_FUNC_tail_call;
       break;
+    case BPF_MAP_TYPE_ARRAY_OF_MAPS:
+    case BPF_MAP_TYPE_HASH_OF_MAPS:
+      ok = helper == BPF_FUNC_map_lookup_elem;
+      break;
     case BPF_MAP_TYPE_QUEUE:
     case BPF_MAP_TYPE_STACK:
       ok = helper == BPF_FUNC_map_push_elem || helper == BPF_FUNC_map_pop_elem ||

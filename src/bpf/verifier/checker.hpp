@@ -46,13 +46,22 @@ struct PendingPath {
   std::int32_t history = -1;
 };
 
+// The maps a walk knows (options.maps): the object's first, then the inner template of each
+// map-in-map (the kernel's map->inner_map_meta), which a NULL-checked lookup of the outer map
+// points to. lddw references only the object's.
+struct WalkMaps {
+  std::size_t object_maps = 0;
+  std::vector<std::int16_t> inner_of;  // by object map: its template's index, -1: none
+};
+
 class Checker {
  public:
   Checker(std::span<const Insn> insns, const VerifyOptions& options, VerifyResult& result,
-          bool btf_func_info = false)
+          bool btf_func_info, WalkMaps walk_maps)
       : insns_(insns),
         options_(options),
         btf_func_info_(btf_func_info),
+        walk_maps_(std::move(walk_maps)),
         result_(result),
         log_(insns, options.maps, options.log_level) {}
 
@@ -164,6 +173,7 @@ class Checker {
   std::span<const Insn> insns_;
   const VerifyOptions& options_;
   bool btf_func_info_;  // the program has BTF function info (ProgramImage::btf_func_info)
+  WalkMaps walk_maps_;
   VerifyResult& result_;
   VerifierLog log_;
   ProgramShape shape_;

@@ -321,14 +321,14 @@ TEST(LoaderFixtures, StaticallyInitialisedProgArraySlotsAreRead) {
     if (m.name == "jmp") jmp = &m;
   }
   ASSERT_NE(jmp, nullptr);
-  ASSERT_EQ(jmp->initial_programs.size(), 1u);
-  EXPECT_EQ(jmp->initial_programs[0].index, 1u);
-  EXPECT_EQ(jmp->initial_programs[0].program, "target");
+  ASSERT_EQ(jmp->initial_slots.size(), 1u);
+  EXPECT_EQ(jmp->initial_slots[0].index, 1u);
+  EXPECT_EQ(jmp->initial_slots[0].name, "target");
   auto decoded = decode_object_image(encode_object_image(image));
   ASSERT_TRUE(decoded.ok()) << decoded.error().message;
   for (const MapSpec& m : decoded->maps) {
     if (m.name == "jmp") {
-      EXPECT_EQ(m.initial_programs, jmp->initial_programs);
+      EXPECT_EQ(m.initial_slots, jmp->initial_slots);
     }
   }
 }
