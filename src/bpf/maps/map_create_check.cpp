@@ -132,6 +132,14 @@ Expected<MapSpec> check_hash(MapSpec spec) {
 // exists (so it passed map_create itself) and is no map-in-map; the outer map's value is a
 // descriptor (4 bytes, as fd_array_map_alloc_check and htab_of_map_alloc want).
 Expected<MapSpec> check_map_in_map(const MapSpec& spec) {
+  // The outer map's own checks first (map_alloc_check), then its inner map (map_alloc).
+  if (spec.type == BPF_MAP_TYPE_HASH_OF_MAPS && spec.value_size != sizeof(std::uint32_t)) {
+    return invalid(spec, "a HASH_OF_MAPS's value_size must be 4 (a descriptor), not " +
+                             std::to_string(spec.value_size));
+  }
+  Expected<MapSpec> outer =
+      spec.type == BPF_MAP_TYPE_ARRAY_OF_MAPS ? check_array(spec) : check_hash(spec);
+  if (!outer) return outer;
   const MapSpec* inner = inner_map_template(spec);
   if (inner == nullptr) {
     return make_error(EBADF, "map '" + spec.name + "': a map-in-map needs an inner map template");
@@ -141,12 +149,7 @@ Expected<MapSpec> check_map_in_map(const MapSpec& spec) {
   }
   Expected<MapSpec> inner_checked = check_map_create(*inner);
   if (!inner_checked) return inner_checked.error();
-  if (spec.type == BPF_MAP_TYPE_ARRAY_OF_MAPS) return check_array(spec);
-  if (spec.value_size != sizeof(std::uint32_t)) {
-    return invalid(spec, "a HASH_OF_MAPS's value_size must be 4 (a descriptor), not " +
-                             std::to_string(spec.value_size));
-  }
-  return check_hash(spec);
+  return outer;
 }
 
 Expected<MapSpec> check_stack_trace(MapSpec spec) {
