@@ -464,7 +464,7 @@ TEST_F(BpfMapDiff, MapInMapConsumerSide) {
   wider.value_size = 16;
   MapSpec mmapable = templ;
   mmapable.map_flags |= BPF_F_MMAPABLE;
-  const MapSpec percpu = spec_of(BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 10, BPF_F_INNER_MAP);
+  const MapSpec percpu = spec_of(BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 10);
   const MapSpec hash = spec_of(BPF_MAP_TYPE_HASH, 4, 8, 10);
   auto resolver = std::make_shared<TwinMapResolver>();
   std::vector<std::pair<kb::ScopedFd, std::unique_ptr<Map>>> inners;

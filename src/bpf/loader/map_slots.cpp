@@ -26,7 +26,10 @@ const btf_type* skip_mods_and_typedefs(const ::btf* btf, std::uint32_t id) {
   return t;
 }
 
-Expected<std::vector<MapVariable>> map_variables(const ::btf* btf) {
+// The raw .BTF leaves every .maps variable at offset 0 (libbpf's btf_fixup_datasec fills them
+// in at open): each variable's offset and size come from its ELF symbol in .maps.
+Expected<std::vector<MapVariable>> map_variables(const ::btf* btf, const ElfView& elf,
+                                                 std::size_t maps_section) {
   const std::int32_t datasec = btf__find_by_name_kind(btf, ".maps", BTF_KIND_DATASEC);
   if (datasec < 0) return make_error(EINVAL, "relocations in .maps but no .maps in the BTF");
   const btf_type* sec = btf__type_by_id(btf, static_cast<std::uint32_t>(datasec));
@@ -36,6 +39,14 @@ Expected<std::vector<MapVariable>> map_variables(const ::btf* btf) {
     const btf_type* var = btf__type_by_id(btf, vars[i].type);
     if (var == nullptr || !btf_is_var(var)) continue;
     MapVariable map{btf__name_by_offset(btf, var->name_off), vars[i].offset, vars[i].size, -1};
+    const auto symbol = std::find_if(
+        elf.symbols().begin(), elf.symbols().end(),
+        [&](const ElfSymbol& sym) { return sym.section == maps_section && sym.name == map.name; });
+    if (symbol == elf.symbols().end()) {
+      return make_error(EINVAL, "map '" + map.name + "' has no symbol in .maps");
+    }
+    map.offset = symbol->value;
+    if (symbol->size != 0) map.size = symbol->size;
     const btf_type* def = skip_mods_and_typedefs(btf, var->type);
     if (def != nullptr && btf_is_struct(def)) {
       const btf_member* members = btf_members(def);
@@ -60,7 +71,8 @@ std::optional<Error> collect_map_slots(const ElfView& elf, const LibbpfObject& p
   if (btf_section == nullptr) return make_error(EINVAL, "relocations in .maps without .BTF");
   auto btf = BtfHandle::from_bytes(btf_section->bytes);
   if (!btf) return btf.error();
-  auto variables = map_variables((*btf)->get());
+  const auto maps_section = static_cast<std::size_t>(maps - elf.sections().data());
+  auto variables = map_variables((*btf)->get(), elf, maps_section);
   if (!variables) return variables.error();
 
   for (const ElfRelocation& relo : maps->relocations) {

@@ -1,4 +1,4 @@
-// expect: ?
+// expect: accept
 // why: lookups in a HASH_OF_MAPS and an ARRAY_OF_MAPS (inner maps from __array(values, ...), one slot initialised statically) give, NULL-checked, inner maps whose values are read and updated with the templates' sizes
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>

@@ -1,6 +1,6 @@
 # license: GPL
 # map: outer array_of_maps key=4 value=4 entries=4 inner=array:4:16:8
-# expect: ?
+# expect: accept
 # why: a NULL-checked lookup in an ARRAY_OF_MAPS is the inner map, whose 16-byte values the program reads
 stw [%r10-4], 0
 mov %r2, %r10

@@ -1,6 +1,6 @@
 # license: GPL
 # map: outer hash_of_maps key=8 value=4 entries=16 inner=hash:4:8:16
-# expect: ?
+# expect: reject EACCES
 # why: the lookup's result before its NULL check is map_value_or_null, not a map the map helpers take
 stdw [%r10-8], 0
 mov %r2, %r10

@@ -1,6 +1,6 @@
 # license: GPL
 # map: outer hash_of_maps key=8 value=4 entries=16 inner=hash:4:8:16
-# expect: ?
+# expect: reject EACCES
 # why: an inner map's value is bounded by the template's value_size (8): a read at offset 8 is out of bounds
 stdw [%r10-8], 0
 mov %r2, %r10

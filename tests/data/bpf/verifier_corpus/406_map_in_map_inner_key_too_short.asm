@@ -1,6 +1,6 @@
 # license: GPL
 # map: outer array_of_maps key=4 value=4 entries=4 inner=hash:8:8:16
-# expect: ?
+# expect: reject EINVAL
 # why: the inner map's key is the template's (8 bytes): a key at fp-4 would be read past the top of the frame
 stw [%r10-4], 0
 mov %r2, %r10

@@ -1,6 +1,6 @@
 # license: GPL
 # map: outer array_of_maps key=4 value=4 entries=4 inner=array:4:16:8
-# expect: ?
+# expect: reject EACCES
 # why: a NULL-checked lookup of an outer map is a map pointer, not a value: storing through it is refused
 stw [%r10-4], 0
 mov %r2, %r10

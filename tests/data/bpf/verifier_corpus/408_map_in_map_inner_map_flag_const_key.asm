@@ -1,6 +1,6 @@
 # license: GPL
 # map: outer array_of_maps key=4 value=4 entries=4 inner=array:4:8:8:0x1000
-# expect: ?
+# expect: reject EACCES
 # why: an inner array under a BPF_F_INNER_MAP template may be smaller than the template: a constant key's lookup is dereferenced without a NULL check
 stw [%r10-4], 0
 mov %r2, %r10
