@@ -3,6 +3,7 @@
 // per program the verdict, the processed instructions, the stack depth and the verifier log.
 // Programs of other types (kprobe, tracepoint, xdp, ...) are listed as skipped: userperf runs
 // perf_event programs only.
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -73,6 +74,19 @@ int run(const VerifyCommandOptions& options) {
     if (const std::string error = set_inner_map(*object, inner); !error.empty()) {
       std::fprintf(stderr, "userperf bpf verify: --inner-map %s: %s\n", inner.c_str(),
                    error.c_str());
+      return 2;
+    }
+  }
+  // As libbpf's load, which cannot create an outer map without an inner map (EINVAL).
+  for (const MapSpec& map : object->maps) {
+    if (is_map_in_map(map.type) && inner_map_template(map) == nullptr) {
+      std::fprintf(stderr,
+                   "userperf bpf verify: cannot load %s: map '%s' is a map-in-map without an "
+                   "inner map (no __array(values, ...)): give its shape with --inner-map "
+                   "%s=TYPE:KEY_SIZE:VALUE_SIZE:MAX_ENTRIES[:FLAGS], as the tool's "
+                   "bpf_map__set_inner_map_fd does (%s)\n",
+                   options.object.c_str(), map.name.c_str(), map.name.c_str(),
+                   std::strerror(EINVAL));
       return 2;
     }
   }
