@@ -118,12 +118,18 @@ int HashOfMaps::update_elem(const void* key, const void* value, std::uint64_t fl
     return err;
   }
   std::lock_guard lock(consumers_);
-  Map* old = stored(key);
+  // An existing key's map is exchanged atomically, as programs read it (lookup()); a new key
+  // goes in through the hash map's insertion.
+  if (void* slot = table_->lookup(key); slot != nullptr && flags != BPF_NOEXIST) {
+    void* old = std::atomic_ref<void*>(*static_cast<void**>(slot))
+                    .exchange(inner, std::memory_order_acq_rel);
+    maps_->put(old);
+    return 0;
+  }
   if (int err = table_->update_elem(key, &inner, flags)) {
     maps_->put(inner);
     return err;
   }
-  if (old != nullptr) maps_->put(old);
   return 0;
 }
 
