@@ -107,9 +107,10 @@ extract() {
 # userperf's verdict per program, from `userperf bpf verify OBJ`: NAME<TAB>VERDICT<TAB>REASON.
 # A rejected program's reason is the last log line before its "processed" line; an object that
 # does not load gives every program the loader's message; a program skipped as "not a
-# perf_event program" (a section libbpf does not know) is reported as such.
+# perf_event program" (a section libbpf does not know) is reported as such. Arguments after the
+# object go to `userperf bpf verify` (a map-in-map's --inner-map).
 userperf_verdicts() {
-  "$userperf" bpf verify "$1" 2>&1 | awk -v object="$1" '
+  "$userperf" bpf verify "$@" 2>&1 | awk -v object="$1" '
     /^program .*: accepted$/ { name = $2; print name "\taccepted\t"; name = ""; next }
     /^program .*: rejected/ { name = $2; reason = ""; next }
     /^program .*: skipped$/ { sub(/^program /, ""); n = $1; sub(/^[^:]*: /, "");
@@ -175,7 +176,13 @@ while read -r project repo commit source includes defines programs settings; do
       "the manifest says $programs" >&2
     status=1
   fi
-  userperf_verdicts "$object" >"$work/userperf.tsv"
+  # A map-in-map's inner map (MAP.inner_array=K:V:E:F) is userperf's --inner-map MAP=array:K:V:E:F.
+  verify_args=()
+  for arg in "${map_args[@]}"; do
+    [[ $arg == *.inner_array=* ]] &&
+      verify_args+=(--inner-map "${arg%%.inner_array=*}=array:${arg#*.inner_array=}")
+  done
+  userperf_verdicts "$object" "${verify_args[@]}" >"$work/userperf.tsv"
   while IFS=$'\t' read -r program kernel kernel_errno kernel_reason; do
     total=$((total + 1))
     line=$(awk -F'\t' -v p="$program" '$1 == p || $1 == "*" { print; exit }' "$work/userperf.tsv")

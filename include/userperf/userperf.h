@@ -97,6 +97,12 @@ int userperf_bpf_prog_load_from(int prog_fd, const char* prog_name, char* log_bu
  * `obj->rodata->flag = 1` before the load amounts to): `size` must be the map's value_size;
  * -1 with errno EINVAL (another size, or a map that is no global data), ENOENT or EBUSY.
  *
+ * userperf_bpf_object_set_map_inner_map() gives a BPF_MAP_TYPE_ARRAY_OF_MAPS or HASH_OF_MAPS
+ * its inner map's shape (type, sizes, max_entries, flags), libbpf's bpf_map__set_inner_map_fd()
+ * for an outer map declared without `__array(values, ...)`: what the verifier knows of a looked-up
+ * inner map and what a map stored in a slot must match. -1 with errno EINVAL (no map-in-map),
+ * ENOENT or EBUSY; the shape is checked at the load by the map-creation rules.
+ *
  * userperf_bpf_object_load() creates the object's maps and loads program `prog_name` (NULL or "":
  * the first perf_event program) as userperf_bpf_prog_load() does, returning the program
  * descriptor. An object is loaded once: a second attempt, after success or failure, is EINVAL
@@ -114,6 +120,9 @@ int userperf_bpf_object_set_map_key_size(struct userperf_bpf_object* obj, const 
                                          uint32_t key_size);
 int userperf_bpf_object_set_map_initial_value(struct userperf_bpf_object* obj, const char* map,
                                               const void* data, size_t size);
+int userperf_bpf_object_set_map_inner_map(struct userperf_bpf_object* obj, const char* map,
+                                          uint32_t type, uint32_t key_size, uint32_t value_size,
+                                          uint32_t max_entries, uint32_t map_flags);
 int userperf_bpf_object_map_info(const struct userperf_bpf_object* obj, const char* map,
                                  uint32_t* key_size, uint32_t* value_size, uint32_t* max_entries);
 int userperf_bpf_object_load(struct userperf_bpf_object* obj, const char* prog_name, char* log_buf,
@@ -124,7 +133,10 @@ void userperf_bpf_object_close(struct userperf_bpf_object* obj);
 int userperf_bpf_map_fd(int prog_fd, const char* name);
 
 /* The bpf() syscall's map commands, with its semantics and errnos. Values of per-CPU maps are one
- * 8-byte-aligned slot per possible CPU; a PERF_EVENT_ARRAY value is a userperf event descriptor. */
+ * 8-byte-aligned slot per possible CPU; a PERF_EVENT_ARRAY value is a userperf event descriptor.
+ * A BPF_MAP_TYPE_ARRAY_OF_MAPS / HASH_OF_MAPS value is a map descriptor (userperf_bpf_map_fd) on
+ * update (EINVAL when the map does not match the outer map's inner map, EBADF when it is no
+ * descriptor) and the inner map's id on lookup. */
 int userperf_bpf_map_lookup_elem(int map_fd, const void* key, void* value);
 int userperf_bpf_map_update_elem(int map_fd, const void* key, const void* value, uint64_t flags);
 int userperf_bpf_map_delete_elem(int map_fd, const void* key);

@@ -81,6 +81,26 @@ int userperf_bpf_object_set_map_key_size(userperf_bpf_object* obj, const char* m
   return set_map_field(obj, map, &MapSpec::key_size, key_size);
 }
 
+int userperf_bpf_object_set_map_inner_map(userperf_bpf_object* obj, const char* map, uint32_t type,
+                                          uint32_t key_size, uint32_t value_size,
+                                          uint32_t max_entries, uint32_t map_flags) {
+  if (obj == nullptr || map == nullptr) return userperf::syscall_return(-EINVAL);
+  MapSpec* spec = find_map(obj->image, map);
+  if (spec == nullptr) return userperf::syscall_return(-ENOENT);
+  if (obj->load_attempted) return userperf::syscall_return(-EBUSY);
+  MapSpec inner;
+  inner.type = type;
+  inner.key_size = key_size;
+  inner.value_size = value_size;
+  inner.max_entries = max_entries;
+  inner.map_flags = map_flags;
+  // libbpf: "map '%s': inner map fd can only be set for map-in-map" (EINVAL).
+  if (!userperf::bpf::set_inner_map_template(*spec, std::move(inner))) {
+    return userperf::syscall_return(-EINVAL);
+  }
+  return 0;
+}
+
 int userperf_bpf_object_set_map_initial_value(userperf_bpf_object* obj, const char* map,
                                               const void* data, size_t size) {
   if (obj == nullptr || map == nullptr || (data == nullptr && size != 0)) {

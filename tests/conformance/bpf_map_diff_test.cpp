@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
@@ -397,6 +398,113 @@ TEST_F(BpfMapDiff, ProgArrayConsumerSide) {
     EXPECT_EQ(pair.ours->get_next_key(&key, &ours_next),
               kernel_next_key(pair.kernel.get(), &key, &kernel_next));
     EXPECT_EQ(ours_next, kernel_next);
+  }
+}
+
+// ---- map-in-map ---------------------------------------------------------------------------------
+
+// Kernel map descriptors -> the twin maps of this test: what the kernel's __bpf_map_get finds for
+// a descriptor (a closed one is EBADF, an open one that is no map of the test EINVAL).
+class TwinMapResolver : public FdResolver {
+ public:
+  Expected<void*> get(int fd) override {
+    const auto it = twins.find(fd);
+    if (it != twins.end()) return static_cast<void*>(it->second);
+    if (fcntl(fd, F_GETFD) < 0) return make_error(EBADF, "descriptor not open");
+    return make_error(EINVAL, "not a map");
+  }
+  void put(void*) override {}
+  std::map<int, Map*> twins;
+};
+
+MapSpec with_inner(MapSpec outer, const MapSpec& inner) {
+  outer.inner_map.assign(1, inner);
+  return outer;
+}
+
+// map_create of outer maps: value sizes, templates (a map-in-map as template, a bad one).
+TEST_F(BpfMapDiff, MapInMapCreateVerdicts) {
+  const MapSpec array = spec_of(BPF_MAP_TYPE_ARRAY, 4, 8, 4);
+  const MapSpec hash = spec_of(BPF_MAP_TYPE_HASH, 8, 16, 32);
+  const MapSpec nested = with_inner(spec_of(BPF_MAP_TYPE_ARRAY_OF_MAPS, 4, 4, 2), array);
+  std::vector<MapSpec> cases;
+  for (std::uint32_t type : {BPF_MAP_TYPE_ARRAY_OF_MAPS, BPF_MAP_TYPE_HASH_OF_MAPS}) {
+    for (const MapSpec& inner : {array, hash, nested}) {
+      for (std::uint32_t value_size : {4u, 8u}) {
+        for (std::uint32_t flags :
+             {0u, std::uint32_t{BPF_F_NO_PREALLOC}, std::uint32_t{BPF_F_RDONLY_PROG},
+              std::uint32_t{BPF_F_MMAPABLE}}) {
+          cases.push_back(with_inner(spec_of(type, 4, value_size, 4, flags), inner));
+        }
+      }
+    }
+  }
+  auto resolver = std::make_shared<TwinMapResolver>();
+  for (const MapSpec& spec : cases) {
+    const int kernel_fd = kb::map_create(spec);
+    const int kernel = kernel_fd < 0 ? -kernel_fd : 0;
+    if (kernel_fd >= 0) close(kernel_fd);
+    auto ours = Map::create(spec, nullptr, nullptr, resolver);
+    const int mine = ours.ok() ? 0 : ours.error().code;
+    EXPECT_EQ(mine, kernel) << "type " << spec.type << " value " << spec.value_size << " flags 0x"
+                            << std::hex << spec.map_flags << std::dec << " inner type "
+                            << spec.inner_map[0].type << ": "
+                            << (ours.ok() ? "created" : ours.error().message);
+  }
+}
+
+// Storing maps in an outer map's slots: bpf_map_meta_equal's EINVAL for every way a map can
+// differ from the template, BPF_F_INNER_MAP's freedom of max_entries, flags, keys, deletes.
+TEST_F(BpfMapDiff, MapInMapConsumerSide) {
+  MapSpec templ = spec_of(BPF_MAP_TYPE_ARRAY, 4, 8, 10, BPF_F_INNER_MAP);
+  const MapSpec plain = spec_of(BPF_MAP_TYPE_ARRAY, 4, 8, 10);
+  MapSpec bigger = templ;
+  bigger.max_entries = 64;
+  MapSpec wider = templ;
+  wider.value_size = 16;
+  MapSpec mmapable = templ;
+  mmapable.map_flags |= BPF_F_MMAPABLE;
+  const MapSpec percpu = spec_of(BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 10);
+  const MapSpec hash = spec_of(BPF_MAP_TYPE_HASH, 4, 8, 10);
+  auto resolver = std::make_shared<TwinMapResolver>();
+  std::vector<std::pair<kb::ScopedFd, std::unique_ptr<Map>>> inners;
+  for (const MapSpec& spec : {templ, plain, bigger, wider, mmapable, percpu, hash}) {
+    const int fd = kb::map_create(spec);
+    ASSERT_GE(fd, 0) << std::strerror(-fd);
+    auto ours = Map::create(spec);
+    ASSERT_TRUE(ours.ok()) << ours.error().message;
+    resolver->twins[fd] = ours.value().get();
+    inners.emplace_back(kb::ScopedFd(fd), std::move(ours.value()));
+  }
+  for (std::uint32_t type : {BPF_MAP_TYPE_ARRAY_OF_MAPS, BPF_MAP_TYPE_HASH_OF_MAPS}) {
+    const MapSpec outer = with_inner(spec_of(type, 4, 4, 2), templ);
+    const int kernel_fd = kb::map_create(outer);
+    ASSERT_GE(kernel_fd, 0) << std::strerror(-kernel_fd);
+    kb::ScopedFd kernel(kernel_fd);
+    auto ours = Map::create(outer, nullptr, nullptr, resolver);
+    ASSERT_TRUE(ours.ok()) << ours.error().message;
+    std::vector<std::uint32_t> values;
+    for (const auto& inner : inners)
+      values.push_back(static_cast<std::uint32_t>(inner.first.get()));
+    values.push_back(1u << 20);                                  // closed
+    values.push_back(static_cast<std::uint32_t>(kernel.get()));  // the outer map itself
+    for (std::uint32_t key : {0u, 1u, 2u, 7u}) {
+      for (std::uint32_t value : values) {
+        for (std::uint64_t flags :
+             {std::uint64_t{BPF_ANY}, std::uint64_t{BPF_NOEXIST}, std::uint64_t{BPF_EXIST}}) {
+          EXPECT_EQ(ours.value()->update_elem(&key, &value, flags),
+                    kb::map_update(kernel.get(), &key, &value, flags))
+              << "type " << type << " key " << key << " value fd " << value << " flags " << flags;
+        }
+      }
+      std::uint32_t id = 0, kernel_id = 0;
+      EXPECT_EQ(ours.value()->lookup_elem(&key, &id), kernel_lookup(kernel.get(), &key, &kernel_id))
+          << "lookup key " << key;
+      if (key == 1) {
+        EXPECT_EQ(ours.value()->delete_elem(&key), kernel_delete(kernel.get(), &key));
+        EXPECT_EQ(ours.value()->delete_elem(&key), kernel_delete(kernel.get(), &key));
+      }
+    }
   }
 }
 

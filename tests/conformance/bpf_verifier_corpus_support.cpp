@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -20,7 +21,6 @@ namespace userperf::conformance::verifier_corpus {
 namespace {
 
 namespace kernel_bpf = userperf::testing::kernel_bpf;
-
 
 const std::string& corpus_dir() {
   static const std::string dir =
@@ -86,11 +86,14 @@ const std::map<std::string_view, std::uint32_t>& map_types() {
       {"prog_array", BPF_MAP_TYPE_PROG_ARRAY},
       {"stack_trace", BPF_MAP_TYPE_STACK_TRACE},
       {"ringbuf", BPF_MAP_TYPE_RINGBUF},
+      {"array_of_maps", BPF_MAP_TYPE_ARRAY_OF_MAPS},
+      {"hash_of_maps", BPF_MAP_TYPE_HASH_OF_MAPS},
   };
   return types;
 }
 
-// "NAME TYPE key=K value=V entries=E [flags=F]"
+// "NAME TYPE key=K value=V entries=E [flags=F] [inner=TYPE:K:V:E[:F]]" (inner: a map-in-map's
+// inner map, which the kernel side creates for inner_map_fd)
 Expected<bpf::MapSpec> parse_map(const std::string& text) {
   std::istringstream words(text);
   bpf::MapSpec spec;
@@ -106,6 +109,25 @@ Expected<bpf::MapSpec> parse_map(const std::string& text) {
     const auto equals = field.find('=');
     if (equals == std::string::npos) return make_error(EINVAL, "map: bad field " + field);
     const std::string key = field.substr(0, equals);
+    if (key == "inner") {
+      std::string shape = field.substr(equals + 1);
+      std::replace(shape.begin(), shape.end(), ':', ' ');
+      std::istringstream parts(shape);
+      bpf::MapSpec inner;
+      std::string inner_type;
+      if (!(parts >> inner_type >> inner.key_size >> inner.value_size >> inner.max_entries)) {
+        return make_error(EINVAL, "map: bad inner map " + field);
+      }
+      parts >> std::setbase(0) >> inner.map_flags;
+      const auto inner_known = map_types().find(inner_type);
+      if (inner_known == map_types().end()) {
+        return make_error(EINVAL, "map: unknown inner type " + inner_type);
+      }
+      inner.type = inner_known->second;
+      inner.name = spec.name + ".inner";
+      spec.inner_map.assign(1, inner);
+      continue;
+    }
     std::uint32_t value = 0;
     try {
       value = static_cast<std::uint32_t>(std::stoul(field.substr(equals + 1), nullptr, 0));

@@ -57,6 +57,15 @@ int map_create(const bpf::MapSpec& spec) {
   }
   attr.map_flags = spec.map_flags;
   std::strncpy(attr.map_name, spec.name.c_str(), sizeof attr.map_name - 1);
+  // A map-in-map: its template becomes a real map for inner_map_fd (what libbpf's load does),
+  // closed once the outer map holds its meta.
+  ScopedFd inner;
+  if (const bpf::MapSpec* templ = bpf::inner_map_template(spec)) {
+    const int fd = map_create(*templ);
+    if (fd < 0) return fd;
+    inner = ScopedFd(fd);
+    attr.inner_map_fd = static_cast<std::uint32_t>(fd);
+  }
   return sys_bpf(BPF_MAP_CREATE, attr);
 }
 

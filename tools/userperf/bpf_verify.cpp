@@ -1,11 +1,15 @@
-// `userperf bpf verify PROG.o [--log-level N]`: loads a libbpf-style object and runs every program
-// through userperf's verifier as BPF_PROG_TYPE_PERF_EVENT, printing per program the verdict, the
-// processed instructions, the stack depth and the verifier log. Programs of other types (kprobe,
-// tracepoint, xdp, ...) are listed as skipped: userperf runs perf_event programs only.
+// `userperf bpf verify PROG.o [--log-level N] [--inner-map NAME=SHAPE]...`: loads a libbpf-style
+// object and runs every program through userperf's verifier as BPF_PROG_TYPE_PERF_EVENT, printing
+// per program the verdict, the processed instructions, the stack depth and the verifier log.
+// Programs of other types (kprobe, tracepoint, xdp, ...) are listed as skipped: userperf runs
+// perf_event programs only.
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "bpf/loader/elf_loader.hpp"
 #include "bpf/verifier/verifier.hpp"
@@ -19,7 +23,43 @@ using namespace userperf::bpf;
 struct VerifyCommandOptions {
   std::string object;
   std::uint32_t log_level = 1;
+  std::vector<std::string> inner_maps;  // NAME=TYPE:KEY_SIZE:VALUE_SIZE:MAX_ENTRIES[:FLAGS]
 };
+
+// `--inner-map outer=array:4:8:10:0x1400`: the inner map a tool's user space gives a map-in-map
+// declared without `__array(values, ...)` (libbpf's bpf_map__set_inner_map_fd before the load).
+std::string set_inner_map(ObjectImage& object, const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos) return "expected NAME=TYPE:KEY_SIZE:VALUE_SIZE:MAX_ENTRIES[:FLAGS]";
+  const std::string name = text.substr(0, eq);
+  char type[32] = {};
+  unsigned key = 0, value = 0, max = 0;
+  int flags = 0;
+  const int n =
+      std::sscanf(text.c_str() + eq + 1, "%31[a-z_]:%u:%u:%u:%i", type, &key, &value, &max, &flags);
+  if (n < 4) return "expected NAME=TYPE:KEY_SIZE:VALUE_SIZE:MAX_ENTRIES[:FLAGS]";
+  static const std::pair<const char*, std::uint32_t> kTypes[] = {
+      {"array", BPF_MAP_TYPE_ARRAY},
+      {"percpu_array", BPF_MAP_TYPE_PERCPU_ARRAY},
+      {"hash", BPF_MAP_TYPE_HASH},
+      {"percpu_hash", BPF_MAP_TYPE_PERCPU_HASH},
+      {"lru_hash", BPF_MAP_TYPE_LRU_HASH}};
+  MapSpec inner;
+  for (const auto& [label, id] : kTypes) {
+    if (std::strcmp(label, type) == 0) inner.type = id;
+  }
+  if (inner.type == BPF_MAP_TYPE_UNSPEC) return std::string("unknown map type '") + type + "'";
+  inner.key_size = key;
+  inner.value_size = value;
+  inner.max_entries = max;
+  inner.map_flags = static_cast<std::uint32_t>(flags);
+  for (MapSpec& map : object.maps) {
+    if (map.name != name) continue;
+    if (!set_inner_map_template(map, inner)) return "map '" + name + "' is not a map-in-map";
+    return "";
+  }
+  return "no map '" + name + "'";
+}
 
 // 0 when every perf_event program is accepted (programs of other types are skipped, and said so);
 // 1 when one is rejected; 2 when the object cannot be loaded or holds no perf_event program.
@@ -29,6 +69,26 @@ int run(const VerifyCommandOptions& options) {
     std::fprintf(stderr, "userperf bpf verify: cannot load %s: %s (%s)\n", options.object.c_str(),
                  object.error().message.c_str(), std::strerror(object.error().code));
     return 2;
+  }
+  for (const std::string& inner : options.inner_maps) {
+    if (const std::string error = set_inner_map(*object, inner); !error.empty()) {
+      std::fprintf(stderr, "userperf bpf verify: --inner-map %s: %s\n", inner.c_str(),
+                   error.c_str());
+      return 2;
+    }
+  }
+  // As libbpf's load, which cannot create an outer map without an inner map (EINVAL).
+  for (const MapSpec& map : object->maps) {
+    if (is_map_in_map(map.type) && inner_map_template(map) == nullptr) {
+      std::fprintf(stderr,
+                   "userperf bpf verify: cannot load %s: map '%s' is a map-in-map without an "
+                   "inner map (no __array(values, ...)): give its shape with --inner-map "
+                   "%s=TYPE:KEY_SIZE:VALUE_SIZE:MAX_ENTRIES[:FLAGS], as the tool's "
+                   "bpf_map__set_inner_map_fd does (%s)\n",
+                   options.object.c_str(), map.name.c_str(), map.name.c_str(),
+                   std::strerror(EINVAL));
+      return 2;
+    }
   }
   if (object->programs.empty()) {
     std::fprintf(stderr, "userperf bpf verify: %s has no programs\n", options.object.c_str());
@@ -92,6 +152,10 @@ void add_bpf_verify_command(CLI::App& bpf, int& exit_code) {
   cmd->add_option("--log-level", options->log_level,
                   "0: the reason only; 1: the failing path; 2: every instruction and state")
       ->check(CLI::Range(0, 2));
+  cmd->add_option("--inner-map", options->inner_maps,
+                  "NAME=TYPE:KEY_SIZE:VALUE_SIZE:MAX_ENTRIES[:FLAGS] (TYPE array, percpu_array, "
+                  "hash, percpu_hash, lru_hash): the inner map of a map-in-map declared without "
+                  "__array(values, ...), as a tool sets it with bpf_map__set_inner_map_fd");
   cmd->callback([options, &exit_code] { exit_code = run(*options); });
 }
 

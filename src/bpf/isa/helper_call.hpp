@@ -19,8 +19,8 @@ struct CallContext {
   std::span<const MemoryRegion> statics;
   bool abort = false;  // set by a helper to end the program at once with r0 = its return value
 
-  // True when [p, p + size) lies inside one region of `regions` or `statics` (writable when
-  // `write`); no overflow on wrap.
+  // True when [p, p + size) lies inside one region of `regions`, `statics` or the shared regions
+  // (isa/shared_regions.hpp: inner maps) (writable when `write`); no overflow on wrap.
   bool may_access(std::uintptr_t p, std::uint64_t size, bool write) const;
 };
 

@@ -13,7 +13,7 @@ namespace {
 
 // "UPBFIMG" and a format version; then fields in this machine's byte order (the image never
 // leaves the machine that made it).
-constexpr char kMagic[8] = {'U', 'P', 'B', 'F', 'I', 'M', 'G', '5'};
+constexpr char kMagic[8] = {'U', 'P', 'B', 'F', 'I', 'M', 'G', '6'};
 // Bounds a decoder holds an image to, far above what a verifier accepts.
 constexpr std::uint32_t kMaxMaps = 4096;
 constexpr std::uint32_t kMaxPrograms = 4096;
@@ -119,6 +119,32 @@ bool get_task_layout(support::ByteReader& r, KernelTaskLayout& t) {
   return t.consistent() || r.fail();
 }
 
+// A map-in-map's inner template: a u8 flag, then type, sizes, max_entries, flags (one level:
+// a template has no template of its own, as the kernel refuses a map-in-map as inner map).
+void put_inner_map(support::ByteWriter& w, const MapSpec& m) {
+  const MapSpec* inner = inner_map_template(m);
+  w.put(static_cast<std::uint8_t>(inner ? 1 : 0));
+  if (inner == nullptr) return;
+  put_string(w, inner->name);
+  w.put(inner->type);
+  w.put(inner->key_size);
+  w.put(inner->value_size);
+  w.put(inner->max_entries);
+  w.put(inner->map_flags);
+}
+bool get_inner_map(support::ByteReader& r, MapSpec& m) {
+  std::uint8_t present = 0;
+  if (!r.read(present) || present > 1) return false;
+  if (present == 0) return true;
+  MapSpec inner;
+  if (!get_string(r, inner.name) || !r.read(inner.type) || !r.read(inner.key_size) ||
+      !r.read(inner.value_size) || !r.read(inner.max_entries) || !r.read(inner.map_flags)) {
+    return false;
+  }
+  m.inner_map.push_back(std::move(inner));
+  return true;
+}
+
 Error bad(const support::ByteReader& r, const char* what) {
   return make_error(
       EINVAL, std::string("bad object image at byte ") + std::to_string(r.offset()) + ": " + what);
@@ -143,11 +169,12 @@ std::vector<std::uint8_t> encode_object_image(const ObjectImage& image) {
     w.put(m.map_flags);
     w.put(static_cast<std::uint8_t>(m.global_data ? 1 : 0));
     put_bytes(w, m.initial_value.data(), m.initial_value.size());
-    w.put(static_cast<std::uint32_t>(m.initial_programs.size()));
-    for (const MapSpec::ProgramSlot& slot : m.initial_programs) {
+    w.put(static_cast<std::uint32_t>(m.initial_slots.size()));
+    for (const MapSpec::Slot& slot : m.initial_slots) {
       w.put(slot.index);
-      put_string(w, slot.program);
+      put_string(w, slot.name);
     }
+    put_inner_map(w, m);
   }
   w.put(static_cast<std::uint32_t>(image.programs.size()));
   for (const ProgramImage& p : image.programs) {
@@ -184,10 +211,11 @@ Expected<ObjectImage> decode_object_image(std::span<const std::uint8_t> bytes) {
     std::uint32_t slots = 0;
     if (!r.read(slots) || slots > m.max_entries) return bad(r, "map slots");
     for (std::uint32_t k = 0; k < slots; ++k) {
-      MapSpec::ProgramSlot slot;
-      if (!r.read(slot.index) || !get_string(r, slot.program)) return bad(r, "map slot");
-      m.initial_programs.push_back(std::move(slot));
+      MapSpec::Slot slot;
+      if (!r.read(slot.index) || !get_string(r, slot.name)) return bad(r, "map slot");
+      m.initial_slots.push_back(std::move(slot));
     }
+    if (!get_inner_map(r, m)) return bad(r, "inner map template");
     m.global_data = global != 0;
     image.maps.push_back(std::move(m));
   }

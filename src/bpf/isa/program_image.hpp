@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bpf/isa/insn.hpp"
@@ -22,14 +23,19 @@ struct MapSpec {
   // section's bytes (empty for .bss: zeros). .rodata is frozen: map_flags has BPF_F_RDONLY_PROG.
   bool global_data = false;
   std::vector<std::uint8_t> initial_value;
-  // A PROG_ARRAY initialised in the object (libbpf: `.values = { [i] = &prog }`): the programs of
-  // the same object to store in these slots once loaded, as bpf_object__load does.
-  struct ProgramSlot {
+  // Slots initialised in the object (libbpf: `.values = { [i] = &prog }` or `{ [i] = &map }`):
+  // what to store in them once loaded, as bpf_object__load does. A PROG_ARRAY's slots name
+  // programs of the same object, a map-in-map's slots name maps of the same object.
+  struct Slot {
     std::uint32_t index = 0;
-    std::string program;
-    bool operator==(const ProgramSlot&) const = default;
+    std::string name;  // the program's or the map's
+    bool operator==(const Slot&) const = default;
   };
-  std::vector<ProgramSlot> initial_programs;
+  std::vector<Slot> initial_slots;
+  // ARRAY_OF_MAPS / HASH_OF_MAPS: the inner map's template (one element; libbpf reads it from
+  // the BTF of `__array(values, struct inner)`, the kernel takes it from inner_map_fd). What the
+  // verifier knows of a looked-up inner map, and what a stored map must match (map_in_map.c).
+  std::vector<MapSpec> inner_map;
 };
 
 // One argument of a function as its BTF prototype describes it to the verifier (the kernel's
@@ -60,6 +66,24 @@ struct BtfFunc {
   std::vector<BtfFuncArg> args;
   bool operator==(const BtfFunc&) const = default;
 };
+
+// The template of an outer map (nullptr for any other map).
+inline const MapSpec* inner_map_template(const MapSpec& spec) {
+  return spec.inner_map.empty() ? nullptr : &spec.inner_map.front();
+}
+
+inline bool is_map_in_map(std::uint32_t type) {
+  return type == BPF_MAP_TYPE_ARRAY_OF_MAPS || type == BPF_MAP_TYPE_HASH_OF_MAPS;
+}
+
+// libbpf's bpf_map__set_inner_map_fd, with the inner map's shape (userperf has no map of its own
+// outside an object): replaces `outer`'s template. False when `outer` is no map-in-map.
+inline bool set_inner_map_template(MapSpec& outer, MapSpec inner) {
+  if (!is_map_in_map(outer.type)) return false;
+  if (inner.name.empty()) inner.name = outer.name + ".inner";
+  outer.inner_map.assign(1, std::move(inner));
+  return true;
+}
 
 struct ProgramImage {
   std::string name;     // the program's symbol

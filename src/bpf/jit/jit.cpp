@@ -33,6 +33,7 @@
 #include <cstring>
 #include <string>
 
+#include "bpf/isa/shared_regions.hpp"
 #include "bpf/vm/decoded_op.hpp"
 
 namespace userperf::bpf {
@@ -47,6 +48,8 @@ struct State {
   std::uint64_t run_count;
   const MemoryRegion* static_regions;
   std::uint64_t static_count;
+  const MemoryRegion* shared_regions;  // inner maps of map-in-map slots (shared_regions.hpp)
+  std::uint64_t shared_count;
   const HelperFn* helpers;
   std::uint64_t helper_count;
   std::uint64_t stack_top;
@@ -73,6 +76,8 @@ bool check_access(State* st, std::uint64_t addr, std::uint64_t size, std::uint64
     ok = st->run_regions[i].allows(addr, size, write);
   for (std::uint64_t i = 0; !ok && i < st->static_count; ++i)
     ok = st->static_regions[i].allows(addr, size, write);
+  for (std::uint64_t i = 0; !ok && i < st->shared_count; ++i)
+    ok = st->shared_regions[i].allows(addr, size, write);
   if (ok && (flags & 2) != 0 && addr % size != 0) ok = false;
   if (!ok) {
     st->status = static_cast<std::uint32_t>(RunStatus::kFault);
@@ -1186,6 +1191,10 @@ RunResult Jit::run(std::uint64_t r1, std::uint64_t r2, std::span<const MemoryReg
   // built only when the program can call one, as the interpreter does.
   MemoryRegion* call_regions = nullptr;
   std::size_t count = 0;
+  // Checked code's access test also admits the inner maps' values (helpers look there
+  // themselves: CallContext::may_access).
+  const std::span<const MemoryRegion> shared =
+      impl.options.checked ? shared_regions() : std::span<const MemoryRegion>();
   if (impl.program.calls_helpers) {
     count = 1 + regions.size();
     call_regions = static_cast<MemoryRegion*>(__builtin_alloca(count * sizeof(MemoryRegion)));
@@ -1206,6 +1215,8 @@ RunResult Jit::run(std::uint64_t r1, std::uint64_t r2, std::span<const MemoryReg
   st.run_count = regions.size();
   st.static_regions = impl.program.static_regions.data();
   st.static_count = impl.program.static_regions.size();
+  st.shared_regions = shared.data();
+  st.shared_count = shared.size();
   st.helpers = impl.program.helpers.data();
   st.helper_count = impl.program.helpers.size();
   st.stack_top = stack_top;

@@ -48,6 +48,17 @@ struct ObjectCloser {
   void operator()(bpf_object* object) const { bpf_object__close(object); }
 };
 
+MapSpec map_spec(const bpf_map* map) {
+  MapSpec spec;
+  spec.name = bpf_map__name(map);
+  spec.type = static_cast<std::uint32_t>(bpf_map__type(map));
+  spec.key_size = bpf_map__key_size(map);
+  spec.value_size = bpf_map__value_size(map);
+  spec.max_entries = bpf_map__max_entries(map);
+  spec.map_flags = bpf_map__map_flags(map);
+  return spec;
+}
+
 }  // namespace
 
 Expected<LibbpfObject> open_with_libbpf(std::span<const std::uint8_t> checked_bytes,
@@ -81,13 +92,10 @@ Expected<LibbpfObject> open_with_libbpf(std::span<const std::uint8_t> checked_by
   bpf_map* map = nullptr;
   bpf_object__for_each_map(map, object.get()) {
     if (bpf_map__is_internal(map)) continue;
-    MapSpec spec;
-    spec.name = bpf_map__name(map);
-    spec.type = static_cast<std::uint32_t>(bpf_map__type(map));
-    spec.key_size = bpf_map__key_size(map);
-    spec.value_size = bpf_map__value_size(map);
-    spec.max_entries = bpf_map__max_entries(map);
-    spec.map_flags = bpf_map__map_flags(map);
+    MapSpec spec = map_spec(map);
+    // `__array(values, struct inner)`: libbpf parsed the inner definition into a template map
+    // (named "outer.inner"), which bpf_object__load would create for inner_map_fd.
+    if (bpf_map* inner = bpf_map__inner_map(map)) spec.inner_map.push_back(map_spec(inner));
     result.btf_maps.push_back(std::move(spec));
   }
   return result;

@@ -1,7 +1,8 @@
 // libbpf's static initialisation of map slots: `.values = { [i] = &prog }` in a PROG_ARRAY's
-// definition leaves relocations in `.maps` (bpf_object__collect_map_relos), which name the
-// programs to store once the object is loaded (bpf_object__init_prog_arrays). The slots are read
-// into MapSpec::initial_programs; the runtime's registry stores them at load.
+// definition, `{ [i] = &inner }` in a map-in-map's, leaves relocations in `.maps`
+// (bpf_object__collect_map_relos), which name the programs or maps to store once the object is
+// loaded (bpf_object__init_prog_arrays, init_map_in_map_slots). The slots are read into
+// MapSpec::initial_slots; the runtime's registry stores them at load.
 #pragma once
 
 #include <optional>
@@ -13,9 +14,9 @@
 
 namespace userperf::bpf::loader {
 
-// Fills image.maps[*].initial_programs from the .maps relocations (none: nothing to do). Errors
-// as libbpf's: a slot past max_entries or naming no program of the object is EINVAL; slots of a
-// map-in-map (a map's address in `.values`) are EOPNOTSUPP, as userperf has no map-in-map.
+// Fills image.maps[*].initial_slots from the .maps relocations (none: nothing to do). Errors
+// as libbpf's: a slot past max_entries, naming no program (PROG_ARRAY) or no map (map-in-map) of
+// the object is EINVAL.
 std::optional<Error> collect_map_slots(const ElfView& elf, const LibbpfObject& parsed,
                                        ObjectImage& image);
 

@@ -27,8 +27,10 @@ FdArray::~FdArray() {
 }
 
 void* FdArray::lookup(const void* key) {
-  (void)key;
-  return nullptr;
+  if (!lookup_gives_object()) return nullptr;
+  std::uint32_t index;
+  std::memcpy(&index, key, sizeof(index));
+  return object_at(index);
 }
 
 long FdArray::update(const void* key, const void* value, std::uint64_t flags) {

@@ -1,7 +1,7 @@
-// The kernel's fd arrays (arraymap.c: PERF_EVENT_ARRAY, PROG_ARRAY): a consumer stores a
-// descriptor, the map keeps the object an FdResolver resolves it to, and a helper finds it with
-// object_at(). Slots are swapped atomically, so object_at() is SIGNAL-SAFE. The kernel frees an
-// overwritten or deleted object only after an RCU grace period; here the resolver's put() is
+// The kernel's fd arrays (arraymap.c: PERF_EVENT_ARRAY, PROG_ARRAY, ARRAY_OF_MAPS): a consumer
+// stores a descriptor, the map keeps the object an FdResolver resolves it to, and a helper finds it
+// with object_at(). Slots are swapped atomically, so object_at() is SIGNAL-SAFE. The kernel frees
+// an overwritten or deleted object only after an RCU grace period; here the resolver's put() is
 // called at once, so a resolver must keep an object usable by a program that fetched it before
 // (the perf binding defers an event's release past its output grace period, the runtime keeps
 // programs alive).
@@ -22,9 +22,9 @@ class FdArray : public Map {
  public:
   ~FdArray() override;
 
-  // Program side: programs never see a slot's object through a pointer (the verifier allows
-  // only the type's helpers), so lookup gives nullptr and update/remove -EOPNOTSUPP; put() then
-  // need not be signal-safe.
+  // Program side: programs see no slot's object through lookup (the verifier allows only the
+  // type's helpers) except an ARRAY_OF_MAPS's, whose lookup gives the inner map itself; lookup
+  // gives nullptr otherwise and update/remove -EOPNOTSUPP; put() then need not be signal-safe.
   void* lookup(const void* key) final;
   long update(const void* key, const void* value, std::uint64_t flags) final;
   long remove(const void* key) final;
@@ -43,6 +43,8 @@ class FdArray : public Map {
   FdArray(const MapSpec& spec, std::shared_ptr<FdResolver> resolver, ValueStorage slots);
   static Expected<ValueStorage> allocate_slots(const MapSpec& spec);
 
+  // array_of_map_lookup_elem: a program's lookup gives the slot's object.
+  virtual bool lookup_gives_object() const { return false; }
   // map_fd_sys_lookup_elem: what a consumer's lookup of a full slot writes (4 bytes). A type
   // without one (the default) answers every lookup -ENOTSUPP, as the kernel does.
   virtual bool has_sys_lookup() const { return false; }

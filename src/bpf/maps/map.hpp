@@ -35,19 +35,23 @@ class Map {
  public:
   // Validates the spec as map_create() does (sizes, flags, max_entries) and allocates all
   // storage up front, so the program side never allocates. `resolver` is required for
-  // PERF_EVENT_ARRAY, `programs` for PROG_ARRAY; both are ignored otherwise.
+  // PERF_EVENT_ARRAY, `programs` for PROG_ARRAY, `maps` for ARRAY_OF_MAPS and HASH_OF_MAPS
+  // (its objects are `Map*`, see map_in_map.hpp); each is ignored otherwise.
   static Expected<std::unique_ptr<Map>> create(const MapSpec& spec,
                                                std::shared_ptr<FdResolver> resolver = nullptr,
-                                               std::shared_ptr<ProgResolver> programs = nullptr);
+                                               std::shared_ptr<ProgResolver> programs = nullptr,
+                                               std::shared_ptr<FdResolver> maps = nullptr);
   virtual ~Map() = default;
   const MapSpec& spec() const { return spec_; }
+  // A process-unique id (the kernel's map->id: what a consumer's lookup of a map-in-map gives).
+  std::uint32_t id() const { return id_; }
 
   // ---- program side: SIGNAL-SAFE, no allocation; reentrant (a nested run on the same thread
   // may get -EBUSY where the kernel's bucket lock would). Per-CPU maps act on the current CPU.
   virtual void* lookup(const void* key) = 0;  // nullptr: none
   virtual long update(const void* key, const void* value, std::uint64_t flags) = 0;  // 0/-errno
   virtual long remove(const void* key) = 0;
-  // PERF_EVENT_ARRAY and PROG_ARRAY: the resolved object at index, or nullptr.
+  // PERF_EVENT_ARRAY, PROG_ARRAY, ARRAY_OF_MAPS: the resolved object at index, or nullptr.
   virtual void* object_at(std::uint32_t index) {
     (void)index;
     return nullptr;
@@ -65,8 +69,11 @@ class Map {
   virtual MemoryRegion value_region() const = 0;
 
  protected:
-  explicit Map(const MapSpec& spec) : spec_(spec) {}
+  explicit Map(const MapSpec& spec);
   MapSpec spec_;
+
+ private:
+  std::uint32_t id_;
 };
 
 // The possible CPUs (per-CPU slots, the default PERF_EVENT_ARRAY size) and the current one.

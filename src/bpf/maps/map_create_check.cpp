@@ -34,9 +34,12 @@ bool access_ok(std::uint32_t flags) {
 Expected<MapSpec> check_array(MapSpec spec) {
   const bool percpu = spec.type == BPF_MAP_TYPE_PERCPU_ARRAY;
   const bool perf_array = spec.type == BPF_MAP_TYPE_PERF_EVENT_ARRAY;
-  const bool fd_array = perf_array || spec.type == BPF_MAP_TYPE_PROG_ARRAY;
+  const bool fd_array =
+      perf_array || spec.type == BPF_MAP_TYPE_PROG_ARRAY || spec.type == BPF_MAP_TYPE_ARRAY_OF_MAPS;
   if (fd_array) {  // fd_array_map_alloc_check
-    const char* type = perf_array ? "PERF_EVENT_ARRAY" : "PROG_ARRAY";
+    const char* type = perf_array                             ? "PERF_EVENT_ARRAY"
+                       : spec.type == BPF_MAP_TYPE_PROG_ARRAY ? "PROG_ARRAY"
+                                                              : "ARRAY_OF_MAPS";
     if (spec.value_size != sizeof(std::uint32_t)) {
       return invalid(spec, std::string("a ") + type +
                                "'s value_size must be 4 (a descriptor), not " +
@@ -123,6 +126,30 @@ Expected<MapSpec> check_hash(MapSpec spec) {
                                  std::to_string(spec.max_entries) + " exceeds 2^31");
   }
   return spec;
+}
+
+// bpf_map_meta_alloc: the outer map's template stands for the kernel's inner_map_fd, a map that
+// exists (so it passed map_create itself) and is no map-in-map; the outer map's value is a
+// descriptor (4 bytes, as fd_array_map_alloc_check and htab_of_map_alloc want).
+Expected<MapSpec> check_map_in_map(const MapSpec& spec) {
+  // The outer map's own checks first (map_alloc_check), then its inner map (map_alloc).
+  if (spec.type == BPF_MAP_TYPE_HASH_OF_MAPS && spec.value_size != sizeof(std::uint32_t)) {
+    return invalid(spec, "a HASH_OF_MAPS's value_size must be 4 (a descriptor), not " +
+                             std::to_string(spec.value_size));
+  }
+  Expected<MapSpec> outer =
+      spec.type == BPF_MAP_TYPE_ARRAY_OF_MAPS ? check_array(spec) : check_hash(spec);
+  if (!outer) return outer;
+  const MapSpec* inner = inner_map_template(spec);
+  if (inner == nullptr) {
+    return make_error(EBADF, "map '" + spec.name + "': a map-in-map needs an inner map template");
+  }
+  if (is_map_in_map(inner->type)) {
+    return invalid(spec, "an inner map cannot be a map-in-map (one level only)");
+  }
+  Expected<MapSpec> inner_checked = check_map_create(*inner);
+  if (!inner_checked) return inner_checked.error();
+  return outer;
 }
 
 Expected<MapSpec> check_stack_trace(MapSpec spec) {
@@ -213,6 +240,9 @@ Expected<MapSpec> check_map_create(const MapSpec& spec) {
     case BPF_MAP_TYPE_PERCPU_HASH:
     case BPF_MAP_TYPE_LRU_HASH:
       return check_hash(spec);
+    case BPF_MAP_TYPE_ARRAY_OF_MAPS:
+    case BPF_MAP_TYPE_HASH_OF_MAPS:
+      return check_map_in_map(spec);
     case BPF_MAP_TYPE_STACK_TRACE:
       return check_stack_trace(spec);
     case BPF_MAP_TYPE_RINGBUF:

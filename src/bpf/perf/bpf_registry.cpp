@@ -15,11 +15,38 @@
 
 namespace userperf::bpf {
 
-// Slots hold a counted reference per stored program. A program whose last slot reference goes is
-// kept (retired) until the registry goes: a run that fetched it from a slot may still be in it
-// (the kernel frees it after an RCU grace period). A program that is in a PROG_ARRAY of its own
-// object keeps that object alive (the kernel breaks the cycle when the map's last user reference
-// is closed; userperf does not yet).
+// Slots hold a counted reference per stored object (a program of a PROG_ARRAY, an inner map of a
+// map-in-map). An object whose last slot reference goes is kept (retired) until the registry
+// goes: a run that fetched it from a slot may still be in it (the kernel frees it after an RCU
+// grace period). An object stored in a map of its own object keeps that object alive (the kernel
+// breaks the cycle when the map's last user reference is closed; userperf does not yet).
+class SlotReferences {
+ public:
+  void hold(void* object, std::shared_ptr<void> owner) {
+    std::lock_guard lock(mutex_);
+    Held& held = held_[object];
+    if (held.refs++ == 0) held.owner = std::move(owner);
+  }
+  void put(void* object) {
+    std::lock_guard lock(mutex_);
+    const auto it = held_.find(object);
+    if (it == held_.end()) return;
+    if (--it->second.refs == 0) {
+      retired_.push_back(std::move(it->second.owner));
+      held_.erase(it);
+    }
+  }
+
+ private:
+  struct Held {
+    int refs = 0;
+    std::shared_ptr<void> owner;  // keeps the object alive
+  };
+  std::mutex mutex_;
+  std::unordered_map<void*, Held> held_;
+  std::vector<std::shared_ptr<void>> retired_;
+};
+
 class BpfRegistry::ProgramSlots : public ProgResolver {
  public:
   explicit ProgramSlots(BpfRegistry& registry) : registry_(registry) {}
@@ -31,21 +58,10 @@ class BpfRegistry::ProgramSlots : public ProgResolver {
       return make_error(fcntl(fd, F_GETFD) < 0 ? EBADF : EINVAL, "not a program descriptor");
     }
     const std::shared_ptr<LoadedProgram>& program = handler->shared_program();
-    std::lock_guard lock(mutex_);
-    Held& held = held_[program.get()];
-    if (held.refs++ == 0) held.program = program;
+    refs_.hold(program.get(), program);
     return static_cast<void*>(program.get());
   }
-
-  void put(void* object) override {
-    std::lock_guard lock(mutex_);
-    const auto it = held_.find(static_cast<LoadedProgram*>(object));
-    if (it == held_.end()) return;
-    if (--it->second.refs == 0) {
-      retired_.push_back(std::move(it->second.program));
-      held_.erase(it);
-    }
-  }
+  void put(void* object) override { refs_.put(object); }
 
   std::uint32_t prog_type(void* object) override {
     return static_cast<LoadedProgram*>(object)->image().prog_type;
@@ -53,20 +69,36 @@ class BpfRegistry::ProgramSlots : public ProgResolver {
   std::uint32_t prog_id(void* object) override { return static_cast<LoadedProgram*>(object)->id(); }
 
  private:
-  struct Held {
-    int refs = 0;
-    std::shared_ptr<LoadedProgram> program;
-  };
   BpfRegistry& registry_;
-  std::mutex mutex_;
-  std::unordered_map<LoadedProgram*, Held> held_;
-  std::vector<std::shared_ptr<LoadedProgram>> retired_;
+  SlotReferences refs_;
+};
+
+// Map-in-map slots: a map descriptor becomes the `Map*` (map_in_map.hpp), its object held.
+class BpfRegistry::MapSlots : public FdResolver {
+ public:
+  explicit MapSlots(BpfRegistry& registry) : registry_(registry) {}
+
+  Expected<void*> get(int fd) override {
+    const std::shared_ptr<MapEntry> entry = registry_.map_entry(fd);
+    // bpf_map_fd_get_ptr -> __bpf_map_get: no descriptor is EBADF, anything else EINVAL.
+    if (entry == nullptr) {
+      return make_error(fcntl(fd, F_GETFD) < 0 ? EBADF : EINVAL, "not a map descriptor");
+    }
+    refs_.hold(entry->map, entry->object);
+    return static_cast<void*>(entry->map);
+  }
+  void put(void* object) override { refs_.put(object); }
+
+ private:
+  BpfRegistry& registry_;
+  SlotReferences refs_;
 };
 
 BpfRegistry::BpfRegistry(core::Engine& engine)
     : engine_(engine),
       resolver_(std::make_shared<EventResolver>(engine)),
-      program_slots_(std::make_shared<ProgramSlots>(*this)) {
+      program_slots_(std::make_shared<ProgramSlots>(*this)),
+      map_slots_(std::make_shared<MapSlots>(*this)) {
   engine_.set_handler_resolver(this);
 }
 
@@ -90,7 +122,7 @@ int BpfRegistry::load_program(ObjectImage image, const std::string& name, std::s
     if (log) *log = name.empty() ? "no perf_event program" : "no program '" + name + "'";
     return -ENOENT;
   }
-  auto object = BpfObject::create(std::move(image), resolver_, program_slots_);
+  auto object = BpfObject::create(std::move(image), resolver_, program_slots_, map_slots_);
   if (!object) {
     if (log) *log = object.error().message;
     return -object.error().code;
@@ -104,43 +136,49 @@ int BpfRegistry::load_program(ObjectImage image, const std::string& name, std::s
   return fd;
 }
 
-// bpf_object__init_prog_arrays: after the load, each statically initialised PROG_ARRAY slot gets
-// its program, loaded from the same object (the one just loaded is reused). The slot keeps its
-// own reference, so a target's descriptor is closed once stored. A target the verifier refuses
-// fails the whole load, as libbpf's bpf_object__load fails on any program.
+// bpf_object__init_prog_arrays and init_map_in_map_slots: after the load, each statically
+// initialised slot gets its program, loaded from the same object (the one just loaded is reused),
+// or its map of the same object. A slot keeps its own reference, so the descriptor used to store
+// it is closed once stored. A target the verifier refuses fails the whole load, as libbpf's
+// bpf_object__load fails on any program.
 int BpfRegistry::fill_initial_slots(const std::shared_ptr<BpfObject>& object,
                                     std::size_t loaded_index, int loaded_fd, ProgramTier tier,
                                     std::string* log) {
   const auto& programs = object->image().programs;
   for (std::size_t m = 0; m < object->image().maps.size(); ++m) {
     const MapSpec& spec = object->image().maps[m];
-    for (const MapSpec::ProgramSlot& slot : spec.initial_programs) {
-      const auto target =
-          std::find_if(programs.begin(), programs.end(),
-                       [&](const ProgramImage& p) { return p.name == slot.program; });
-      if (target == programs.end()) {
-        if (log) *log = "map '" + spec.name + "': no program '" + slot.program + "'";
-        return -ENOENT;
-      }
-      const auto target_index = static_cast<std::size_t>(target - programs.begin());
-      std::string target_log;
-      const int fd = target_index == loaded_index
-                         ? loaded_fd
-                         : load_into(object, target_index, &target_log, tier);
-      if (fd < 0) {
-        if (log) {
-          *log = "map '" + spec.name + "' slot [" + std::to_string(slot.index) + "]: program '" +
-                 slot.program + "' was not loaded:\n" + target_log;
+    const bool map_in_map = is_map_in_map(spec.type);
+    for (const MapSpec::Slot& slot : spec.initial_slots) {
+      const std::string where = "map '" + spec.name + "' slot [" + std::to_string(slot.index) + "]";
+      int fd = -ENOENT;
+      if (map_in_map) {
+        fd = map_fd(loaded_fd, slot.name);
+        if (fd < 0) {
+          if (log) *log = where + ": no map '" + slot.name + "'";
+          return fd;
         }
-        return fd;
+      } else {
+        const auto target =
+            std::find_if(programs.begin(), programs.end(),
+                         [&](const ProgramImage& p) { return p.name == slot.name; });
+        if (target == programs.end()) {
+          if (log) *log = "map '" + spec.name + "': no program '" + slot.name + "'";
+          return -ENOENT;
+        }
+        const auto target_index = static_cast<std::size_t>(target - programs.begin());
+        std::string target_log;
+        fd = target_index == loaded_index ? loaded_fd
+                                          : load_into(object, target_index, &target_log, tier);
+        if (fd < 0) {
+          if (log) *log = where + ": program '" + slot.name + "' was not loaded:\n" + target_log;
+          return fd;
+        }
       }
       const auto value = static_cast<std::uint32_t>(fd);
       const int err = object->maps()[m]->update_elem(&slot.index, &value, BPF_ANY);
       if (fd != loaded_fd) close(fd);
       if (err < 0) {
-        if (log)
-          *log = "map '" + spec.name + "' slot [" + std::to_string(slot.index) +
-                 "]: " + std::strerror(-err);
+        if (log) *log = where + ": " + std::strerror(-err);
         return err;
       }
     }

@@ -35,8 +35,8 @@ class BpfRegistry : public core::HandlerResolver {
   // log in *log, also on success), fixed up. Returns a program descriptor or -errno
   // (EACCES/EINVAL/E2BIG: rejected; ENOENT: no such program; others: the object could not be
   // loaded). Constants are blinded in the JIT's code (the object is not trusted). PROG_ARRAY slots
-  // the object initialises statically (MapSpec::initial_programs) are filled from the same
-  // object's programs, loaded for it (as libbpf's bpf_object__load).
+  // the object initialises statically (MapSpec::initial_slots; map-in-map slots too) are filled
+  // from the same object's programs, loaded for it (as libbpf's bpf_object__load).
   int load_program(ObjectImage image, const std::string& name, std::string* log,
                    ProgramTier tier = {});
 
@@ -79,10 +79,13 @@ class BpfRegistry : public core::HandlerResolver {
 
   // PROG_ARRAY slots: a program descriptor becomes a reference to its LoadedProgram.
   class ProgramSlots;
+  // ARRAY_OF_MAPS / HASH_OF_MAPS slots: a map descriptor becomes its Map.
+  class MapSlots;
 
   core::Engine& engine_;
   std::shared_ptr<EventResolver> resolver_;
   std::shared_ptr<ProgramSlots> program_slots_;
+  std::shared_ptr<MapSlots> map_slots_;
   std::mutex mutex_;  // taken after the engine's lock, never before it
   std::unordered_map<int, std::shared_ptr<BpfOverflowHandler>> programs_;
   std::unordered_map<int, std::shared_ptr<MapEntry>> maps_;

@@ -8,10 +8,11 @@ namespace userperf::bpf {
 
 Expected<std::shared_ptr<BpfObject>> BpfObject::create(ObjectImage image,
                                                        std::shared_ptr<FdResolver> resolver,
-                                                       std::shared_ptr<ProgResolver> programs) {
+                                                       std::shared_ptr<ProgResolver> programs,
+                                                       std::shared_ptr<FdResolver> maps) {
   std::shared_ptr<BpfObject> object(new BpfObject());
   for (const MapSpec& spec : image.maps) {
-    auto map = Map::create(spec, resolver, programs);
+    auto map = Map::create(spec, resolver, programs, maps);
     if (!map) {
       return make_error(map.error().code, "map '" + spec.name + "': " + map.error().message);
     }

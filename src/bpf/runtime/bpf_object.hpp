@@ -23,10 +23,11 @@ class BpfObject {
  public:
   // Creates every map of the image (global data holds its initial bytes). `resolver` turns the
   // descriptors stored in PERF_EVENT_ARRAY maps into objects, `programs` those stored in
-  // PROG_ARRAY maps into programs: its objects must be `LoadedProgram`s (tail_call_slot).
+  // PROG_ARRAY maps into programs: its objects must be `LoadedProgram`s (tail_call_slot), `maps`
+  // those stored in ARRAY_OF_MAPS / HASH_OF_MAPS into `Map*`s.
   static Expected<std::shared_ptr<BpfObject>> create(
       ObjectImage image, std::shared_ptr<FdResolver> resolver,
-      std::shared_ptr<ProgResolver> programs = nullptr);
+      std::shared_ptr<ProgResolver> programs = nullptr, std::shared_ptr<FdResolver> maps = nullptr);
 
   const ObjectImage& image() const { return image_; }
   bool gpl_compatible() const { return license_is_gpl_compatible(image_.license); }

@@ -253,6 +253,13 @@ void Checker::mark_null_checked(std::uint32_t id, bool is_null) {
     } else {
       r.maybe_null = false;
       r.id = 0;
+      // mark_ptr_not_null_reg: a map-in-map's value is its inner map, typed by the template.
+      if (r.type == RegType::kPtrToMapValue && r.map >= 0 &&
+          static_cast<std::size_t>(r.map) < walk_maps_.object_maps &&
+          walk_maps_.inner_of[static_cast<std::size_t>(r.map)] >= 0) {
+        r.type = RegType::kConstPtrToMap;
+        r.map = walk_maps_.inner_of[static_cast<std::size_t>(r.map)];
+      }
     }
   };
   // A record that was never reserved holds no reference (mark_ptr_or_null_regs).

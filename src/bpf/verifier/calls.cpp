@@ -228,6 +228,10 @@ int Checker::check_map_compat(int map_index, std::int32_t helper) {
     case BPF_MAP_TYPE_PROG_ARRAY:
       ok = helper == BPF_FUNC_tail_call;
       break;
+    case BPF_MAP_TYPE_ARRAY_OF_MAPS:
+    case BPF_MAP_TYPE_HASH_OF_MAPS:
+      ok = helper == BPF_FUNC_map_lookup_elem;
+      break;
     case BPF_MAP_TYPE_QUEUE:
     case BPF_MAP_TYPE_STACK:
       ok = helper == BPF_FUNC_map_push_elem || helper == BPF_FUNC_map_pop_elem ||
@@ -339,8 +343,14 @@ int Checker::do_call(std::uint32_t idx, const Insn& in, std::uint32_t& next) {
       r0 = make_pointer(RegType::kPtrToMapValue);
       r0.map = static_cast<std::int16_t>(meta.map);
       const MapSpec& map = (*options_.maps)[static_cast<std::size_t>(meta.map)];
+      // An inner array under a BPF_F_INNER_MAP template may have fewer entries than the
+      // template says: its lookups keep their NULL check (a NULL the program did not check
+      // would be dereferenced in a signal handler).
+      const bool sized_by_template = static_cast<std::size_t>(meta.map) >= walk_maps_.object_maps &&
+                                     (map.map_flags & BPF_F_INNER_MAP);
       const bool elide = id == BPF_FUNC_map_lookup_elem && meta.const_map_key >= 0 &&
-                         meta.const_map_key < static_cast<std::int64_t>(map.max_entries);
+                         meta.const_map_key < static_cast<std::int64_t>(map.max_entries) &&
+                         !sized_by_template;
       if (!elide) {
         r0.maybe_null = true;
         r0.id = ++id_gen_;

@@ -46,13 +46,22 @@ struct PendingPath {
   std::int32_t history = -1;
 };
 
+// The maps a walk knows (options.maps): the object's first, then the inner template of each
+// map-in-map (the kernel's map->inner_map_meta), which a NULL-checked lookup of the outer map
+// points to. lddw references only the object's.
+struct WalkMaps {
+  std::size_t object_maps = 0;
+  std::vector<std::int16_t> inner_of;  // by object map: its template's index, -1: none
+};
+
 class Checker {
  public:
   Checker(std::span<const Insn> insns, const VerifyOptions& options, VerifyResult& result,
-          bool btf_func_info = false, std::span<const BtfFunc> btf_funcs = {})
+          bool btf_func_info, WalkMaps walk_maps, std::span<const BtfFunc> btf_funcs = {})
       : insns_(insns),
         options_(options),
         btf_func_info_(btf_func_info),
+        walk_maps_(std::move(walk_maps)),
         btf_funcs_(btf_funcs),
         result_(result),
         log_(insns, options.maps, options.log_level) {}
@@ -178,6 +187,7 @@ class Checker {
   std::span<const Insn> insns_;
   const VerifyOptions& options_;
   bool btf_func_info_;  // the program has BTF function info (ProgramImage::btf_func_info)
+  WalkMaps walk_maps_;
   std::span<const BtfFunc> btf_funcs_;         // ProgramImage::btf_funcs
   std::vector<const BtfFunc*> btf_func_of_;    // per subprogram, nullptr: none
   std::vector<std::uint8_t> global_called_;    // per subprogram: a path called it

@@ -16,7 +16,15 @@ int Checker::run_checks() {
     return log_.reject(EINVAL, "prog_type %u is not verified here (only BPF_PROG_TYPE_PERF_EVENT)",
                        options_.prog_type);
   }
-  if (int err = check_program_shape(insns_, options_.maps, shape_, log_)) return err;
+  std::vector<MapSpec> object_maps;
+  if (options_.maps) {
+    object_maps.assign(
+        options_.maps->begin(),
+        options_.maps->begin() + static_cast<std::ptrdiff_t>(walk_maps_.object_maps));
+  }
+  if (int err = check_program_shape(insns_, options_.maps ? &object_maps : nullptr, shape_, log_)) {
+    return err;
+  }
   // check_subprogs... the kernel's loader: a tail call in a subprogram needs BTF function info
   // (the JIT unwinds the subprogram's frame, whose prototype it takes from BTF).
   if (!btf_func_info_) {
@@ -60,7 +68,21 @@ int Checker::run_checks() {
 
 VerifyResult verify(const ProgramImage& program, const VerifyOptions& options) {
   VerifyResult result;
-  Checker checker(program.insns, options, result, program.btf_func_info, program.btf_funcs);
+  std::vector<MapSpec> maps;
+  WalkMaps walk_maps;
+  if (options.maps) {
+    maps = *options.maps;
+    walk_maps.object_maps = maps.size();
+    for (std::size_t i = 0; i < walk_maps.object_maps; ++i) {
+      const MapSpec* inner = inner_map_template((*options.maps)[i]);
+      walk_maps.inner_of.push_back(inner ? static_cast<std::int16_t>(maps.size()) : -1);
+      if (inner) maps.push_back(*inner);
+    }
+  }
+  VerifyOptions walk_options = options;
+  if (options.maps) walk_options.maps = &maps;
+  Checker checker(program.insns, walk_options, result, program.btf_func_info, std::move(walk_maps),
+                  program.btf_funcs);
   const int err = checker.run();
   result.accepted = err == 0;
   result.error = err;

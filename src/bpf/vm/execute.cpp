@@ -4,6 +4,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "bpf/isa/shared_regions.hpp"
 #include "bpf/vm/decoded_op.hpp"
 
 namespace userperf::bpf::vm {
@@ -22,8 +23,12 @@ struct Regions {
     for (const MemoryRegion& r : statics) {
       if (r.allows(addr, size, write)) return true;
     }
+    for (const MemoryRegion& r : shared) {
+      if (r.allows(addr, size, write)) return true;
+    }
     return false;
   }
+  std::span<const MemoryRegion> shared;  // inner maps of map-in-map slots (shared_regions.hpp)
 };
 
 // Signed division and modulo as RFC 9669 defines them: by 0 gives 0 (div) or the dividend (mod);
@@ -92,7 +97,7 @@ RunResult run_loop(const Program& program, std::uint64_t r1, std::uint64_t r2,
   int& tail_calls = tail_count != nullptr ? *tail_count : own_tail_calls;
   const std::uint64_t stack_top = reinterpret_cast<std::uintptr_t>(stack) + sizeof(stack);
   std::uint64_t stack_low = stack_top - kMaxStack;  // the lowest byte of the active frames
-  Regions regions{run_regions, program.static_regions};
+  Regions regions{run_regions, program.static_regions, shared_regions()};
   std::uint64_t remaining = program.instruction_budget;
 
   std::uint64_t reg[kNumRegs] = {0, r1, r2, 0, 0, 0, 0, 0, 0, 0, stack_top};

@@ -322,16 +322,47 @@ TEST(LoaderFixtures, StaticallyInitialisedProgArraySlotsAreRead) {
     if (m.name == "jmp") jmp = &m;
   }
   ASSERT_NE(jmp, nullptr);
-  ASSERT_EQ(jmp->initial_programs.size(), 1u);
-  EXPECT_EQ(jmp->initial_programs[0].index, 1u);
-  EXPECT_EQ(jmp->initial_programs[0].program, "target");
+  ASSERT_EQ(jmp->initial_slots.size(), 1u);
+  EXPECT_EQ(jmp->initial_slots[0].index, 1u);
+  EXPECT_EQ(jmp->initial_slots[0].name, "target");
   auto decoded = decode_object_image(encode_object_image(image));
   ASSERT_TRUE(decoded.ok()) << decoded.error().message;
   for (const MapSpec& m : decoded->maps) {
     if (m.name == "jmp") {
-      EXPECT_EQ(m.initial_programs, jmp->initial_programs);
+      EXPECT_EQ(m.initial_slots, jmp->initial_slots);
     }
   }
+}
+
+// Map-in-map: each outer map's template comes from `__array(values, struct counts_map)`, the
+// ARRAY_OF_MAPS' `.values = {[0] = &counts_a}` becomes a slot naming the map; the image codec
+// carries both.
+TEST(LoaderFixtures, MapInMapTemplatesAndStaticSlotsAreRead) {
+  const ObjectImage image = load("map_in_map");
+  for (const char* name : {"by_slot", "by_addr"}) {
+    const MapSpec* outer = find_map(image, name);
+    ASSERT_NE(outer, nullptr) << name;
+    EXPECT_EQ(outer->value_size, 4u) << name;
+    const MapSpec* inner = inner_map_template(*outer);
+    ASSERT_NE(inner, nullptr) << name;
+    EXPECT_EQ(inner->type, static_cast<std::uint32_t>(BPF_MAP_TYPE_ARRAY));
+    EXPECT_EQ(inner->key_size, 4u);
+    EXPECT_EQ(inner->value_size, 8u);
+    EXPECT_EQ(inner->max_entries, 4u);
+  }
+  const MapSpec* by_slot = find_map(image, "by_slot");
+  ASSERT_EQ(by_slot->initial_slots.size(), 1u);
+  EXPECT_EQ(by_slot->initial_slots[0].index, 0u);
+  EXPECT_EQ(by_slot->initial_slots[0].name, "counts_a");
+  EXPECT_TRUE(find_map(image, "by_addr")->initial_slots.empty());
+  auto decoded = decode_object_image(encode_object_image(image));
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+  const MapSpec* decoded_slot = find_map(*decoded, "by_slot");
+  ASSERT_NE(decoded_slot, nullptr);
+  EXPECT_EQ(decoded_slot->initial_slots, by_slot->initial_slots);
+  ASSERT_NE(inner_map_template(*decoded_slot), nullptr);
+  EXPECT_EQ(inner_map_template(*decoded_slot)->max_entries, 4u);
+  EXPECT_EQ(inner_map_template(*decoded_slot)->name, inner_map_template(*by_slot)->name);
 }
 
 TEST(LoaderFixtures, ProgramTypeComesFromTheSection) {

@@ -215,6 +215,41 @@ TEST(BpfObjectApi, InitialValueNeedsGlobalDataOfTheMapsSize) {
   EXPECT_EQ(errno, ENOENT);
 }
 
+// bpf_map__set_inner_map_fd's counterpart: a map-in-map's template replaced before the load is
+// what slots are checked against (map_in_map.bpf.c: counts_b has 4 entries and no flags).
+TEST(BpfObjectApi, InnerMapSetBeforeTheLoadIsTheTemplate) {
+  const std::string path = std::string(USERPERF_BPF_OBJECT_DIR) + "/progs/map_in_map.bpf.o";
+  userperf_bpf_object* obj = userperf_bpf_object_open(path.c_str());
+  ASSERT_NE(obj, nullptr) << strerror(errno);
+  EXPECT_EQ(userperf_bpf_object_set_map_inner_map(obj, "counts_a", BPF_MAP_TYPE_ARRAY, 4, 8, 4, 0),
+            -1);
+  EXPECT_EQ(errno, EINVAL) << "not a map-in-map";
+  EXPECT_EQ(userperf_bpf_object_set_map_inner_map(obj, "nope", BPF_MAP_TYPE_ARRAY, 4, 8, 4, 0), -1);
+  EXPECT_EQ(errno, ENOENT);
+  ASSERT_EQ(userperf_bpf_object_set_map_inner_map(obj, "by_addr", BPF_MAP_TYPE_ARRAY, 4, 8, 64,
+                                                  BPF_F_INNER_MAP),
+            0)
+      << strerror(errno);
+  char log[16384] = {};
+  const int prog = userperf_bpf_object_load(obj, "count", log, sizeof log);
+  ASSERT_GE(prog, 0) << strerror(errno) << "\n" << log;
+  EXPECT_EQ(userperf_bpf_object_set_map_inner_map(obj, "by_addr", BPF_MAP_TYPE_ARRAY, 4, 8, 4, 0),
+            -1);
+  EXPECT_EQ(errno, EBUSY);
+  const int by_addr = userperf_bpf_map_fd(prog, "by_addr");
+  const int counts_b = userperf_bpf_map_fd(prog, "counts_b");
+  ASSERT_GE(by_addr, 0);
+  ASSERT_GE(counts_b, 0);
+  const std::uint64_t key = 1;
+  const auto value = static_cast<std::uint32_t>(counts_b);
+  EXPECT_EQ(userperf_bpf_map_update_elem(by_addr, &key, &value, BPF_ANY), -1);
+  EXPECT_EQ(errno, EINVAL) << "counts_b lacks the template's BPF_F_INNER_MAP";
+  userperf_close(counts_b);
+  userperf_close(by_addr);
+  userperf_close(prog);
+  userperf_bpf_object_close(obj);
+}
+
 TEST(BpfObjectApi, OpenReportsTheLoadersErrno) {
   EXPECT_EQ(userperf_bpf_object_open("/nonexistent/x.bpf.o"), nullptr);
   EXPECT_EQ(errno, ENOENT);

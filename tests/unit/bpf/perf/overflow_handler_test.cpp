@@ -425,6 +425,73 @@ TEST(OverflowHandler, StaticallyInitialisedSlotIsFilledAtLoad) {
   EXPECT_TRUE(ring.drain().empty());
 }
 
+// Map-in-map on real overflows (tests/data/bpf/progs/map_in_map.bpf.c): by_slot's slot 0 holds
+// counts_a from the object (static initialisation), by_addr's maps are stored from user space,
+// among them a map of another object (another load of the same file), whose values the program
+// reaches through the shared regions on the interpreter too. Maps that do not match the template
+// are refused (EINVAL); a removed map is no longer found.
+TEST(OverflowHandler, MapInMapLookupsReachInnerMaps) {
+  Program prog("map_in_map", "count");
+  ASSERT_GE(prog.fd, 0) << strerror(errno) << "\n" << prog.log;
+  Program other("map_in_map", "count");  // a second object: its maps are its own
+  ASSERT_GE(other.fd, 0) << strerror(errno) << "\n" << other.log;
+  const Fd counts_a(prog.map("counts_a"));
+  const Fd counts_b(prog.map("counts_b"));
+  const Fd wider(prog.map("wider"));
+  const Fd by_slot(prog.map("by_slot"));
+  const Fd by_addr(prog.map("by_addr"));
+  const Fd foreign(other.map("counts_b"));
+  for (int fd : {counts_a.fd, counts_b.fd, wider.fd, by_slot.fd, by_addr.fd, foreign.fd}) {
+    ASSERT_GE(fd, 0);
+  }
+  perf_event_attr attr = test_attr(PERF_SAMPLE_IP | PERF_SAMPLE_ADDR);
+  Fd event(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  ASSERT_GE(event.fd, 0);
+  MappedRing ring(event.fd, 1);
+  ASSERT_TRUE(ring.ok());
+  ASSERT_TRUE(attach_and_enable(event.fd, prog.fd));
+
+  fire(event.fd, 1, sample_with(0x10));  // by_addr has no map for 0x10: dropped
+  EXPECT_TRUE(ring.drain().empty());
+  EXPECT_EQ(array_value(counts_a.fd, 0), 1u);
+
+  std::uint64_t addr = 0x10;
+  auto fd_value = [](const Fd& map) { return static_cast<std::uint32_t>(map.fd); };
+  std::uint32_t value = fd_value(counts_b);
+  ASSERT_EQ(userperf_bpf_map_update_elem(by_addr.fd, &addr, &value, BPF_ANY), 0) << strerror(errno);
+  addr = 0x20;
+  value = fd_value(foreign);
+  ASSERT_EQ(userperf_bpf_map_update_elem(by_addr.fd, &addr, &value, BPF_ANY), 0) << strerror(errno);
+  value = fd_value(wider);
+  EXPECT_EQ(userperf_bpf_map_update_elem(by_addr.fd, &addr, &value, BPF_ANY), -1);
+  EXPECT_EQ(errno, EINVAL);
+  std::uint32_t id = 0;
+  EXPECT_EQ(userperf_bpf_map_lookup_elem(by_addr.fd, &addr, &id), 0) << strerror(errno);
+  EXPECT_NE(id, 0u);
+
+  fire(event.fd, 1, sample_with(0x10));
+  fire(event.fd, 1, sample_with(0x20));
+  fire(event.fd, 1, sample_with(0x20));
+  EXPECT_EQ(ring.drain().size(), 3u);
+  EXPECT_EQ(array_value(counts_a.fd, 0), 4u);
+  EXPECT_EQ(array_value(counts_b.fd, 1), 1u);
+  EXPECT_EQ(array_value(foreign.fd, 1), 2u);
+
+  // by_slot[0] now holds counts_b; by_addr loses 0x10.
+  std::uint32_t slot = 0;
+  value = fd_value(wider);
+  EXPECT_EQ(userperf_bpf_map_update_elem(by_slot.fd, &slot, &value, BPF_ANY), -1);
+  EXPECT_EQ(errno, EINVAL);
+  value = fd_value(counts_b);
+  ASSERT_EQ(userperf_bpf_map_update_elem(by_slot.fd, &slot, &value, BPF_ANY), 0) << strerror(errno);
+  addr = 0x10;
+  ASSERT_EQ(userperf_bpf_map_delete_elem(by_addr.fd, &addr), 0) << strerror(errno);
+  fire(event.fd, 1, sample_with(0x10));
+  EXPECT_TRUE(ring.drain().empty());
+  EXPECT_EQ(array_value(counts_a.fd, 0), 4u);
+  EXPECT_EQ(array_value(counts_b.fd, 0), 1u);
+}
+
 // bpf_tail_call on real overflows: `dispatch` tail-calls `walk` through the object's PROG_ARRAY,
 // `walk` tail-calls itself until it has walked the wanted steps; past 33 tail calls the call
 // falls through, as in the kernel.

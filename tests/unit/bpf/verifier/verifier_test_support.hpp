@@ -42,6 +42,19 @@ inline std::vector<MapSpec> test_maps() {
   add("queue", BPF_MAP_TYPE_QUEUE, 0, 8, 16);
   add("progs", BPF_MAP_TYPE_PROG_ARRAY, 4, 4, 4);
   add("ring", BPF_MAP_TYPE_RINGBUF, 0, 0, 4096);
+  // Map-in-map: an ARRAY_OF_MAPS of 16-byte-value arrays, a HASH_OF_MAPS (u64 keys) of hashes.
+  MapSpec array_inner;
+  array_inner.name = "array_of_maps.inner";
+  array_inner.type = BPF_MAP_TYPE_ARRAY;
+  array_inner.key_size = 4;
+  array_inner.value_size = 16;
+  array_inner.max_entries = 8;
+  add("array_of_maps", BPF_MAP_TYPE_ARRAY_OF_MAPS, 4, 4, 4).inner_map.push_back(array_inner);
+  MapSpec hash_inner = array_inner;
+  hash_inner.name = "hash_of_maps.inner";
+  hash_inner.type = BPF_MAP_TYPE_HASH;
+  hash_inner.value_size = 8;
+  add("hash_of_maps", BPF_MAP_TYPE_HASH_OF_MAPS, 8, 4, 16).inner_map.push_back(hash_inner);
   return maps;
 }
 
