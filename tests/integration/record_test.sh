@@ -753,6 +753,39 @@ case $scenario in
       fail "userperf report exited $?: $(head -3 "$dir/up_view.err")"
     check_threads "userperf report" "$(threads_view "$dir/up_view.txt")"
     ;;
+  off-cpu-condvar)
+    # Both of glibc's condition variables (workload_offcpu_condvar): pthread_cond_wait and
+    # pthread_cond_timedwait of the default implementation (@GLIBC_2.3.2) and of the old one
+    # (@GLIBC_2.2.5), 300 ms each: offcpu-time splits 25/25/25/25 between the four call sites,
+    # each within 5 points, in perf report's view and in userperf report's.
+    "$userperf" record -q --off-cpu -g -o "$dir/condvar.data" -- "$bin/workload_offcpu_condvar" \
+      2>"$dir/condvar.err" || fail "record exited $?: $(head -3 "$dir/condvar.err")"
+    if grep -q "libuserperf_condvar" "$dir/condvar.err"; then
+      fail "$(grep -m1 libuserperf_condvar "$dir/condvar.err")"
+    fi
+    perf_reads "$dir/condvar.data"
+    condvar_view() {
+      awk '/of event / { split($0, quoted, "\047"); ev = quoted[2] }
+        $1 ~ /%$/ && $2 ~ /%$/ && ev == "offcpu-time" { share[$NF] = $1 + 0 }
+        END { printf "%.1f %.1f %.1f %.1f\n", share["new_wait_phase"], share["new_timedwait_phase"],
+              share["old_wait_phase"], share["old_timedwait_phase"] }' "$1"
+    }
+    check_condvar() {
+      local label=$1 new_wait new_timed old_wait old_timed
+      read -r new_wait new_timed old_wait old_timed <<<"$2"
+      echo "$label: offcpu-time new_wait_phase $new_wait%, new_timedwait_phase $new_timed%," \
+        "old_wait_phase $old_wait%, old_timedwait_phase $old_timed%"
+      awk -v a="$new_wait" -v b="$new_timed" -v c="$old_wait" -v d="$old_timed" 'BEGIN {
+        exit !(a >= 20 && a <= 30 && b >= 20 && b <= 30 && c >= 20 && c <= 30 && d >= 20 && d <= 30) }' ||
+        fail "$label: not within 5 points of 25/25/25/25"
+    }
+    perf report -i "$dir/condvar.data" --stdio --children --sort sym -g none \
+      >"$dir/perf_view.txt" 2>/dev/null || fail "perf report --children failed"
+    check_condvar "perf report" "$(condvar_view "$dir/perf_view.txt")"
+    "$userperf" report -i "$dir/condvar.data" --stdio >"$dir/up_view.txt" 2>"$dir/up_view.err" ||
+      fail "userperf report exited $?: $(head -3 "$dir/up_view.err")"
+    check_condvar "userperf report" "$(condvar_view "$dir/up_view.txt")"
+    ;;
   off-cpu-errno)
     # What wrapped blocking calls return, and their errno, the same bare and recorded: no EINTR
     # the program would not have seen, errno untouched by the sample written after a wait; the

@@ -42,6 +42,9 @@ for file in "$prefix/bin/userperf" "$includedir/userperf/userperf.h" "$includedi
   "$prefix/share/man/man1/userperf-record.1" "$prefix/share/man/man1/userperf-report.1"; do
   [[ -e $file ]] || fail "not installed: ${file#"$prefix"/}"
 done
+if [[ $(uname -m) == x86_64 ]]; then  # glibc's versioned condition-variable waits, beside the agent
+  [[ -e $libdir/userperf/libuserperf_condvar.so ]] || fail "not installed: libuserperf_condvar.so"
+fi
 
 # The shared library: a SONAME, and the C API (userperf_*) as its only exports.
 soname=$(readelf -d "$libdir/libuserperf.so" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
@@ -132,6 +135,12 @@ else
     grep -q "\[\.\] $function\$" "$dir/report.txt" || fail "the report does not name $function"
   done
   echo "report: $(grep -m1 '^# Samples' "$dir/report.txt")"
+fi
+# With --off-cpu, the installed CLI also finds the condition-variable object beside the agent.
+"$userperf" record -q --off-cpu -o "$dir/offcpu.data" -- "$dir/hotspots" 0.1 >"$dir/offcpu.log" 2>&1 ||
+  fail "installed userperf record --off-cpu exited $?: $(tail -3 "$dir/offcpu.log")"
+if grep -q "libuserperf_condvar" "$dir/offcpu.log"; then
+  fail "installed userperf record --off-cpu: $(grep -m1 libuserperf_condvar "$dir/offcpu.log")"
 fi
 # ... and nothing else: with the installed agent moved away, record refuses to run.
 agent=$libdir/userperf/libuserperf_agent.so

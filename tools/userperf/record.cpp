@@ -356,6 +356,17 @@ int run_record(const RecordOptions& options, const std::vector<std::string>& com
   record::SpawnRequest spawn;
   spawn.argv = command;
   spawn.agent = prepared->agent;
+  if (options.off_cpu) {
+    spawn.before_agent = record::find_condvar(spawn.agent);
+#if defined(__x86_64__)
+    if (spawn.before_agent.empty()) {
+      std::fprintf(stderr,
+                   "userperf record: warning: no libuserperf_condvar.so beside %s: "
+                   "pthread_cond_wait and pthread_cond_timedwait are not measured\n",
+                   spawn.agent.c_str());
+    }
+#endif
+  }
   spawn.socket_path = socket_dir->socket_path();
   spawn.config = config.encode();
 

@@ -70,23 +70,24 @@ __attribute__((noinline)) void blocked(const OffCpuTarget& target, const void* r
 }  // namespace
 }  // namespace userperf::record::agent
 
-// One wrapper: resolves the real function (that `version` of it, or the default one when null)
-// into its slot, calls it, and when it blocked writes the sample. The wrapper keeps a frame
+// One wrapper, exported as `name`: resolves libc's function `real_name` (that `version` of it, or
+// the default one when null) into its slot, calls it, and when it blocked writes the sample. The
+// wrapper keeps a frame
 // (__builtin_frame_address) so the chain starts at its caller. `pre` runs first on every path
 // (the declarations `call` needs); `fast`, only on a thread with the event, before the clock is
 // read: a non-blocking attempt (trylock) that returns when it succeeded, so that an uncontended
 // lock costs no TSC read. `call` is the real call, `real` being the resolved function.
-#define USERPERF_OFFCPU_WRAPPER(ret, name, params, version, pre, fast, call)                 \
+#define USERPERF_OFFCPU_WRAPPER(ret, name, real_name, params, version, pre, fast, call)      \
   namespace userperf::record::agent {                                                        \
   namespace {                                                                                \
   ret(*g_real_##name) params = nullptr;                                                      \
   [[maybe_unused]] const bool g_resolved_##name =                                            \
-      resolve_real(g_real_##name, #name, version) != nullptr;                                \
+      resolve_real(g_real_##name, real_name, version) != nullptr;                            \
   }                                                                                          \
   }                                                                                          \
   extern "C" __attribute__((visibility("default"))) ret name params {                        \
     using namespace userperf::record::agent;                                                 \
-    const auto real = resolve_real(g_real_##name, #name, version);                           \
+    const auto real = resolve_real(g_real_##name, real_name, version);                       \
     pre;                                                                                     \
     const OffCpuTarget* target = current_offcpu_target();                                    \
     if (target == nullptr || t_inside) return call;                                          \
@@ -103,16 +104,16 @@ __attribute__((noinline)) void blocked(const OffCpuTarget& target, const void* r
   }
 
 #define USERPERF_OFFCPU_WRAP(ret, name, params, args) \
-  USERPERF_OFFCPU_WRAPPER(ret, name, params, nullptr, , , real args)
+  USERPERF_OFFCPU_WRAPPER(ret, name, #name, params, nullptr, , , real args)
 // A lock whose uncontended case returns from `try_lock` (an error code other than EBUSY, or 0):
 // the lock itself, timed, only when it is held by another thread.
 #define USERPERF_OFFCPU_WRAP_LOCK(name, params, args, try_lock)                              \
-  USERPERF_OFFCPU_WRAPPER(int, name, params, nullptr, ,                                      \
+  USERPERF_OFFCPU_WRAPPER(int, name, #name, params, nullptr, ,                               \
                           if (const int tried = try_lock args; tried != EBUSY) return tried, \
                           real args)
 // A wait whose sigset_t argument gets the clock signal added (signal_mask.hpp).
 #define USERPERF_OFFCPU_WRAP_MASKED(ret, name, params, args) \
-  USERPERF_OFFCPU_WRAPPER(ret, name, params, nullptr, sigset_t copy, , real args)
+  USERPERF_OFFCPU_WRAPPER(ret, name, #name, params, nullptr, sigset_t copy, , real args)
 
 // Sleeps.
 USERPERF_OFFCPU_WRAP(int, nanosleep, (const timespec* req, timespec* rem), (req, rem))
@@ -169,10 +170,28 @@ USERPERF_OFFCPU_WRAP(pid_t, waitpid, (pid_t pid, int* status, int options), (pid
 USERPERF_OFFCPU_WRAP(pid_t, wait4, (pid_t pid, int* status, int options, rusage* usage),
                      (pid, status, options, usage))
 USERPERF_OFFCPU_WRAP(pid_t, wait, (int* status), (status))
-// Threads. pthread_cond_wait and pthread_cond_timedwait are not wrapped: libc has two of each
-// (@GLIBC_2.2.5, the old condition variable, and the default @GLIBC_2.3.2), and an export of
-// the agent carries no version, so one wrapper would receive the calls of programs linked to
-// either and could forward them to only one (docs/record.md). pthread_cond_clockwait has one.
+// Threads. pthread_cond_wait and pthread_cond_timedwait: libc has two of each, the default
+// @GLIBC_2.3.2 and the old condition variable @GLIBC_2.2.5, and a program is linked to one. The
+// agent's exports carry no version (agent.map), so they cannot be told apart here: the agent has
+// one wrapper per version under names of its own, and libuserperf_condvar.so, preloaded before it
+// with --off-cpu (condvar/condvar_versions.S), defines the four versioned symbols programs bind to,
+// each a jump to its wrapper (so the wrapper's caller is still the program's call site).
+#define USERPERF_OFFCPU_WRAP_VERSION(name, real_name, version, params, args) \
+  USERPERF_OFFCPU_WRAPPER(int, name, real_name, params, version, , , real args)
+USERPERF_OFFCPU_WRAP_VERSION(userperf_offcpu_cond_wait_2_3_2, "pthread_cond_wait", "GLIBC_2.3.2",
+                             (pthread_cond_t * cond, pthread_mutex_t* mutex), (cond, mutex))
+USERPERF_OFFCPU_WRAP_VERSION(userperf_offcpu_cond_wait_2_2_5, "pthread_cond_wait", "GLIBC_2.2.5",
+                             (pthread_cond_t * cond, pthread_mutex_t* mutex), (cond, mutex))
+USERPERF_OFFCPU_WRAP_VERSION(userperf_offcpu_cond_timedwait_2_3_2, "pthread_cond_timedwait",
+                             "GLIBC_2.3.2",
+                             (pthread_cond_t * cond, pthread_mutex_t* mutex,
+                              const timespec* abstime),
+                             (cond, mutex, abstime))
+USERPERF_OFFCPU_WRAP_VERSION(userperf_offcpu_cond_timedwait_2_2_5, "pthread_cond_timedwait",
+                             "GLIBC_2.2.5",
+                             (pthread_cond_t * cond, pthread_mutex_t* mutex,
+                              const timespec* abstime),
+                             (cond, mutex, abstime))
 // Mutexes and rwlocks try first: the uncontended lock costs a TLS load and a branch
 // more (bench/offcpu_bench.sh). sem_wait does not (sem_trywait is no cancellation point).
 USERPERF_OFFCPU_WRAP_LOCK(pthread_mutex_lock, (pthread_mutex_t * mutex), (mutex),

@@ -135,9 +135,17 @@ SocketDir::~SocketDir() {
   rmdir(dir_.c_str());
 }
 
+std::string find_condvar(const std::string& agent) {
+  const std::string path = agent.substr(0, agent.rfind('/') + 1) + "libuserperf_condvar.so";
+  return access(path.c_str(), R_OK) == 0 ? path : std::string();
+}
+
 std::vector<std::string> command_environment(const SpawnRequest& request) {
   std::vector<std::string> env;
-  std::string preload = request.agent;
+  // The condvar object goes first: the agent's wrappers find libc's functions with
+  // dlvsym(RTLD_NEXT), which must not find its definitions of the same names.
+  std::string preload =
+      request.before_agent.empty() ? request.agent : request.before_agent + ":" + request.agent;
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string entry = *e;
     const std::string key = entry.substr(0, entry.find('='));

@@ -18,6 +18,9 @@ namespace userperf::record {
 // ../lib/userperf/libuserperf_agent.so by default), else where the build tree has it
 // (build/bin/userperf and build/lib/libuserperf_agent.so); access(2)'s errno when it is missing.
 Expected<std::string> find_agent();
+// libuserperf_condvar.so in the agent's directory (condvar_versions.S: glibc's two versions of the
+// condition-variable waits, for --off-cpu), or "" when it is not there (not built: not x86-64).
+std::string find_condvar(const std::string& agent);
 
 // A private directory (mkdtemp, mode 0700) holding the listening SOCK_SEQPACKET socket; both are
 // removed by the destructor. The socket is non-blocking and close-on-exec.
@@ -51,6 +54,7 @@ class SocketDir {
 struct SpawnRequest {
   std::vector<std::string> argv;  // argv[0] is looked up in PATH
   std::string agent;              // prepended to LD_PRELOAD
+  std::string before_agent;       // preloaded before the agent when not empty (find_condvar)
   std::string socket_path;        // USERPERF_RECORD_SOCKET
   std::string config;             // USERPERF_RECORD_CONFIG (RecordConfig::encode)
 };
