@@ -165,9 +165,9 @@ std::uint64_t current_cgroup_id() {
   return thread_ancestor_id(std::numeric_limits<std::uint64_t>::max());
 }
 
-std::uint64_t current_ancestor_cgroup_id(std::uint64_t level) {
-  if (level == std::numeric_limits<std::uint64_t>::max()) return 0;  // deeper than any cgroup
-  return thread_ancestor_id(level);
+std::uint64_t current_ancestor_cgroup_id(std::int32_t level) {
+  if (level < 0) return 0;  // cgroup_ancestor: no such level
+  return thread_ancestor_id(static_cast<std::uint64_t>(level));
 }
 
 bool current_under_cgroup(const CgroupRef& cgroup) {

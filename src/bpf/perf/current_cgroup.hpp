@@ -28,8 +28,9 @@ int cgroup2_root_fd();
 // mount, /proc unreadable).
 std::uint64_t current_cgroup_id();
 // bpf_get_current_ancestor_cgroup_id: the id of the thread's ancestor cgroup at `level` (0 is the
-// root), its own cgroup at its own level; 0 when the thread's cgroup is shallower than `level`.
-std::uint64_t current_ancestor_cgroup_id(std::uint64_t level);
+// root), its own cgroup at its own level; 0 when `level` is negative or the thread's cgroup is
+// shallower (the kernel's level is an int: a program's 64-bit argument is truncated first).
+std::uint64_t current_ancestor_cgroup_id(std::int32_t level);
 // task_under_cgroup_hierarchy(current, cgroup): the thread's cgroup is `cgroup` or a descendant,
 // which is whether its ancestor at cgroup's level is cgroup.
 bool current_under_cgroup(const CgroupRef& cgroup);

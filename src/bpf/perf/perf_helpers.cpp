@@ -284,7 +284,7 @@ u64 get_current_cgroup_id(u64, u64, u64, u64, u64, CallContext&) {
 }
 
 u64 get_current_ancestor_cgroup_id(u64 level, u64, u64, u64, u64, CallContext&) {
-  return current_ancestor_cgroup_id(level);
+  return current_ancestor_cgroup_id(static_cast<std::int32_t>(level));  // the kernel's int
 }
 
 // bpf_current_task_under_cgroup: the verifier passed a CGROUP_ARRAY (check_map_func_compatibility).
