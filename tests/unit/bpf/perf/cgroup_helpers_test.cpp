@@ -6,19 +6,17 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <linux/bpf.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <string>
-#include <thread>
 
 #include "bpf/maps/cgroup_array.hpp"
 #include "bpf/perf/current_cgroup.hpp"
 #include "bpf/perf/perf_helpers.hpp"
+#include "support/cgroup_tree.hpp"
 
 namespace userperf::bpf {
 namespace {
@@ -40,57 +38,8 @@ int store(Map& map, std::uint32_t key, int fd) {
   return map.update_elem(&key, &value, BPF_ANY);
 }
 
-std::uint64_t inode_of(int fd) {
-  struct stat st;
-  return fstat(fd, &st) == 0 ? static_cast<std::uint64_t>(st.st_ino) : 0;
-}
-
-// A test cgroup tree under the cgroup2 mount's root: parent/{child,sibling}; removed at the end.
-class CgroupTree : public ::testing::Test {
- protected:
-  void SetUp() override {
-    root_ = cgroup2_root_fd();
-    if (root_ < 0) GTEST_SKIP() << "no cgroup2 mount in /proc/self/mountinfo";
-    parent_ = "userperf-cgroup-test-" + std::to_string(getpid());
-    if (mkdirat(root_, parent_.c_str(), 0755) != 0) {
-      GTEST_SKIP() << "cannot create a cgroup under the cgroup2 mount: " << std::strerror(errno);
-    }
-    made_parent_ = true;
-    ASSERT_EQ(mkdirat(root_, (parent_ + "/child").c_str(), 0755), 0) << std::strerror(errno);
-    ASSERT_EQ(mkdirat(root_, (parent_ + "/sibling").c_str(), 0755), 0) << std::strerror(errno);
-    parent_fd_ = open_dir(parent_);
-    child_fd_ = open_dir(parent_ + "/child");
-    sibling_fd_ = open_dir(parent_ + "/sibling");
-    ASSERT_GE(parent_fd_, 0);
-    ASSERT_GE(child_fd_, 0);
-    ASSERT_GE(sibling_fd_, 0);
-  }
-
-  void TearDown() override {
-    for (int fd : {parent_fd_, child_fd_, sibling_fd_}) {
-      if (fd >= 0) close(fd);
-    }
-    if (!made_parent_) return;
-    // A reaped child may leave its cgroup populated for a moment: rmdir is EBUSY until then.
-    for (const std::string& dir : {parent_ + "/child", parent_ + "/sibling", parent_}) {
-      for (int tries = 0;
-           unlinkat(root_, dir.c_str(), AT_REMOVEDIR) != 0 && errno == EBUSY && tries < 100;
-           ++tries) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      }
-    }
-    EXPECT_NE(faccessat(root_, parent_.c_str(), F_OK, 0), 0) << "test cgroup left behind";
-  }
-
-  int open_dir(const std::string& path) const {
-    return openat(root_, path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  }
-
-  int root_ = -1;
-  std::string parent_;
-  bool made_parent_ = false;
-  int parent_fd_ = -1, child_fd_ = -1, sibling_fd_ = -1;
-};
+using userperf::testing::CgroupTree;
+using userperf::testing::inode_of;
 
 TEST_F(CgroupTree, ArrayStoresTheCgroupsIdAndLevel) {
   auto map = make_cgroup_array(4);
@@ -161,49 +110,30 @@ struct ChildAnswers {
   std::uint64_t ancestors[6];  // levels 0..3, 2^32 (int 0), 2^32 - 1 (int -1)
 };
 
-ChildAnswers answers_in(const std::string& procs_path, int root, Map& map) {
-  const std::vector<HelperFn> table = perf_event_helper_table();
-  CallContext call;
-  const auto map_arg = reinterpret_cast<std::uint64_t>(&map);
-  ChildAnswers a{};
-  int pipe_fds[2];
-  EXPECT_EQ(pipe(pipe_fds), 0);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    const int procs = openat(root, procs_path.c_str(), O_WRONLY | O_CLOEXEC);
-    const std::string me = std::to_string(getpid());
-    if (procs < 0 || write(procs, me.data(), me.size()) != static_cast<ssize_t>(me.size())) {
-      _exit(2);
-    }
-    close(procs);
-    const std::uint64_t indexes[6] = {0, 1, 2, 3, 4, (1ull << 32) + 1};
-    for (int i = 0; i < 6; ++i) {
-      a.under[i] = static_cast<std::int64_t>(
-          table[BPF_FUNC_current_task_under_cgroup](map_arg, indexes[i], 0, 0, 0, call));
-    }
-    a.cgroup_id = table[BPF_FUNC_get_current_cgroup_id](0, 0, 0, 0, 0, call);
-    const std::uint64_t levels[6] = {0, 1, 2, 3, 1ull << 32, 0xffffffffull};
-    for (int i = 0; i < 6; ++i) {
-      a.ancestors[i] = table[BPF_FUNC_get_current_ancestor_cgroup_id](levels[i], 0, 0, 0, 0, call);
-    }
-    _exit(write(pipe_fds[1], &a, sizeof a) == sizeof a ? 0 : 3);
-  }
-  close(pipe_fds[1]);
-  EXPECT_EQ(read(pipe_fds[0], &a, sizeof a), static_cast<ssize_t>(sizeof a));
-  close(pipe_fds[0]);
-  int status = 0;
-  EXPECT_EQ(waitpid(pid, &status, 0), pid);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
-  return a;
-}
-
 TEST_F(CgroupTree, HelpersSeeTheThreadsCgroup) {
   auto map = make_cgroup_array(4);
   ASSERT_NE(map, nullptr);
   ASSERT_EQ(store(*map, 0, child_fd_), 0);
   ASSERT_EQ(store(*map, 1, parent_fd_), 0);
   ASSERT_EQ(store(*map, 2, sibling_fd_), 0);
-  const ChildAnswers a = answers_in(parent_ + "/child/cgroup.procs", root_, *map);
+  const std::vector<HelperFn> table = perf_event_helper_table();
+  const auto map_arg = reinterpret_cast<std::uint64_t>(map.get());
+  const ChildAnswers a = run_in(parent_ + "/child", [&] {
+    CallContext call;
+    ChildAnswers answers{};
+    const std::uint64_t indexes[6] = {0, 1, 2, 3, 4, (1ull << 32) + 1};
+    for (int i = 0; i < 6; ++i) {
+      answers.under[i] = static_cast<std::int64_t>(
+          table[BPF_FUNC_current_task_under_cgroup](map_arg, indexes[i], 0, 0, 0, call));
+    }
+    answers.cgroup_id = table[BPF_FUNC_get_current_cgroup_id](0, 0, 0, 0, 0, call);
+    const std::uint64_t levels[6] = {0, 1, 2, 3, 1ull << 32, 0xffffffffull};
+    for (int i = 0; i < 6; ++i) {
+      answers.ancestors[i] =
+          table[BPF_FUNC_get_current_ancestor_cgroup_id](levels[i], 0, 0, 0, 0, call);
+    }
+    return answers;
+  });
   EXPECT_EQ(a.under[0], 1) << "its own cgroup";
   EXPECT_EQ(a.under[1], 1) << "its parent";
   EXPECT_EQ(a.under[2], 0) << "a sibling";
