@@ -51,15 +51,19 @@ class CgroupTree : public ::testing::Test {
       if (fd >= 0) close(fd);
     }
     if (!made_parent_) return;
-    // A reaped child may leave its cgroup populated for a moment: rmdir is EBUSY until then.
     for (const std::string& dir : {parent_ + "/child", parent_ + "/sibling", parent_}) {
-      for (int tries = 0;
-           unlinkat(root_, dir.c_str(), AT_REMOVEDIR) != 0 && errno == EBUSY && tries < 100;
-           ++tries) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      }
+      remove_cgroup(dir);
     }
     EXPECT_NE(faccessat(root_, parent_.c_str(), F_OK, 0), 0) << "test cgroup left behind";
+  }
+
+  // A reaped child may leave its cgroup populated for a moment: rmdir is EBUSY until then.
+  void remove_cgroup(const std::string& dir) const {
+    for (int tries = 0;
+         unlinkat(root_, dir.c_str(), AT_REMOVEDIR) != 0 && errno == EBUSY && tries < 100;
+         ++tries) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
   }
 
   int open_dir(const std::string& path) const {

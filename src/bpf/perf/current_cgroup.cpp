@@ -125,7 +125,10 @@ char* read_thread_cgroup(char* buf, std::size_t size) {
   char* end = std::strchr(path, '\n');
   if (end == nullptr) return nullptr;  // cut short by the buffer
   *end = '\0';
-  if (path[0] != '/' || std::strstr(path, "/..") != nullptr) return nullptr;
+  if (path[0] != '/') return nullptr;
+  for (const char* dots = path; (dots = std::strstr(dots, "/..")) != nullptr; dots += 3) {
+    if (dots[3] == '/' || dots[3] == '\0') return nullptr;  // a ".." component, not "..name"
+  }
   return path;
 }
 

@@ -149,6 +149,19 @@ TEST_F(CgroupTree, HelpersSeeTheThreadsCgroup) {
   EXPECT_EQ(a.ancestors[5], 0u) << "the level is an int: 2^32 - 1 is -1";
 }
 
+// A cgroup whose name starts with ".." is an ordinary cgroup; only a ".." component (a path outside
+// the thread's cgroup namespace) is refused.
+TEST_F(CgroupTree, ANameStartingWithDotsIsACgroup) {
+  const std::string dots = parent_ + "/..dots";
+  ASSERT_EQ(mkdirat(root_, dots.c_str(), 0755), 0) << std::strerror(errno);
+  const int dots_fd = open_dir(dots);
+  ASSERT_GE(dots_fd, 0);
+  const std::uint64_t id = run_in(dots, [] { return current_cgroup_id(); });
+  EXPECT_EQ(id, inode_of(dots_fd));
+  close(dots_fd);
+  remove_cgroup(dots);
+}
+
 // This process is in none of the test's cgroups: its answers differ from the moved child's.
 TEST_F(CgroupTree, AThreadOutsideIsNotUnder) {
   auto map = make_cgroup_array(2);
