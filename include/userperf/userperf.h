@@ -136,7 +136,9 @@ int userperf_bpf_map_fd(int prog_fd, const char* name);
  * 8-byte-aligned slot per possible CPU; a PERF_EVENT_ARRAY value is a userperf event descriptor.
  * A BPF_MAP_TYPE_ARRAY_OF_MAPS / HASH_OF_MAPS value is a map descriptor (userperf_bpf_map_fd) on
  * update (EINVAL when the map does not match the outer map's inner map, EBADF when it is no
- * descriptor) and the inner map's id on lookup. */
+ * descriptor) and the inner map's id on lookup. A BPF_MAP_TYPE_CGROUP_ARRAY value is a descriptor of
+ * a cgroup v2 directory (O_PATH too) on update (EBADF for anything else, as the kernel); its
+ * lookups fail with ENOTSUPP (524), as the kernel's. */
 int userperf_bpf_map_lookup_elem(int map_fd, const void* key, void* value);
 int userperf_bpf_map_update_elem(int map_fd, const void* key, const void* value, uint64_t flags);
 int userperf_bpf_map_delete_elem(int map_fd, const void* key);

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <random>
@@ -131,10 +132,10 @@ TEST_F(BpfMapDiff, CreateVerdicts) {
                                      BPF_F_INNER_MAP,
                                      1u << 20,
                                      1u << 31};
-  const std::uint32_t kTypes[] = {BPF_MAP_TYPE_ARRAY,       BPF_MAP_TYPE_PERCPU_ARRAY,
-                                  BPF_MAP_TYPE_HASH,        BPF_MAP_TYPE_PERCPU_HASH,
-                                  BPF_MAP_TYPE_LRU_HASH,    BPF_MAP_TYPE_PERF_EVENT_ARRAY,
-                                  BPF_MAP_TYPE_STACK_TRACE, BPF_MAP_TYPE_PROG_ARRAY};
+  const std::uint32_t kTypes[] = {
+      BPF_MAP_TYPE_ARRAY,       BPF_MAP_TYPE_PERCPU_ARRAY, BPF_MAP_TYPE_HASH,
+      BPF_MAP_TYPE_PERCPU_HASH, BPF_MAP_TYPE_LRU_HASH,     BPF_MAP_TYPE_PERF_EVENT_ARRAY,
+      BPF_MAP_TYPE_STACK_TRACE, BPF_MAP_TYPE_PROG_ARRAY,   BPF_MAP_TYPE_CGROUP_ARRAY};
   std::vector<Case> cases;
   for (std::uint32_t type : kTypes) {
     for (std::uint32_t flags : kAllFlags) cases.push_back({type, 4, 8, 4, flags});
@@ -149,7 +150,7 @@ TEST_F(BpfMapDiff, CreateVerdicts) {
     // outlived the test here), so they are not asked.
     const bool array_type = type == BPF_MAP_TYPE_ARRAY || type == BPF_MAP_TYPE_PERCPU_ARRAY ||
                             type == BPF_MAP_TYPE_PERF_EVENT_ARRAY ||
-                            type == BPF_MAP_TYPE_PROG_ARRAY;
+                            type == BPF_MAP_TYPE_PROG_ARRAY || type == BPF_MAP_TYPE_CGROUP_ARRAY;
     if (!array_type) cases.push_back({type, 4, 8, (1u << 31) + 1, 0});
   }
   cases.push_back({BPF_MAP_TYPE_HASH, 4, (4u << 20) - 56, 1, 0});
@@ -398,6 +399,71 @@ TEST_F(BpfMapDiff, ProgArrayConsumerSide) {
     EXPECT_EQ(pair.ours->get_next_key(&key, &ours_next),
               kernel_next_key(pair.kernel.get(), &key, &kernel_next));
     EXPECT_EQ(ours_next, kernel_next);
+  }
+}
+
+// CGROUP_ARRAY's consumer side with the descriptors cgroup_get_from_fd sorts: a closed one, a
+// regular file, a directory elsewhere (/proc), every cgroup v1 hierarchy's directory and every
+// cgroup2 directory and file /proc/self/mountinfo names, O_PATH ones too; then lookups (ENOTSUPP
+// whether full or empty), deletes, next keys, past the end and with each flag.
+TEST_F(BpfMapDiff, CgroupArrayConsumerSide) {
+  MapPair pair = make_pair(spec_of(BPF_MAP_TYPE_CGROUP_ARRAY, 4, 4, 4));
+  ASSERT_NE(pair.ours, nullptr);
+  std::vector<int> fds = {open("/proc/self/stat", O_RDONLY | O_CLOEXEC),
+                          open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+  int cgroup2_dirs = 0;
+  if (FILE* info = std::fopen("/proc/self/mountinfo", "re")) {
+    char line[4096];
+    while (std::fgets(line, sizeof line, info) != nullptr) {
+      char mount_point[1024], fs_type[64];
+      // "id parent major:minor root mount-point options... - fstype ..."
+      const char* dash = std::strstr(line, " - ");
+      if (dash == nullptr || std::sscanf(line, "%*s %*s %*s %*s %1023s", mount_point) != 1 ||
+          std::sscanf(dash + 3, "%63s", fs_type) != 1) {
+        continue;
+      }
+      if (std::strcmp(fs_type, "cgroup") != 0 && std::strcmp(fs_type, "cgroup2") != 0) continue;
+      const std::string dir = mount_point;
+      fds.push_back(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+      fds.push_back(open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+      fds.push_back(open((dir + "/cgroup.procs").c_str(), O_RDONLY | O_CLOEXEC));
+      cgroup2_dirs += std::strcmp(fs_type, "cgroup2") == 0;
+    }
+    std::fclose(info);
+  }
+  const int closed = dup(0);
+  close(closed);
+  fds.push_back(closed);
+  int stored = 0;
+  for (std::uint32_t key : {0u, 3u, 4u, 100u}) {
+    for (int fd : fds) {
+      if (fd < 0 && fd != closed) continue;
+      auto value = static_cast<std::uint32_t>(fd);
+      for (std::uint64_t flags :
+           {std::uint64_t{BPF_ANY}, std::uint64_t{BPF_NOEXIST}, std::uint64_t{BPF_EXIST}}) {
+        const int kernel = kb::map_update(pair.kernel.get(), &key, &value, flags);
+        EXPECT_EQ(pair.ours->update_elem(&key, &value, flags), kernel)
+            << "update key " << key << " fd " << fd << " flags " << flags;
+        stored += kernel == 0;
+      }
+      std::uint32_t out = 0;
+      EXPECT_EQ(pair.ours->lookup_elem(&key, &out), kernel_lookup(pair.kernel.get(), &key, &out))
+          << "lookup key " << key;
+    }
+    EXPECT_EQ(pair.ours->delete_elem(&key), kernel_delete(pair.kernel.get(), &key))
+        << "delete key " << key;
+    EXPECT_EQ(pair.ours->delete_elem(&key), kernel_delete(pair.kernel.get(), &key))
+        << "delete key " << key << " again";
+    std::uint32_t ours_next = 0, kernel_next = 0;
+    EXPECT_EQ(pair.ours->get_next_key(&key, &ours_next),
+              kernel_next_key(pair.kernel.get(), &key, &kernel_next));
+    EXPECT_EQ(ours_next, kernel_next);
+  }
+  for (int fd : fds) {
+    if (fd >= 0) close(fd);
+  }
+  if (cgroup2_dirs > 0) {
+    EXPECT_GT(stored, 0) << "no cgroup2 directory was stored";
   }
 }
 

@@ -84,6 +84,7 @@ const std::map<std::string_view, std::uint32_t>& map_types() {
       {"lru_hash", BPF_MAP_TYPE_LRU_HASH},
       {"perf_event_array", BPF_MAP_TYPE_PERF_EVENT_ARRAY},
       {"prog_array", BPF_MAP_TYPE_PROG_ARRAY},
+      {"cgroup_array", BPF_MAP_TYPE_CGROUP_ARRAY},
       {"stack_trace", BPF_MAP_TYPE_STACK_TRACE},
       {"ringbuf", BPF_MAP_TYPE_RINGBUF},
       {"array_of_maps", BPF_MAP_TYPE_ARRAY_OF_MAPS},

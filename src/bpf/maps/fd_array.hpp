@@ -1,10 +1,10 @@
-// The kernel's fd arrays (arraymap.c: PERF_EVENT_ARRAY, PROG_ARRAY, ARRAY_OF_MAPS): a consumer
-// stores a descriptor, the map keeps the object an FdResolver resolves it to, and a helper finds it
-// with object_at(). Slots are swapped atomically, so object_at() is SIGNAL-SAFE. The kernel frees
-// an overwritten or deleted object only after an RCU grace period; here the resolver's put() is
-// called at once, so a resolver must keep an object usable by a program that fetched it before
-// (the perf binding defers an event's release past its output grace period, the runtime keeps
-// programs alive).
+// The kernel's fd arrays (arraymap.c: PERF_EVENT_ARRAY, PROG_ARRAY, ARRAY_OF_MAPS, CGROUP_ARRAY):
+// a consumer stores a descriptor, the map keeps the object an FdResolver resolves it to, and a
+// helper finds it with object_at(). Slots are swapped atomically, so object_at() is SIGNAL-SAFE.
+// The kernel frees an overwritten or deleted object only after an RCU grace period; here the
+// resolver's put() is called at once, so a resolver must keep an object usable by a program that
+// fetched it before (the perf binding defers an event's release past its output grace period, the
+// runtime keeps programs alive, a cgroup array keeps its records until it goes).
 //
 // One mechanism for every fd array; a type differs only where the kernel's map ops do: whether a
 // consumer's lookup returns anything (map_fd_sys_lookup_elem) and what an object must satisfy to

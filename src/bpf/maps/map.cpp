@@ -4,6 +4,7 @@
 #include <atomic>
 
 #include "bpf/maps/array_map.hpp"
+#include "bpf/maps/cgroup_array.hpp"
 #include "bpf/maps/hash_map.hpp"
 #include "bpf/maps/map_create_check.hpp"
 #include "bpf/maps/map_in_map.hpp"
@@ -57,6 +58,8 @@ Expected<std::unique_ptr<Map>> Map::create(const MapSpec& spec,
         return ArrayOfMaps::create(fixed, std::move(maps));
       }
       return HashOfMaps::create(fixed, std::move(maps));
+    case BPF_MAP_TYPE_CGROUP_ARRAY:
+      return CgroupArray::create(fixed);
     case BPF_MAP_TYPE_STACK_TRACE:
       return StackTraceMap::create(fixed);
     case BPF_MAP_TYPE_RINGBUF:

@@ -36,7 +36,8 @@ class Map {
   // Validates the spec as map_create() does (sizes, flags, max_entries) and allocates all
   // storage up front, so the program side never allocates. `resolver` is required for
   // PERF_EVENT_ARRAY, `programs` for PROG_ARRAY, `maps` for ARRAY_OF_MAPS and HASH_OF_MAPS
-  // (its objects are `Map*`, see map_in_map.hpp); each is ignored otherwise.
+  // (its objects are `Map*`, see map_in_map.hpp); each is ignored otherwise. A CGROUP_ARRAY
+  // resolves its cgroup descriptors itself (cgroup_array.hpp).
   static Expected<std::unique_ptr<Map>> create(const MapSpec& spec,
                                                std::shared_ptr<FdResolver> resolver = nullptr,
                                                std::shared_ptr<ProgResolver> programs = nullptr,
@@ -51,7 +52,8 @@ class Map {
   virtual void* lookup(const void* key) = 0;  // nullptr: none
   virtual long update(const void* key, const void* value, std::uint64_t flags) = 0;  // 0/-errno
   virtual long remove(const void* key) = 0;
-  // PERF_EVENT_ARRAY, PROG_ARRAY, ARRAY_OF_MAPS: the resolved object at index, or nullptr.
+  // PERF_EVENT_ARRAY, PROG_ARRAY, ARRAY_OF_MAPS, CGROUP_ARRAY: the resolved object at index, or
+  // nullptr.
   virtual void* object_at(std::uint32_t index) {
     (void)index;
     return nullptr;

@@ -34,12 +34,14 @@ bool access_ok(std::uint32_t flags) {
 Expected<MapSpec> check_array(MapSpec spec) {
   const bool percpu = spec.type == BPF_MAP_TYPE_PERCPU_ARRAY;
   const bool perf_array = spec.type == BPF_MAP_TYPE_PERF_EVENT_ARRAY;
-  const bool fd_array =
-      perf_array || spec.type == BPF_MAP_TYPE_PROG_ARRAY || spec.type == BPF_MAP_TYPE_ARRAY_OF_MAPS;
+  const bool fd_array = perf_array || spec.type == BPF_MAP_TYPE_PROG_ARRAY ||
+                        spec.type == BPF_MAP_TYPE_ARRAY_OF_MAPS ||
+                        spec.type == BPF_MAP_TYPE_CGROUP_ARRAY;
   if (fd_array) {  // fd_array_map_alloc_check
-    const char* type = perf_array                             ? "PERF_EVENT_ARRAY"
-                       : spec.type == BPF_MAP_TYPE_PROG_ARRAY ? "PROG_ARRAY"
-                                                              : "ARRAY_OF_MAPS";
+    const char* type = perf_array                               ? "PERF_EVENT_ARRAY"
+                       : spec.type == BPF_MAP_TYPE_PROG_ARRAY   ? "PROG_ARRAY"
+                       : spec.type == BPF_MAP_TYPE_CGROUP_ARRAY ? "CGROUP_ARRAY"
+                                                                : "ARRAY_OF_MAPS";
     if (spec.value_size != sizeof(std::uint32_t)) {
       return invalid(spec, std::string("a ") + type +
                                "'s value_size must be 4 (a descriptor), not " +
@@ -230,6 +232,7 @@ Expected<MapSpec> check_map_create(const MapSpec& spec) {
     case BPF_MAP_TYPE_ARRAY:
     case BPF_MAP_TYPE_PERCPU_ARRAY:
     case BPF_MAP_TYPE_PROG_ARRAY:
+    case BPF_MAP_TYPE_CGROUP_ARRAY:
       return check_array(spec);
     case BPF_MAP_TYPE_PERF_EVENT_ARRAY: {
       MapSpec fixed = spec;

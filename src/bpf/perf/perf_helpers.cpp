@@ -10,6 +10,7 @@
 #include "bpf/isa/int_types.hpp"
 #include "bpf/maps/map.hpp"
 #include "bpf/maps/stack_trace_map.hpp"
+#include "bpf/perf/current_cgroup.hpp"
 #include "bpf/perf/current_task.hpp"
 #include "bpf/perf/perf_event_ctx.hpp"
 #include "bpf/runtime/base_helpers.hpp"
@@ -276,6 +277,26 @@ u64 probe_read_compat_str(u64 dst, u64 size, u64 src, u64 r4, u64 r5, CallContex
                          : probe_read_kernel_str(dst, size, src, r4, r5, call);
 }
 
+// ---- the current thread's cgroup v2 (current_cgroup.hpp).
+
+u64 get_current_cgroup_id(u64, u64, u64, u64, u64, CallContext&) {
+  return current_cgroup_id();
+}
+
+u64 get_current_ancestor_cgroup_id(u64 level, u64, u64, u64, u64, CallContext&) {
+  return current_ancestor_cgroup_id(static_cast<std::int32_t>(level));  // the kernel's int
+}
+
+// bpf_current_task_under_cgroup: the verifier passed a CGROUP_ARRAY (check_map_func_compatibility).
+u64 current_task_under_cgroup(u64 map, u64 index, u64, u64, u64, CallContext&) {
+  auto* array = static_cast<Map*>(helper_ptr(map));
+  const auto slot = static_cast<std::uint32_t>(index);  // the kernel's u32 idx
+  if (slot >= array->spec().max_entries) return helper_error(E2BIG);
+  const auto* cgroup = static_cast<const CgroupRef*>(array->object_at(slot));
+  if (cgroup == nullptr) return helper_error(EAGAIN);
+  return current_under_cgroup(*cgroup) ? 1 : 0;
+}
+
 }  // namespace
 
 void add_perf_event_helpers(std::vector<HelperFn>& table) {
@@ -292,6 +313,9 @@ void add_perf_event_helpers(std::vector<HelperFn>& table) {
   set_helper(table, BPF_FUNC_probe_read_kernel_str, probe_read_kernel_str);
   set_helper(table, BPF_FUNC_probe_read, probe_read_compat);
   set_helper(table, BPF_FUNC_probe_read_str, probe_read_compat_str);
+  set_helper(table, BPF_FUNC_get_current_cgroup_id, get_current_cgroup_id);
+  set_helper(table, BPF_FUNC_get_current_ancestor_cgroup_id, get_current_ancestor_cgroup_id);
+  set_helper(table, BPF_FUNC_current_task_under_cgroup, current_task_under_cgroup);
 }
 
 std::vector<HelperFn> perf_event_helper_table() {

@@ -228,6 +228,9 @@ int Checker::check_map_compat(int map_index, std::int32_t helper) {
     case BPF_MAP_TYPE_PROG_ARRAY:
       ok = helper == BPF_FUNC_tail_call;
       break;
+    case BPF_MAP_TYPE_CGROUP_ARRAY:
+      ok = helper == BPF_FUNC_skb_under_cgroup || helper == BPF_FUNC_current_task_under_cgroup;
+      break;
     case BPF_MAP_TYPE_ARRAY_OF_MAPS:
     case BPF_MAP_TYPE_HASH_OF_MAPS:
       ok = helper == BPF_FUNC_map_lookup_elem;
@@ -256,6 +259,10 @@ int Checker::check_map_compat(int map_index, std::int32_t helper) {
       break;
     case BPF_FUNC_tail_call:
       ok = ok && map.type == BPF_MAP_TYPE_PROG_ARRAY;
+      break;
+    case BPF_FUNC_skb_under_cgroup:
+    case BPF_FUNC_current_task_under_cgroup:
+      ok = ok && map.type == BPF_MAP_TYPE_CGROUP_ARRAY;
       break;
     case BPF_FUNC_map_push_elem:
     case BPF_FUNC_map_pop_elem:

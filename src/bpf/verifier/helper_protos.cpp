@@ -75,6 +75,15 @@ constexpr Entry kPerfEventHelpers[] = {
     // The address of a synthetic task_struct (perf/current_task.hpp): a scalar to the verifier,
     // read through probe_read_kernel; GPL-only as in kernel/trace/bpf_trace.c.
     {BPF_FUNC_get_current_task, proto("get_current_task", R::kInteger, {}, true)},
+    // The thread's cgroup v2 (perf/current_cgroup.hpp); current_task_under_cgroup takes a
+    // CGROUP_ARRAY only (calls.cpp: check_map_compat).
+    {BPF_FUNC_get_current_cgroup_id, proto("get_current_cgroup_id", R::kInteger, {}, false)},
+    {BPF_FUNC_get_current_ancestor_cgroup_id,
+     proto("get_current_ancestor_cgroup_id", R::kInteger,
+           {A::kAnything, kNone, kNone, kNone, kNone}, false)},
+    {BPF_FUNC_current_task_under_cgroup,
+     proto("current_task_under_cgroup", R::kInteger,
+           {A::kConstMapPtr, A::kAnything, kNone, kNone, kNone}, false)},
     {BPF_FUNC_get_current_comm,
      proto("get_current_comm", R::kInteger,
            {A::kPtrToUninitMem, A::kConstSize, kNone, kNone, kNone}, false)},

@@ -36,6 +36,7 @@ constexpr std::uint32_t kLru = BPF_MAP_TYPE_LRU_HASH;
 constexpr std::uint32_t kPerf = BPF_MAP_TYPE_PERF_EVENT_ARRAY;
 constexpr std::uint32_t kStack = BPF_MAP_TYPE_STACK_TRACE;
 constexpr std::uint32_t kProgArray = BPF_MAP_TYPE_PROG_ARRAY;
+constexpr std::uint32_t kCgroupArray = BPF_MAP_TYPE_CGROUP_ARRAY;
 
 const CreateCase kCases[] = {
     {"array ok", kArray, 4, 4, 1, 0, 0},
@@ -89,6 +90,17 @@ const CreateCase kCases[] = {
     {"prog array WRONLY_PROG", kProgArray, 4, 4, 8, BPF_F_WRONLY_PROG, EINVAL},
     {"prog array RDONLY", kProgArray, 4, 4, 8, BPF_F_RDONLY, 0},
     {"prog array INNER_MAP", kProgArray, 4, 4, 8, BPF_F_INNER_MAP, EINVAL},
+    {"cgroup array ok", kCgroupArray, 4, 4, 4, 0, 0},
+    {"cgroup array value 8", kCgroupArray, 4, 8, 4, 0, EINVAL},
+    {"cgroup array value 0", kCgroupArray, 4, 0, 4, 0, EINVAL},
+    {"cgroup array key 8", kCgroupArray, 8, 4, 4, 0, EINVAL},
+    {"cgroup array max_entries 0", kCgroupArray, 4, 4, 0, 0, EINVAL},
+    {"cgroup array RDONLY_PROG", kCgroupArray, 4, 4, 4, BPF_F_RDONLY_PROG, EINVAL},
+    {"cgroup array MMAPABLE", kCgroupArray, 4, 4, 4, BPF_F_MMAPABLE, EINVAL},
+    {"cgroup array PRESERVE_ELEMS", kCgroupArray, 4, 4, 4, BPF_F_PRESERVE_ELEMS, EINVAL},
+    {"cgroup array INNER_MAP", kCgroupArray, 4, 4, 4, BPF_F_INNER_MAP, EINVAL},
+    {"cgroup array RDONLY", kCgroupArray, 4, 4, 4, BPF_F_RDONLY, 0},
+    {"cgroup array NUMA_NODE", kCgroupArray, 4, 4, 4, BPF_F_NUMA_NODE, 0},
     {"stack ok", kStack, 4, 8, 1, 0, 0},
     {"stack value 12", kStack, 4, 12, 1, 0, EINVAL},
     {"stack value 0", kStack, 4, 0, 1, 0, EINVAL},
