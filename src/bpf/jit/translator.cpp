@@ -21,9 +21,10 @@ std::uint64_t blinding_seed() {
          reinterpret_cast<std::uintptr_t>(&seed) ^ static_cast<std::uint64_t>(now.tv_sec);
 }
 
-Translator::Translator(const vm::Program& program, const JitOptions& options)
+Translator::Translator(const vm::Program& program, const JitOptions& options, const Frames& frames)
     : program_(program),
       options_(options),
+      frames_(frames),
       key_state_(options.blind_constants ? blinding_seed() : 0) {}
 
 void Translator::const32(Reg r, std::uint32_t v) {
@@ -87,6 +88,7 @@ void Translator::check(std::uint32_t i, int base, std::int32_t off, int size, in
   e_.mov_rr(true, RSI, R11);
   e_.mov_imm64(RDX, static_cast<std::uint64_t>(size));
   e_.mov_imm64(RCX, static_cast<std::uint64_t>(flags));
+  e_.rm(true, 0x8d, R8, RBP, -frame(i));  // lea r8, [rbp - frame]: the active frame's bottom
   e_.mov_imm64(R11, reinterpret_cast<std::uintptr_t>(&check_access));
   e_.call_reg(R11);
   e_.rr(false, 0x84, RAX, RAX);  // test al, al

@@ -4,7 +4,8 @@
 // r10 rbp. r9, r10 and r11 are scratch; r12 holds the run's State.
 //
 // Frames: the entry pushes the callee-saved registers and calls the main function, so `exit` is
-// always `ret`. A local call pushes r6..r9 and r10, lowers r10 by kMaxStack and calls; the native
+// always `ret`. A local call pushes r6..r9 and r10, lowers r10 by the caller's frame size
+// (frames.hpp) and calls; the native
 // stack stays 16-byte aligned at every helper call. Errors (fault, budget, call depth, bad helper,
 // abort) store a status and unwind to the saved stack pointer of the entry.
 //
@@ -26,6 +27,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "bpf/jit/frames.hpp"
 #include "bpf/jit/jit.hpp"
 #include "bpf/jit/jit_state.hpp"
 #include "bpf/jit/x86_emitter.hpp"
@@ -63,7 +65,7 @@ struct Fixup {
 
 class Translator {
  public:
-  Translator(const vm::Program& program, const JitOptions& options);
+  Translator(const vm::Program& program, const JitOptions& options, const Frames& frames);
 
   std::vector<std::uint8_t> translate();
   std::size_t main_offset() const { return insn_pos_.empty() ? 0 : insn_pos_[0]; }
@@ -71,6 +73,7 @@ class Translator {
  private:
   const vm::Program& program_;
   const JitOptions& options_;
+  const Frames& frames_;
   Emitter e_;
   bool tail_calls_ = false;  // the program has TAIL_CALL ops
   std::vector<std::size_t> insn_pos_;
@@ -98,6 +101,8 @@ class Translator {
     const32(r, static_cast<std::uint32_t>(o.imm));
   }
   bool blind() const { return options_.blind_constants; }
+  // The frame bytes of the function instruction i is in.
+  std::int32_t frame(std::uint32_t i) const { return static_cast<std::int32_t>(frames_.of_op[i]); }
 
   void to_stub(Stub s, Cond c) { stub_refs_[static_cast<int>(s)].push_back(e_.jcc(c)); }
   void jmp_stub(Stub s) { stub_refs_[static_cast<int>(s)].push_back(e_.jmp()); }

@@ -134,6 +134,7 @@ Expected<std::shared_ptr<LoadedProgram>> LoadedProgram::load(std::shared_ptr<Bpf
     jit_options.tail_call = vm_options.tail_call;
     jit_options.static_regions = vm_options.static_regions;
     jit_options.blind_constants = options.blind_constants;
+    jit_options.function_stacks = verdict.function_stacks;  // frames of the verified sizes
   }
   auto vm = Interpreter::load(insns, std::move(vm_options));
   if (!vm) return vm.error();
