@@ -70,6 +70,7 @@ struct Jit::Impl {
   std::size_t mapped = 0;
   std::size_t code_size = 0;
   std::size_t main_offset = 0;  // the first instruction's code: where a tail call jumps
+  bool leaf = false;            // the code's entry takes no State (Translator::leaf_prologue)
   ~Impl() {
     if (code != nullptr) munmap(code, mapped);
   }
@@ -139,6 +140,7 @@ Expected<std::unique_ptr<Jit>> Jit::load(std::span<const Insn> insns, JitOptions
   x86jit::Translator translator(impl.program, impl.options, impl.frames);
   std::vector<std::uint8_t> code = translator.translate();
   impl.main_offset = translator.main_offset();
+  impl.leaf = translator.leaf();
   const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   const std::size_t mapped = (code.size() + page - 1) / page * page;
   void* mem = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -163,6 +165,9 @@ RunResult Jit::run(std::uint64_t r1, std::uint64_t r2, std::span<const MemoryReg
   // verified, the verifier's measure otherwise (often a few dozen bytes).
   auto* stack = static_cast<std::uint8_t*>(__builtin_alloca(impl.frames.reserve));
   const std::uint64_t stack_top = reinterpret_cast<std::uintptr_t>(stack) + impl.frames.reserve;
+  const auto entry = reinterpret_cast<EntryFn>(impl.code);
+  // A leaf reads no State, no regions and no env, and cannot fail.
+  if (impl.leaf) return RunResult{RunStatus::kOk, entry(r1, r2, nullptr, stack_top), 0, 0};
   // Helpers see the run's regions (the active stack first, then run()'s) and the program's statics:
   // built only when the program can call one, as the interpreter does.
   MemoryRegion* call_regions = nullptr;
@@ -205,7 +210,6 @@ RunResult Jit::run(std::uint64_t r1, std::uint64_t r2, std::span<const MemoryReg
   st.tail_calls = 0;
   st.pc = 0;
   st.status = static_cast<std::uint32_t>(RunStatus::kOk);
-  const auto entry = reinterpret_cast<EntryFn>(impl.code);
   const std::uint64_t r0 = entry(r1, r2, &st, stack_top);
   const auto status = static_cast<RunStatus>(st.status);
   return RunResult{status, r0, status == RunStatus::kOk ? 0 : st.pc,
@@ -218,6 +222,10 @@ std::size_t Jit::size() const {
 
 std::size_t Jit::code_size() const {
   return impl_->code_size;
+}
+
+bool Jit::leaf() const {
+  return impl_->leaf;
 }
 
 std::uint32_t Jit::stack_reserve() const {

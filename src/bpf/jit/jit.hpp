@@ -78,6 +78,9 @@ class Jit {
 
   std::size_t size() const;       // instructions
   std::size_t code_size() const;  // bytes of machine code
+  // Unchecked code that calls no helper, local function, bpf_loop or tail call: run() enters it
+  // without the run's State, and neither it nor run() reads `regions` or `env`.
+  bool leaf() const;
   // The stack bytes run() reserves (frames.hpp).
   std::uint32_t stack_reserve() const;
   // The generated machine code (read+execute memory), for tests that inspect it.

@@ -3,6 +3,10 @@
 // registers: r0 rax, r1 rdi, r2 rsi, r3 rdx, r4 rcx, r5 r8, r6 rbx, r7 r13, r8 r14, r9 r15,
 // r10 rbp. r9, r10 and r11 are scratch; r12 holds the run's State.
 //
+// Leaf programs (unchecked, calling no helper, no local function, no bpf_loop, no tail call: the
+// verifier proved every access, and nothing else can fail) have an entry of their own
+// (leaf_prologue): `run()` calls it with no State (r12 is not touched) and reads r0.
+//
 // Frames: the entry pushes the callee-saved registers and calls the main function, so `exit` is
 // always `ret`. A local call pushes r6..r9 and r10, lowers r10 by the caller's frame size
 // (frames.hpp) and calls; the native
@@ -69,6 +73,8 @@ class Translator {
 
   std::vector<std::uint8_t> translate();
   std::size_t main_offset() const { return insn_pos_.empty() ? 0 : insn_pos_[0]; }
+  // After translate(): the code is a leaf (leaf_prologue()).
+  bool leaf() const { return leaf_; }
 
  private:
   const vm::Program& program_;
@@ -76,6 +82,7 @@ class Translator {
   const Frames& frames_;
   Emitter e_;
   bool tail_calls_ = false;  // the program has TAIL_CALL ops
+  bool leaf_ = false;        // unchecked, and no helper, local call, loop or tail call
   std::vector<std::size_t> insn_pos_;
   std::vector<Fixup> fixups_;
   std::vector<std::size_t> stub_refs_[static_cast<int>(Stub::kCount)];
@@ -112,6 +119,13 @@ class Translator {
   void set_pc(std::uint32_t i) { store_state32(kOffPc, i); }
 
   void prologue();
+  // The entry of a leaf program: nothing in it can fail or leave the code, so it needs no State,
+  // no saved stack pointer and no stubs; only the callee-saved registers the program names are
+  // saved, and r10 set if it names it.
+  void leaf_prologue();
+  // The error stubs and the unwinding to the entry's saved stack pointer, where `after_main`
+  // (the jump after the entry's call) lands too.
+  void stubs_and_unwinding(std::size_t after_main);
   void op(std::uint32_t i, const vm::Op& o);
   void alu(std::uint32_t i, const vm::Op& o, bool w, int kind, bool x);
   void divmod(const vm::Op& o, bool w, bool is_signed, bool mod, bool x);

@@ -216,3 +216,43 @@ TEST(JitFrames, CheckedCodesStackIsTheRealFrame) {
 
 }  // namespace
 }  // namespace userperf::bpf
+
+namespace userperf::bpf {
+namespace {
+
+// Leaf code (no helper, local call, loop or tail call; unchecked): its own entry with no State.
+TEST(JitLeaf, ProgramsThatCallNothingAreLeavesAndStartAsTheInterpreterDoes) {
+  // r4 is rcx, which carries the stack's top into the entry: it must still start at zero, and
+  // r6..r10 must work (saved and restored around the code).
+  auto jit = load(
+      "mov %r0, %r4\n"
+      "add %r0, %r3\n"
+      "add %r0, %r9\n"
+      "mov %r6, 5\n"
+      "mov %r7, 6\n"
+      "mov %r8, 7\n"
+      "mov %r9, %r1\n"
+      "stxdw [%r10-8], %r9\n"
+      "ldxdw %r9, [%r10-8]\n"
+      "add %r0, %r6\n"
+      "add %r0, %r7\n"
+      "add %r0, %r8\n"
+      "add %r0, %r9\n"
+      "exit\n",
+      {{0, 8}});
+  ASSERT_NE(jit, nullptr);
+  EXPECT_TRUE(jit->leaf());
+  const RunResult result = jit->run(100, 0, {}, nullptr);
+  EXPECT_EQ(result.status, RunStatus::kOk);
+  EXPECT_EQ(result.r0, 5u + 6u + 7u + 100u);
+}
+
+TEST(JitLeaf, CallsCheckedCodeAndTailCallsAreNotLeaves) {
+  EXPECT_FALSE(load(kTwoFunctions, {{0, 40}, {kSubStart, 24}})->leaf());
+  EXPECT_FALSE(load("mov %r1, 0\ncall 1\nexit\n", {{0, 0}})->leaf());
+  EXPECT_FALSE(load("mov %r0, 0\nexit\n", {{0, 0}}, true)->leaf());
+  EXPECT_TRUE(load("mov %r0, 0\nexit\n", {{0, 0}})->leaf());
+}
+
+}  // namespace
+}  // namespace userperf::bpf
