@@ -70,7 +70,6 @@ struct Jit::Impl {
   std::size_t mapped = 0;
   std::size_t code_size = 0;
   std::size_t main_offset = 0;  // the first instruction's code: where a tail call jumps
-  bool leaf = false;            // the code's entry takes no State (Translator::leaf_prologue)
   ~Impl() {
     if (code != nullptr) munmap(code, mapped);
   }
@@ -140,7 +139,6 @@ Expected<std::unique_ptr<Jit>> Jit::load(std::span<const Insn> insns, JitOptions
   x86jit::Translator translator(impl.program, impl.options, impl.frames);
   std::vector<std::uint8_t> code = translator.translate();
   impl.main_offset = translator.main_offset();
-  impl.leaf = translator.leaf();
   const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   const std::size_t mapped = (code.size() + page - 1) / page * page;
   void* mem = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -152,22 +150,21 @@ Expected<std::unique_ptr<Jit>> Jit::load(std::span<const Insn> insns, JitOptions
     return make_error(err, "mprotect of JIT code to read+exec");
   }
   impl.code = mem;
+  if (translator.leaf()) jit->leaf_ = reinterpret_cast<x86jit::LeafFn>(mem);
   impl.mapped = mapped;
   impl.code_size = code.size();
   return jit;
 #endif
 }
 
-RunResult Jit::run(std::uint64_t r1, std::uint64_t r2, std::span<const MemoryRegion> regions,
-                   void* env) const {
+RunResult Jit::run_with_state(std::uint64_t r1, std::uint64_t r2,
+                              std::span<const MemoryRegion> regions, void* env) const {
   const Impl& impl = *impl_;
   // The frames of the deepest chain (frames.hpp): 4 KB for programs that tail-call or nobody
   // verified, the verifier's measure otherwise (often a few dozen bytes).
   auto* stack = static_cast<std::uint8_t*>(__builtin_alloca(impl.frames.reserve));
   const std::uint64_t stack_top = reinterpret_cast<std::uintptr_t>(stack) + impl.frames.reserve;
   const auto entry = reinterpret_cast<EntryFn>(impl.code);
-  // A leaf reads no State, no regions and no env, and cannot fail.
-  if (impl.leaf) return RunResult{RunStatus::kOk, entry(r1, r2, nullptr, stack_top), 0, 0};
   // Helpers see the run's regions (the active stack first, then run()'s) and the program's statics:
   // built only when the program can call one, as the interpreter does.
   MemoryRegion* call_regions = nullptr;
@@ -222,10 +219,6 @@ std::size_t Jit::size() const {
 
 std::size_t Jit::code_size() const {
   return impl_->code_size;
-}
-
-bool Jit::leaf() const {
-  return impl_->leaf;
 }
 
 std::uint32_t Jit::stack_reserve() const {

@@ -72,15 +72,19 @@ class Jit {
   Jit(const Jit&) = delete;
   Jit& operator=(const Jit&) = delete;
 
-  // As Interpreter::run. SIGNAL-SAFE, reentrant.
+  // As Interpreter::run. SIGNAL-SAFE, reentrant. A leaf (below) is one indirect call: its code
+  // makes its own stack frame and cannot fail.
   RunResult run(std::uint64_t r1, std::uint64_t r2, std::span<const MemoryRegion> regions,
-                void* env) const;
+                void* env) const {
+    if (leaf_ != nullptr) return RunResult{RunStatus::kOk, leaf_(r1, r2), 0, 0};
+    return run_with_state(r1, r2, regions, env);
+  }
 
   std::size_t size() const;       // instructions
   std::size_t code_size() const;  // bytes of machine code
   // Unchecked code that calls no helper, local function, bpf_loop or tail call: run() enters it
   // without the run's State, and neither it nor run() reads `regions` or `env`.
-  bool leaf() const;
+  bool leaf() const { return leaf_ != nullptr; }
   // The stack bytes run() reserves (frames.hpp).
   std::uint32_t stack_reserve() const;
   // The generated machine code (read+execute memory), for tests that inspect it.
@@ -88,7 +92,10 @@ class Jit {
 
  private:
   Jit();
+  RunResult run_with_state(std::uint64_t r1, std::uint64_t r2,
+                           std::span<const MemoryRegion> regions, void* env) const;
   friend struct JitTailCall;
+  std::uint64_t (*leaf_)(std::uint64_t r1, std::uint64_t r2) = nullptr;  // x86jit::LeafFn
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -37,6 +37,8 @@ struct State {
 
 using EntryFn = std::uint64_t (*)(std::uint64_t r1, std::uint64_t r2, State* state,
                                   std::uint64_t stack_top);
+// A leaf's entry (Translator::leaf_prologue): its stack frame is its own.
+using LeafFn = std::uint64_t (*)(std::uint64_t r1, std::uint64_t r2);
 
 // Checked mode: the interpreter's test of one access. flags: 1 = write, 2 = atomic (aligned).
 // stack_low: the lowest byte of the active frame (r10 - its size); the stack is

@@ -89,7 +89,10 @@ void Translator::leaf_prologue() {
     if (named[r]) saved.push_back(kMap[r]);
   }
   for (Reg r : saved) e_.push(r);
-  if (named[10]) e_.mov_rr(true, RBP, RCX);  // r10 = stack_top (the entry's fourth argument)
+  // The frame is the code's own, on the native stack below the saved registers: r10 is its top.
+  const auto frame = static_cast<std::int32_t>(frames_.reserve);
+  if (named[10]) e_.mov_rr(true, RBP, RSP);
+  if (frame != 0) e_.alu_imm(true, 5, RSP, frame);
   // The interpreter starts r0 and r3..r9 at zero.
   e_.rr(false, 0x31, RAX, RAX);
   for (int r = 3; r <= 9; ++r) {
@@ -98,6 +101,7 @@ void Translator::leaf_prologue() {
   e_.byte(0xe8);  // call main
   fixups_.push_back({e_.pos(), 0});
   e_.imm32(0);
+  if (frame != 0) e_.alu_imm(true, 0, RSP, frame);
   for (auto r = saved.rbegin(); r != saved.rend(); ++r) e_.pop(*r);
   e_.byte(0xc3);
 }

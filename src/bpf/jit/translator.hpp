@@ -5,7 +5,8 @@
 //
 // Leaf programs (unchecked, calling no helper, no local function, no bpf_loop, no tail call: the
 // verifier proved every access, and nothing else can fail) have an entry of their own
-// (leaf_prologue): `run()` calls it with no State (r12 is not touched) and reads r0.
+// (leaf_prologue, a LeafFn): `run()` calls it with r1 and r2 only (no State: r12 is not touched)
+// and reads r0.
 //
 // Frames: the entry pushes the callee-saved registers and calls the main function, so `exit` is
 // always `ret`. A local call pushes r6..r9 and r10, lowers r10 by the caller's frame size
@@ -119,9 +120,9 @@ class Translator {
   void set_pc(std::uint32_t i) { store_state32(kOffPc, i); }
 
   void prologue();
-  // The entry of a leaf program: nothing in it can fail or leave the code, so it needs no State,
-  // no saved stack pointer and no stubs; only the callee-saved registers the program names are
-  // saved, and r10 set if it names it.
+  // The entry of a leaf program, a LeafFn: nothing in it can fail or leave the code, so it needs
+  // no State, no saved stack pointer and no stubs; only the callee-saved registers the program
+  // names are saved, and its frame (Frames::reserve) is made on the native stack by the code.
   void leaf_prologue();
   // The error stubs and the unwinding to the entry's saved stack pointer, where `after_main`
   // (the jump after the entry's call) lands too.
