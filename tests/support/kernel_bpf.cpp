@@ -85,7 +85,7 @@ int map_freeze(int map_fd) {
 }
 
 ProgLoadResult prog_load(std::uint32_t prog_type, std::span<const bpf::Insn> insns,
-                         const std::string& license, std::uint32_t kern_version) {
+                         const std::string& license, std::uint32_t kern_version, bool stats) {
   auto attempt = [&](std::string* log) {
     bpf_attr attr{};
     attr.prog_type = prog_type;
@@ -94,13 +94,25 @@ ProgLoadResult prog_load(std::uint32_t prog_type, std::span<const bpf::Insn> ins
     attr.license = to_u64(license.c_str());
     attr.kern_version = kern_version;
     if (log != nullptr) {
-      attr.log_level = 1;
+      attr.log_level = stats ? 4 : 1;  // BPF_LOG_STATS
       attr.log_buf = to_u64(log->data());
       attr.log_size = static_cast<std::uint32_t>(log->size());
     }
     return sys_bpf(BPF_PROG_LOAD, attr);
   };
   ProgLoadResult result;
+  if (stats) {
+    std::string log(std::size_t{1} << 16, '\0');
+    const int fd = attempt(&log);
+    log.resize(std::strlen(log.c_str()));
+    result.log = std::move(log);
+    if (fd >= 0) {
+      result.fd = fd;
+    } else {
+      result.error = -fd;
+    }
+    return result;
+  }
   const int fd = attempt(nullptr);
   if (fd >= 0) {
     result.fd = fd;
@@ -121,7 +133,7 @@ bool kernel_refuses_bpf(int error) {
 }
 
 LoadedProgram load_image_program(const bpf::ObjectImage& image, std::size_t program_index,
-                                 std::uint32_t prog_type) {
+                                 std::uint32_t prog_type, bool stats) {
   LoadedProgram result;
   for (const bpf::MapSpec& spec : image.maps) {
     const int fd = map_create(spec);
@@ -155,7 +167,8 @@ LoadedProgram load_image_program(const bpf::ObjectImage& image, std::size_t prog
     }
     ++i;  // the lddw's second half
   }
-  ProgLoadResult loaded = prog_load(prog_type, insns, image.license, image.kern_version);
+  ProgLoadResult loaded = prog_load(prog_type, insns, image.license, image.kern_version, stats);
+  if (stats) result.stats_log = loaded.log;
   if (loaded.fd < 0) return failed(std::move(result), loaded.error, "prog_load: " + loaded.log);
   result.program = ScopedFd(loaded.fd);
   return result;

@@ -42,10 +42,13 @@ int map_freeze(int map_fd);
 struct ProgLoadResult {
   int fd = -1;      // the program, owned by the caller when >= 0
   int error = 0;    // errno when fd < 0
-  std::string log;  // the verifier's log (level 1) when the load failed
+  std::string log;  // the verifier's log (level 1) when the load failed; with `stats`, always
 };
+// `stats`: one load with log_level BPF_LOG_STATS, whose log (kept on success too) ends with the
+// kernel's "stack depth N+M..." line.
 ProgLoadResult prog_load(std::uint32_t prog_type, std::span<const bpf::Insn> insns,
-                         const std::string& license, std::uint32_t kern_version = 0);
+                         const std::string& license, std::uint32_t kern_version = 0,
+                         bool stats = false);
 
 // True for the errnos that mean "bpf() is not available to this process" (EPERM, ENOSYS).
 bool kernel_refuses_bpf(int error);
@@ -53,14 +56,15 @@ bool kernel_refuses_bpf(int error);
 struct LoadedProgram {
   std::vector<ScopedFd> maps;  // ObjectImage::maps order
   ScopedFd program;
-  int error = 0;    // errno of the failing step, 0 on success
-  std::string log;  // which step failed, and the verifier's log for a refused program
+  int error = 0;          // errno of the failing step, 0 on success
+  std::string log;        // which step failed, and the verifier's log for a refused program
+  std::string stats_log;  // `stats`: the verifier's statistics (prog_load's)
 };
 
 // Creates every map of `image` (global data: initial value written, BPF_F_RDONLY_PROG maps
 // frozen), turns BPF_PSEUDO_MAP_IDX / _IDX_VALUE references into BPF_PSEUDO_MAP_FD / _VALUE with
 // those fds, and loads programs[program_index] as `prog_type` with the image's license.
 LoadedProgram load_image_program(const bpf::ObjectImage& image, std::size_t program_index,
-                                 std::uint32_t prog_type);
+                                 std::uint32_t prog_type, bool stats = false);
 
 }  // namespace userperf::testing::kernel_bpf

@@ -16,6 +16,14 @@ inline constexpr int kFramePointer = 10;          // r10, read-only
 inline constexpr int kMaxStack = 512;             // MAX_BPF_STACK, per frame and in total
 inline constexpr int kMaxCallFrames = 8;          // MAX_CALL_FRAMES
 
+// One function's own stack use as the verifier measured it (the kernel's
+// subprog_info[i].stack_depth: the deepest byte below r10 it touches, unrounded). `start` is the
+// function's first instruction in the program the verifier returns (ctx loads rewritten).
+struct FunctionStack {
+  std::uint32_t start = 0;
+  std::uint32_t depth = 0;
+};
+
 constexpr std::uint8_t insn_class(std::uint8_t code) {
   return code & 0x07;
 }

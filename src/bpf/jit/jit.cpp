@@ -13,6 +13,7 @@
 #include <string>
 
 #include "bpf/isa/shared_regions.hpp"
+#include "bpf/jit/frames.hpp"
 #include "bpf/jit/jit_state.hpp"
 #include "bpf/jit/translator.hpp"
 #include "bpf/vm/decoded_op.hpp"
@@ -25,9 +26,9 @@ using x86jit::State;
 namespace x86jit {
 
 // Checked mode: the interpreter's test of one access. flags: 1 = write, 2 = atomic (aligned).
-bool check_access(State* st, std::uint64_t addr, std::uint64_t size, std::uint64_t flags) {
+bool check_access(State* st, std::uint64_t addr, std::uint64_t size, std::uint64_t flags,
+                  std::uint64_t stack_low) {
   const bool write = (flags & 1) != 0;
-  const std::uint64_t stack_low = st->stack_top - (st->depth + 1) * kMaxStack;
   bool ok = addr >= stack_low && addr <= st->stack_top - size;
   for (std::uint64_t i = 0; !ok && i < st->run_count; ++i)
     ok = st->run_regions[i].allows(addr, size, write);
@@ -64,6 +65,7 @@ bool jit_allowed_by_environment() {
 struct Jit::Impl {
   vm::Program program;
   JitOptions options;
+  x86jit::Frames frames;
   void* code = nullptr;
   std::size_t mapped = 0;
   std::size_t code_size = 0;
@@ -127,11 +129,14 @@ Expected<std::unique_ptr<Jit>> Jit::load(std::span<const Insn> insns, JitOptions
   if (options.checked && options.tail_call != nullptr) {
     return make_error(ENOTSUP, "tail calls are JIT-compiled for verified programs only");
   }
+  auto frames = x86jit::lay_out_frames(*program, options.function_stacks);
+  if (!frames) return frames.error();
   std::unique_ptr<Jit> jit(new Jit());
   Impl& impl = *jit->impl_;
   impl.program = std::move(*program);
   impl.options = std::move(options);
-  x86jit::Translator translator(impl.program, impl.options);
+  impl.frames = std::move(*frames);
+  x86jit::Translator translator(impl.program, impl.options, impl.frames);
   std::vector<std::uint8_t> code = translator.translate();
   impl.main_offset = translator.main_offset();
   const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
@@ -145,17 +150,21 @@ Expected<std::unique_ptr<Jit>> Jit::load(std::span<const Insn> insns, JitOptions
     return make_error(err, "mprotect of JIT code to read+exec");
   }
   impl.code = mem;
+  if (translator.leaf()) jit->leaf_ = reinterpret_cast<x86jit::LeafFn>(mem);
   impl.mapped = mapped;
   impl.code_size = code.size();
   return jit;
 #endif
 }
 
-RunResult Jit::run(std::uint64_t r1, std::uint64_t r2, std::span<const MemoryRegion> regions,
-                   void* env) const {
+RunResult Jit::run_with_state(std::uint64_t r1, std::uint64_t r2,
+                              std::span<const MemoryRegion> regions, void* env) const {
   const Impl& impl = *impl_;
-  alignas(16) std::uint8_t stack[kMaxCallFrames * kMaxStack];
-  const std::uint64_t stack_top = reinterpret_cast<std::uintptr_t>(stack) + sizeof(stack);
+  // The frames of the deepest chain (frames.hpp): 4 KB for programs that tail-call or nobody
+  // verified, the verifier's measure otherwise (often a few dozen bytes).
+  auto* stack = static_cast<std::uint8_t*>(__builtin_alloca(impl.frames.reserve));
+  const std::uint64_t stack_top = reinterpret_cast<std::uintptr_t>(stack) + impl.frames.reserve;
+  const auto entry = reinterpret_cast<EntryFn>(impl.code);
   // Helpers see the run's regions (the active stack first, then run()'s) and the program's statics:
   // built only when the program can call one, as the interpreter does.
   MemoryRegion* call_regions = nullptr;
@@ -167,7 +176,7 @@ RunResult Jit::run(std::uint64_t r1, std::uint64_t r2, std::span<const MemoryReg
   if (impl.program.calls_helpers) {
     count = 1 + regions.size();
     call_regions = static_cast<MemoryRegion*>(__builtin_alloca(count * sizeof(MemoryRegion)));
-    call_regions[0] = MemoryRegion{stack_top - kMaxStack, stack_top, true};
+    call_regions[0] = MemoryRegion{stack_top - impl.frames.of_op[0], stack_top, true};
     std::size_t n = 1;
     for (const MemoryRegion& r : regions) call_regions[n++] = r;
   }
@@ -198,7 +207,6 @@ RunResult Jit::run(std::uint64_t r1, std::uint64_t r2, std::span<const MemoryReg
   st.tail_calls = 0;
   st.pc = 0;
   st.status = static_cast<std::uint32_t>(RunStatus::kOk);
-  const auto entry = reinterpret_cast<EntryFn>(impl.code);
   const std::uint64_t r0 = entry(r1, r2, &st, stack_top);
   const auto status = static_cast<RunStatus>(st.status);
   return RunResult{status, r0, status == RunStatus::kOk ? 0 : st.pc,
@@ -211,6 +219,10 @@ std::size_t Jit::size() const {
 
 std::size_t Jit::code_size() const {
   return impl_->code_size;
+}
+
+std::uint32_t Jit::stack_reserve() const {
+  return impl_->frames.reserve;
 }
 
 std::span<const std::uint8_t> Jit::code() const {

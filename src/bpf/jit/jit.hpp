@@ -1,6 +1,6 @@
 // The x86-64 JIT: translates a program into machine code with the interpreter's run() contract
 // (RunResult, r1/r2, memory regions, helpers by id, signal-safe and reentrant: no allocation in
-// run(), a fresh stack of kMaxStack bytes per frame for every run).
+// run(), a fresh stack for every run: of the frames the verifier measured, frames.hpp).
 //
 // Two modes. Unchecked (the default) is only for programs the verifier accepted: loads and stores
 // go straight to memory, as the verifier proved them in bounds. Checked (`checked = true`) is for
@@ -50,6 +50,11 @@ struct JitOptions {
   // JIT-spraying gadget). For programs from objects userperf does not trust: the runtime sets it
   // for every program it loads (docs/bpf.md).
   bool blind_constants = false;
+  // The verifier's measure of each function's own stack (VerifyResult::function_stacks): each
+  // frame is round_up(depth, 8) bytes and a run reserves the deepest chain's sum (frames.hpp).
+  // Empty (programs nobody verified): kMaxStack per frame, kMaxCallFrames frames. Programs with
+  // TAIL_CALL ops get kMaxStack frames too (their unknown targets run in them).
+  std::vector<FunctionStack> function_stacks;
 };
 
 // True on x86-64 builds.
@@ -67,18 +72,30 @@ class Jit {
   Jit(const Jit&) = delete;
   Jit& operator=(const Jit&) = delete;
 
-  // As Interpreter::run. SIGNAL-SAFE, reentrant.
+  // As Interpreter::run. SIGNAL-SAFE, reentrant. A leaf (below) is one indirect call: its code
+  // makes its own stack frame and cannot fail.
   RunResult run(std::uint64_t r1, std::uint64_t r2, std::span<const MemoryRegion> regions,
-                void* env) const;
+                void* env) const {
+    if (leaf_ != nullptr) return RunResult{RunStatus::kOk, leaf_(r1, r2), 0, 0};
+    return run_with_state(r1, r2, regions, env);
+  }
 
   std::size_t size() const;       // instructions
   std::size_t code_size() const;  // bytes of machine code
+  // Unchecked code that calls no helper, local function, bpf_loop or tail call: run() enters it
+  // without the run's State, and neither it nor run() reads `regions` or `env`.
+  bool leaf() const { return leaf_ != nullptr; }
+  // The stack bytes run() reserves (frames.hpp).
+  std::uint32_t stack_reserve() const;
   // The generated machine code (read+execute memory), for tests that inspect it.
   std::span<const std::uint8_t> code() const;
 
  private:
   Jit();
+  RunResult run_with_state(std::uint64_t r1, std::uint64_t r2,
+                           std::span<const MemoryRegion> regions, void* env) const;
   friend struct JitTailCall;
+  std::uint64_t (*leaf_)(std::uint64_t r1, std::uint64_t r2) = nullptr;  // x86jit::LeafFn
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

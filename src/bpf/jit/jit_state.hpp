@@ -23,7 +23,7 @@ struct State {
   std::uint64_t shared_count;
   const HelperFn* helpers;
   std::uint64_t helper_count;
-  std::uint64_t stack_top;
+  std::uint64_t stack_top;  // the main function's r10
   std::uint64_t saved_rsp;
   std::uint64_t depth;
   std::uint64_t budget;
@@ -37,9 +37,14 @@ struct State {
 
 using EntryFn = std::uint64_t (*)(std::uint64_t r1, std::uint64_t r2, State* state,
                                   std::uint64_t stack_top);
+// A leaf's entry (Translator::leaf_prologue): its stack frame is its own.
+using LeafFn = std::uint64_t (*)(std::uint64_t r1, std::uint64_t r2);
 
 // Checked mode: the interpreter's test of one access. flags: 1 = write, 2 = atomic (aligned).
-bool check_access(State* st, std::uint64_t addr, std::uint64_t size, std::uint64_t flags);
+// stack_low: the lowest byte of the active frame (r10 - its size); the stack is
+// [stack_low, stack_top).
+bool check_access(State* st, std::uint64_t addr, std::uint64_t size, std::uint64_t flags,
+                  std::uint64_t stack_low);
 
 enum class Stub : std::uint8_t { kBail, kBudget, kCallDepth, kBadHelper, kAborted, kCount };
 

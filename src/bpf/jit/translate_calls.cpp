@@ -33,9 +33,9 @@ void Translator::helper_call(std::uint32_t i, bool indirect, const vm::Op& o) {
     for (Reg r : kArgs) e_.push(r);
     e_.alu_imm(true, 5, RSP, 8);
   }
-  // call_regions[0].begin = r10 - kMaxStack (the active frames); abort = false
+  // call_regions[0].begin = r10 - the frame's size (the active frames); abort = false
   e_.rm(true, 0x8b, R11, kState, kOffCallRegions);
-  e_.rm(true, 0x8d, R10, RBP, -kMaxStack);
+  e_.rm(true, 0x8d, R10, RBP, -frame(i));
   e_.rm(true, 0x89, R10, R11, off_of(offsetof(MemoryRegion, begin)));
   e_.rex(false, 0, 0, kState);  // mov byte [r12 + abort], 0
   e_.byte(0xc6);
@@ -75,7 +75,7 @@ void Translator::local_call(std::uint32_t i, std::uint32_t target, std::int32_t 
   }
   for (Reg r : {RBX, R13, R14, R15, RBP}) e_.push(r);
   pushed += 40;
-  e_.alu_imm(true, 5, RBP, kMaxStack);
+  if (frame(i) != 0) e_.alu_imm(true, 5, RBP, frame(i));  // sub rbp, the caller's frame
   if (address_slot < 0) {
     e_.byte(0xe8);
     fixups_.push_back({e_.pos(), target});

@@ -21,9 +21,10 @@ std::uint64_t blinding_seed() {
          reinterpret_cast<std::uintptr_t>(&seed) ^ static_cast<std::uint64_t>(now.tv_sec);
 }
 
-Translator::Translator(const vm::Program& program, const JitOptions& options)
+Translator::Translator(const vm::Program& program, const JitOptions& options, const Frames& frames)
     : program_(program),
       options_(options),
+      frames_(frames),
       key_state_(options.blind_constants ? blinding_seed() : 0) {}
 
 void Translator::const32(Reg r, std::uint32_t v) {
@@ -77,6 +78,34 @@ void Translator::prologue() {
   e_.imm32(0);
 }
 
+void Translator::leaf_prologue() {
+  bool named[kNumRegs] = {};
+  for (const vm::Op& o : program_.ops) {
+    if (o.dst < kNumRegs) named[o.dst] = true;
+    if ((o.src & 0xf) < kNumRegs) named[o.src & 0xf] = true;
+  }
+  std::vector<Reg> saved;
+  for (int r = 6; r <= 10; ++r) {
+    if (named[r]) saved.push_back(kMap[r]);
+  }
+  for (Reg r : saved) e_.push(r);
+  // The frame is the code's own, on the native stack below the saved registers: r10 is its top.
+  const auto frame = static_cast<std::int32_t>(frames_.reserve);
+  if (named[10]) e_.mov_rr(true, RBP, RSP);
+  if (frame != 0) e_.alu_imm(true, 5, RSP, frame);
+  // The interpreter starts r0 and r3..r9 at zero.
+  e_.rr(false, 0x31, RAX, RAX);
+  for (int r = 3; r <= 9; ++r) {
+    if (named[r]) e_.rr(false, 0x31, kMap[r], kMap[r]);
+  }
+  e_.byte(0xe8);  // call main
+  fixups_.push_back({e_.pos(), 0});
+  e_.imm32(0);
+  if (frame != 0) e_.alu_imm(true, 0, RSP, frame);
+  for (auto r = saved.rbegin(); r != saved.rend(); ++r) e_.pop(*r);
+  e_.byte(0xc3);
+}
+
 void Translator::check(std::uint32_t i, int base, std::int32_t off, int size, int flags) {
   if (!options_.checked) return;
   set_pc(i);
@@ -87,6 +116,7 @@ void Translator::check(std::uint32_t i, int base, std::int32_t off, int size, in
   e_.mov_rr(true, RSI, R11);
   e_.mov_imm64(RDX, static_cast<std::uint64_t>(size));
   e_.mov_imm64(RCX, static_cast<std::uint64_t>(flags));
+  e_.rm(true, 0x8d, R8, RBP, -frame(i));  // lea r8, [rbp - frame]: the active frame's bottom
   e_.mov_imm64(R11, reinterpret_cast<std::uintptr_t>(&check_access));
   e_.call_reg(R11);
   e_.rr(false, 0x84, RAX, RAX);  // test al, al
@@ -106,18 +136,35 @@ void Translator::spend_budget(std::uint32_t i) {
 }
 
 std::vector<std::uint8_t> Translator::translate() {
+  using K = vm::OpKind;
   const std::size_t n = program_.ops.size();
   insn_pos_.assign(n, 0);
-  for (const vm::Op& o : program_.ops) tail_calls_ = tail_calls_ || o.kind == vm::OpKind::TAIL_CALL;
-  prologue();
-  // Falls here when main returns: status kOk (zero) and rax = r0.
-  const std::size_t after_main = e_.jmp();
+  leaf_ = !options_.checked;
+  for (const vm::Op& o : program_.ops) {
+    tail_calls_ = tail_calls_ || o.kind == K::TAIL_CALL;
+    leaf_ = leaf_ && o.kind != K::CALL_HELPER && o.kind != K::CALLX && o.kind != K::CALL_LOCAL &&
+            o.kind != K::LOOP && o.kind != K::TAIL_CALL;
+  }
+  std::size_t after_main = 0;
+  if (leaf_) {
+    leaf_prologue();
+  } else {
+    prologue();
+    // Falls here when main returns: status kOk (zero) and rax = r0.
+    after_main = e_.jmp();
+  }
   for (std::size_t i = 0; i < n; ++i) {
     insn_pos_[i] = e_.pos();
     // lddw's second slot: nothing to emit.
-    if (i > 0 && program_.ops[i - 1].kind == vm::OpKind::LDDW) continue;
+    if (i > 0 && program_.ops[i - 1].kind == K::LDDW) continue;
     op(static_cast<std::uint32_t>(i), program_.ops[i]);
   }
+  if (!leaf_) stubs_and_unwinding(after_main);
+  for (const Fixup& f : fixups_) e_.bind(f.at, insn_pos_[f.target]);
+  return std::move(e_.code);
+}
+
+void Translator::stubs_and_unwinding(std::size_t after_main) {
   // Stubs: status, then the unwinding shared with the normal end.
   std::size_t stub_pos[static_cast<int>(Stub::kCount)] = {};
   for (Stub s : {Stub::kBudget, Stub::kCallDepth, Stub::kBadHelper, Stub::kAborted}) {
@@ -138,8 +185,6 @@ std::vector<std::uint8_t> Translator::translate() {
   for (int s = 0; s < static_cast<int>(Stub::kCount); ++s) {
     for (std::size_t at : stub_refs_[s]) e_.bind(at, stub_pos[s]);
   }
-  for (const Fixup& f : fixups_) e_.bind(f.at, insn_pos_[f.target]);
-  return std::move(e_.code);
 }
 
 }  // namespace userperf::bpf::x86jit

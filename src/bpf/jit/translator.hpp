@@ -3,8 +3,14 @@
 // registers: r0 rax, r1 rdi, r2 rsi, r3 rdx, r4 rcx, r5 r8, r6 rbx, r7 r13, r8 r14, r9 r15,
 // r10 rbp. r9, r10 and r11 are scratch; r12 holds the run's State.
 //
+// Leaf programs (unchecked, calling no helper, no local function, no bpf_loop, no tail call: the
+// verifier proved every access, and nothing else can fail) have an entry of their own
+// (leaf_prologue, a LeafFn): `run()` calls it with r1 and r2 only (no State: r12 is not touched)
+// and reads r0.
+//
 // Frames: the entry pushes the callee-saved registers and calls the main function, so `exit` is
-// always `ret`. A local call pushes r6..r9 and r10, lowers r10 by kMaxStack and calls; the native
+// always `ret`. A local call pushes r6..r9 and r10, lowers r10 by the caller's frame size
+// (frames.hpp) and calls; the native
 // stack stays 16-byte aligned at every helper call. Errors (fault, budget, call depth, bad helper,
 // abort) store a status and unwind to the saved stack pointer of the entry.
 //
@@ -26,6 +32,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "bpf/jit/frames.hpp"
 #include "bpf/jit/jit.hpp"
 #include "bpf/jit/jit_state.hpp"
 #include "bpf/jit/x86_emitter.hpp"
@@ -63,16 +70,20 @@ struct Fixup {
 
 class Translator {
  public:
-  Translator(const vm::Program& program, const JitOptions& options);
+  Translator(const vm::Program& program, const JitOptions& options, const Frames& frames);
 
   std::vector<std::uint8_t> translate();
   std::size_t main_offset() const { return insn_pos_.empty() ? 0 : insn_pos_[0]; }
+  // After translate(): the code is a leaf (leaf_prologue()).
+  bool leaf() const { return leaf_; }
 
  private:
   const vm::Program& program_;
   const JitOptions& options_;
+  const Frames& frames_;
   Emitter e_;
   bool tail_calls_ = false;  // the program has TAIL_CALL ops
+  bool leaf_ = false;        // unchecked, and no helper, local call, loop or tail call
   std::vector<std::size_t> insn_pos_;
   std::vector<Fixup> fixups_;
   std::vector<std::size_t> stub_refs_[static_cast<int>(Stub::kCount)];
@@ -98,6 +109,8 @@ class Translator {
     const32(r, static_cast<std::uint32_t>(o.imm));
   }
   bool blind() const { return options_.blind_constants; }
+  // The frame bytes of the function instruction i is in.
+  std::int32_t frame(std::uint32_t i) const { return static_cast<std::int32_t>(frames_.of_op[i]); }
 
   void to_stub(Stub s, Cond c) { stub_refs_[static_cast<int>(s)].push_back(e_.jcc(c)); }
   void jmp_stub(Stub s) { stub_refs_[static_cast<int>(s)].push_back(e_.jmp()); }
@@ -107,6 +120,13 @@ class Translator {
   void set_pc(std::uint32_t i) { store_state32(kOffPc, i); }
 
   void prologue();
+  // The entry of a leaf program, a LeafFn: nothing in it can fail or leave the code, so it needs
+  // no State, no saved stack pointer and no stubs; only the callee-saved registers the program
+  // names are saved, and its frame (Frames::reserve) is made on the native stack by the code.
+  void leaf_prologue();
+  // The error stubs and the unwinding to the entry's saved stack pointer, where `after_main`
+  // (the jump after the entry's call) lands too.
+  void stubs_and_unwinding(std::size_t after_main);
   void op(std::uint32_t i, const vm::Op& o);
   void alu(std::uint32_t i, const vm::Op& o, bool w, int kind, bool x);
   void divmod(const vm::Op& o, bool w, bool is_signed, bool mod, bool x);

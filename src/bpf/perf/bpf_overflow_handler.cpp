@@ -21,10 +21,15 @@ bool BpfOverflowHandler::on_overflow(core::Event& event, const core::SampleData&
   t_program_active = true;
   // The program's r1 and the helpers' env are the same context.
   const core::SampleRegs* regs = data.extra().regs_intr;
-  PerfEventRunCtx ctx{&data, regs != nullptr ? regs->values : kNoRegs, &event,
-                      &program_->object()->image().task_layout};
-  const PerfEventRunRegions regions(ctx);
-  const RunResult result = program_->run(&ctx, regions.regions, &ctx);
+  PerfEventRunCtx ctx{&data, regs != nullptr ? regs->values : kNoRegs, &event, task_layout_};
+  // The regions only for a run that reads them (a JIT leaf does not: LoadedProgram::reads_regions).
+  RunResult result;
+  if (reads_regions_) {
+    const PerfEventRunRegions regions(ctx);
+    result = program_->run(&ctx, regions.regions, &ctx);
+  } else {
+    result = program_->run(&ctx, {}, &ctx);
+  }
   t_program_active = false;
   if (result.status != RunStatus::kOk) {
     faults_.fetch_add(1, std::memory_order_relaxed);

@@ -15,7 +15,9 @@ namespace userperf::bpf {
 class BpfOverflowHandler : public core::OverflowHandler {
  public:
   explicit BpfOverflowHandler(std::shared_ptr<LoadedProgram> program)
-      : program_(std::move(program)) {}
+      : program_(std::move(program)),
+        task_layout_(&program_->object()->image().task_layout),
+        reads_regions_(program_->reads_regions()) {}
 
   // SIGNAL-SAFE. Runs are not counted: a locked increment per sample on a counter every thread
   // shares cost more than the filter's instructions (docs/benchmarks.md §6b), and the kernel
@@ -35,6 +37,9 @@ class BpfOverflowHandler : public core::OverflowHandler {
 
  private:
   std::shared_ptr<LoadedProgram> program_;
+  // Looked up once at attach, not per sample.
+  const KernelTaskLayout* task_layout_;
+  bool reads_regions_;
   std::atomic<std::uint64_t> faults_{0};
   std::atomic<std::uint64_t> misses_{0};
 };

@@ -134,6 +134,7 @@ Expected<std::shared_ptr<LoadedProgram>> LoadedProgram::load(std::shared_ptr<Bpf
     jit_options.tail_call = vm_options.tail_call;
     jit_options.static_regions = vm_options.static_regions;
     jit_options.blind_constants = options.blind_constants;
+    jit_options.function_stacks = verdict.function_stacks;  // frames of the verified sizes
   }
   auto vm = Interpreter::load(insns, std::move(vm_options));
   if (!vm) return vm.error();
@@ -155,6 +156,7 @@ Expected<std::shared_ptr<LoadedProgram>> LoadedProgram::load(std::shared_ptr<Bpf
   program->index_ = index;
   program->verdict_ = std::move(verdict);
   program->vm_ = std::move(*vm);
+  program->reads_regions_ = jit == nullptr || !jit->leaf();
   program->jit_ = std::move(jit);
   program->id_ = next_program_id.fetch_add(1, std::memory_order_relaxed);
   return program;

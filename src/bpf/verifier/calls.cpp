@@ -71,7 +71,9 @@ int Checker::check_helper_mem(int regno, std::uint64_t size, bool write, bool ze
     std::int64_t min_off = 0;
     std::int64_t max_off = 0;
     if (size == 0) {
-      if (zero_ok) return 0;
+      // check_stack_access_within_bounds: a zero-byte access still needs its offset in the
+      // stack, and grows the function's depth to it (grow_stack_state).
+      if (zero_ok) return check_stack_bounds(regno, ptr, 0, 0, what, min_off, max_off);
       // A map with key_size 0 (RINGBUF) passed to a key-taking helper.
       return log_.reject(EACCES, "invalid zero-sized read");
     }

@@ -26,10 +26,12 @@ std::vector<Insn> convert_ctx_load(const Insn& load, const PerfEventCtxLayout& l
 
 Expected<std::vector<Insn>> rewrite_ctx_loads(std::span<const Insn> insns,
                                               const std::vector<std::size_t>& ctx_loads,
-                                              const PerfEventCtxLayout& layout) {
+                                              const PerfEventCtxLayout& layout,
+                                              std::vector<FunctionStack>& stacks) {
   InsnPatcher patcher(insns);
   for (std::size_t index : ctx_loads)
     patcher.replace(index, convert_ctx_load(insns[index], layout));
+  for (FunctionStack& f : stacks) f.start = static_cast<std::uint32_t>(patcher.new_index(f.start));
   return patcher.apply();
 }
 

@@ -18,9 +18,11 @@ inline constexpr int kPerfCtxAddrOff = 176;    // addr
 // The instructions that replace `load` (an LDX from the ctx that the verifier accepted).
 std::vector<Insn> convert_ctx_load(const Insn& load, const PerfEventCtxLayout& layout);
 
-// Rewrites the loads at `ctx_loads` (instruction indexes) and fixes every jump around them.
+// Rewrites the loads at `ctx_loads` (instruction indexes) and fixes every jump around them; the
+// functions' starts in `stacks` move with their instructions.
 Expected<std::vector<Insn>> rewrite_ctx_loads(std::span<const Insn> insns,
                                               const std::vector<std::size_t>& ctx_loads,
-                                              const PerfEventCtxLayout& layout);
+                                              const PerfEventCtxLayout& layout,
+                                              std::vector<FunctionStack>& stacks);
 
 }  // namespace userperf::bpf

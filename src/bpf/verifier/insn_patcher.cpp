@@ -9,6 +9,13 @@ void InsnPatcher::replace(std::size_t index, std::vector<Insn> replacement) {
   patches_[index] = std::move(replacement);
 }
 
+std::size_t InsnPatcher::new_index(std::size_t index) const {
+  std::size_t grown = 0;
+  for (auto it = patches_.begin(); it != patches_.end() && it->first < index; ++it)
+    grown += it->second.size() - 1;
+  return index + grown;
+}
+
 Expected<std::vector<Insn>> InsnPatcher::apply() const {
   // new_index[i]: where old instruction i starts; new_index[n]: the new length.
   std::vector<std::int64_t> new_index(insns_.size() + 1);

@@ -20,6 +20,8 @@ class InsnPatcher {
   void replace(std::size_t index, std::vector<Insn> replacement);
   // The rebuilt program; ERANGE when a jump no longer fits its 16-bit offset.
   Expected<std::vector<Insn>> apply() const;
+  // Where old instruction `index` starts in apply()'s program (index == size: its length).
+  std::size_t new_index(std::size_t index) const;
 
  private:
   std::span<const Insn> insns_;

@@ -17,11 +17,12 @@ StackSlot& Checker::slot(FuncState& f, std::size_t spi) {
 }
 
 void Checker::note_stack_depth(const RegState& ptr, std::int64_t min_off) {
+  // grow_stack_state: the stack grows in whole 8-byte slots, and the function's depth with it.
   const FuncState& f = cur_.frames[ptr.frameno];
   auto& depth = subprog_depth_[f.subprog];
-  if (min_off < 0 && static_cast<std::uint32_t>(-min_off) > depth) {
-    depth = static_cast<std::uint32_t>(-min_off);
-  }
+  if (min_off >= 0) return;
+  const auto slots = static_cast<std::uint32_t>((-min_off + 7) / 8 * 8);
+  if (slots > depth) depth = slots;
 }
 
 int Checker::check_stack_bounds(int regno, const RegState& ptr, int off, int size, const char* what,

@@ -50,6 +50,8 @@ int Checker::run_checks() {
   if (int err = walk(0)) return err;
   if (int err = verify_global_funcs()) return err;
   if (int err = check_max_stack_depth()) return err;
+  for (std::size_t s = 0; s < shape_.subprogs.size(); ++s)
+    result_.function_stacks.push_back({shape_.subprogs[s].start, subprog_depth_[s]});
 
   std::vector<std::size_t> ctx_loads;
   for (std::size_t i = 0; i < insns_.size(); ++i) {
@@ -57,7 +59,8 @@ int Checker::run_checks() {
       ctx_loads.push_back(i);
   }
   if (options_.ctx_layout) {
-    auto rewritten = rewrite_ctx_loads(insns_, ctx_loads, *options_.ctx_layout);
+    auto rewritten =
+        rewrite_ctx_loads(insns_, ctx_loads, *options_.ctx_layout, result_.function_stacks);
     if (!rewritten) return log_.reject_verbatim(rewritten.error().code, rewritten.error().message);
     result_.insns = std::move(rewritten.value());
   } else {
@@ -86,7 +89,10 @@ VerifyResult verify(const ProgramImage& program, const VerifyOptions& options) {
   const int err = checker.run();
   result.accepted = err == 0;
   result.error = err;
-  if (err) result.insns.clear();
+  if (err) {
+    result.insns.clear();
+    result.function_stacks.clear();
+  }
   return result;
 }
 

@@ -42,6 +42,9 @@ struct VerifyResult {
   std::uint64_t processed_insns = 0;
   std::uint32_t peak_states = 0;
   std::uint32_t stack_depth = 0;  // deepest combined stack use over the call chains
+  // Accepted: each function's own depth (main first, then the subprograms and callbacks by
+  // start), what the kernel prints as "stack depth N+M+..." and the JIT sizes frames from.
+  std::vector<FunctionStack> function_stacks;
 };
 
 VerifyResult verify(const ProgramImage& program, const VerifyOptions& options);

@@ -100,5 +100,33 @@ TEST(VerifierCalls, CombinedStackDepth) {
   EXPECT_EQ(more.stack_depth, 528u);
 }
 
+// Each function's own depth in whole 8-byte slots (grow_stack_state), main first: the kernel's
+// "stack depth 40+24+0" with BPF_LOG_STATS; the JIT's frames.
+TEST(VerifierCalls, EachFunctionsOwnDepthIsReported) {
+  const Outcome r = verify_text(R"(
+    stdw [%r10-40], 0
+    call local f
+    mov %r0, 0
+    exit
+  f:
+    stw [%r10-20], 0
+    call local g
+    mov %r0, 0
+    exit
+  g:
+    mov %r0, 0
+    exit
+  )");
+  ASSERT_TRUE(accepted(r));
+  ASSERT_EQ(r.function_stacks.size(), 3u);
+  EXPECT_EQ(r.function_stacks[0].start, 0u);
+  EXPECT_EQ(r.function_stacks[0].depth, 40u);
+  EXPECT_EQ(r.function_stacks[1].start, 4u);
+  EXPECT_EQ(r.function_stacks[1].depth, 24u);  // stw [r10-20]: three slots
+  EXPECT_EQ(r.function_stacks[2].start, 8u);
+  EXPECT_EQ(r.function_stacks[2].depth, 0u);
+  EXPECT_EQ(r.stack_depth, 48u + 32u);  // the chain, each rounded up to 16
+}
+
 }  // namespace
 }  // namespace userperf::bpf::verifier_test

@@ -119,6 +119,27 @@ TEST(VerifierCtxRewrite, JumpsAndCallsAroundRewrittenLoadsStillLand) {
   EXPECT_EQ(run(r.insns, ctx), 42u);  // big period: addr + 1 in the subprogram
 }
 
+TEST(VerifierCtxRewrite, FunctionStartsMoveWithTheirInstructions) {
+  const PerfEventCtxLayout layout = test_layout();
+  const Outcome r = verify_insns(assemble_or_fail(R"(
+    ldxdw %r0, [%r1+168]
+    stdw [%r10-8], 0
+    call local f
+    exit
+  f:
+    stdw [%r10-16], 0
+    ldxdw %r0, [%r1+176]
+    exit
+  )"),
+                                 true, &layout);
+  ASSERT_TRUE(accepted(r));
+  ASSERT_EQ(r.function_stacks.size(), 2u);
+  EXPECT_EQ(r.function_stacks[0].depth, 8u);
+  EXPECT_EQ(r.function_stacks[1].start, 5u);  // was 4: the ctx load before it became two
+  EXPECT_EQ(r.function_stacks[1].depth, 16u);
+  EXPECT_EQ(r.insns[5].code, BPF_ST | BPF_MEM | BPF_DW);
+}
+
 TEST(VerifierCtxRewrite, WithoutLayoutTheProgramIsUnchanged) {
   const std::vector<Insn> insns = assemble_or_fail("ldxdw %r0, [%r1+168]\nexit\n");
   const Outcome r = verify_insns(insns);
