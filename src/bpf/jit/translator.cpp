@@ -1,0 +1,145 @@
+// The translation's frame: blinded constants, the entry's prologue, checked mode's access and
+// budget tests, and translate(), which lays out the instructions, the error stubs and the
+// unwinding, then binds every jump.
+#include "bpf/jit/translator.hpp"
+
+#include <sys/random.h>
+#include <time.h>
+
+namespace userperf::bpf::x86jit {
+
+// The seed of one program's blinding keys: from the kernel's random pool; should getrandom fail,
+// from the clock and an address (weaker, never fixed).
+std::uint64_t blinding_seed() {
+  std::uint64_t seed = 0;
+  if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) == static_cast<ssize_t>(sizeof(seed))) {
+    return seed;
+  }
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<std::uint64_t>(now.tv_nsec) * 0x9e3779b97f4a7c15ull ^
+         reinterpret_cast<std::uintptr_t>(&seed) ^ static_cast<std::uint64_t>(now.tv_sec);
+}
+
+Translator::Translator(const vm::Program& program, const JitOptions& options)
+    : program_(program),
+      options_(options),
+      key_state_(options.blind_constants ? blinding_seed() : 0) {}
+
+void Translator::const32(Reg r, std::uint32_t v) {
+  if (!blind()) return e_.mov_imm64(r, v);
+  const auto key = static_cast<std::uint32_t>(next_key());
+  e_.rex(false, 0, 0, r);  // mov r32, v ^ key
+  e_.byte(static_cast<std::uint8_t>(0xb8 + (r & 7)));
+  e_.imm32(static_cast<std::int32_t>(v ^ key));
+  e_.rex(false, 0, 0, r);  // xor r32, key
+  e_.byte(0x81);
+  e_.modrm_rr(6, r);
+  e_.imm32(static_cast<std::int32_t>(key));
+}
+
+void Translator::const_sext32(Reg r, std::uint64_t v) {
+  if (!blind()) return e_.mov_imm64(r, v);
+  // sext(a) ^ sext(b) == sext(a ^ b): two sign-extending imm32 forms give sext(low half of v).
+  const auto key = static_cast<std::uint32_t>(next_key());
+  e_.rex(true, 0, 0, r);  // mov r64, sext(v ^ key)
+  e_.byte(0xc7);
+  e_.modrm_rr(0, r);
+  e_.imm32(static_cast<std::int32_t>(static_cast<std::uint32_t>(v) ^ key));
+  e_.rex(true, 0, 0, r);  // xor r64, sext(key)
+  e_.byte(0x81);
+  e_.modrm_rr(6, r);
+  e_.imm32(static_cast<std::int32_t>(key));
+}
+
+void Translator::const64(Reg r, std::uint64_t v) {
+  if (!blind()) return e_.mov_imm64(r, v);
+  const std::uint64_t key = next_key();
+  e_.rex(true, 0, 0, r);  // movabs r, v ^ key
+  e_.byte(static_cast<std::uint8_t>(0xb8 + (r & 7)));
+  e_.imm64(v ^ key);
+  e_.rex(true, 0, 0, R10);  // movabs r10, key
+  e_.byte(static_cast<std::uint8_t>(0xb8 + (R10 & 7)));
+  e_.imm64(key);
+  e_.rr(true, 0x31, R10, r);  // xor r, r10
+}
+
+void Translator::prologue() {
+  for (Reg r : {RBX, RBP, R12, R13, R14, R15}) e_.push(r);
+  e_.mov_rr(true, kState, RDX);
+  e_.mov_rr(true, RBP, RCX);
+  e_.rm(true, 0x89, RSP, kState, kOffSavedRsp);  // mov [r12 + saved_rsp], rsp
+  // The interpreter starts r0 and r3..r9 at zero.
+  for (Reg r : {RAX, RDX, RCX, R8, RBX, R13, R14, R15}) e_.rr(false, 0x31, r, r);
+  // call main; after it returns (exit from the main function) fall into the unwinding.
+  e_.byte(0xe8);
+  fixups_.push_back({e_.pos(), 0});
+  e_.imm32(0);
+}
+
+void Translator::check(std::uint32_t i, int base, std::int32_t off, int size, int flags) {
+  if (!options_.checked) return;
+  set_pc(i);
+  e_.rm(true, 0x8d, R11, base, off);  // lea r11, [base + off]
+  static constexpr Reg kSaved[] = {RAX, RDI, RSI, RDX, RCX, R8};
+  for (Reg r : kSaved) e_.push(r);
+  e_.mov_rr(true, RDI, kState);
+  e_.mov_rr(true, RSI, R11);
+  e_.mov_imm64(RDX, static_cast<std::uint64_t>(size));
+  e_.mov_imm64(RCX, static_cast<std::uint64_t>(flags));
+  e_.mov_imm64(R11, reinterpret_cast<std::uintptr_t>(&check_access));
+  e_.call_reg(R11);
+  e_.rr(false, 0x84, RAX, RAX);  // test al, al
+  for (int k = 5; k >= 0; --k) e_.pop(kSaved[k]);
+  to_stub(Stub::kBail, kE);
+}
+
+void Translator::spend_budget(std::uint32_t i) {
+  if (!options_.checked || options_.budget == 0) return;
+  set_pc(i);
+  // sub qword [r12 + budget], 1; jb budget
+  e_.rex(true, 0, 0, kState);
+  e_.byte(0x83);
+  e_.modrm_mem(5, kState, kOffBudget);
+  e_.byte(1);
+  to_stub(Stub::kBudget, kB);
+}
+
+std::vector<std::uint8_t> Translator::translate() {
+  const std::size_t n = program_.ops.size();
+  insn_pos_.assign(n, 0);
+  for (const vm::Op& o : program_.ops) tail_calls_ = tail_calls_ || o.kind == vm::OpKind::TAIL_CALL;
+  prologue();
+  // Falls here when main returns: status kOk (zero) and rax = r0.
+  const std::size_t after_main = e_.jmp();
+  for (std::size_t i = 0; i < n; ++i) {
+    insn_pos_[i] = e_.pos();
+    // lddw's second slot: nothing to emit.
+    if (i > 0 && program_.ops[i - 1].kind == vm::OpKind::LDDW) continue;
+    op(static_cast<std::uint32_t>(i), program_.ops[i]);
+  }
+  // Stubs: status, then the unwinding shared with the normal end.
+  std::size_t stub_pos[static_cast<int>(Stub::kCount)] = {};
+  for (Stub s : {Stub::kBudget, Stub::kCallDepth, Stub::kBadHelper, Stub::kAborted}) {
+    stub_pos[static_cast<int>(s)] = e_.pos();
+    RunStatus status = s == Stub::kBudget      ? RunStatus::kBudget
+                       : s == Stub::kCallDepth ? RunStatus::kCallDepth
+                       : s == Stub::kBadHelper ? RunStatus::kBadHelper
+                                               : RunStatus::kAborted;
+    store_state32(kOffStatus, static_cast<std::uint32_t>(status));
+    stub_refs_[static_cast<int>(Stub::kBail)].push_back(e_.jmp());
+  }
+  const std::size_t bail = e_.pos();
+  stub_pos[static_cast<int>(Stub::kBail)] = bail;
+  e_.bind(after_main, bail);
+  e_.rm(true, 0x8b, RSP, kState, kOffSavedRsp);  // mov rsp, [r12 + saved_rsp]
+  for (Reg r : {R15, R14, R13, R12, RBP, RBX}) e_.pop(r);
+  e_.byte(0xc3);
+  for (int s = 0; s < static_cast<int>(Stub::kCount); ++s) {
+    for (std::size_t at : stub_refs_[s]) e_.bind(at, stub_pos[s]);
+  }
+  for (const Fixup& f : fixups_) e_.bind(f.at, insn_pos_[f.target]);
+  return std::move(e_.code);
+}
+
+}  // namespace userperf::bpf::x86jit
