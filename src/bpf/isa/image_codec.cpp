@@ -13,7 +13,7 @@ namespace {
 
 // "UPBFIMG" and a format version; then fields in this machine's byte order (the image never
 // leaves the machine that made it).
-constexpr char kMagic[8] = {'U', 'P', 'B', 'F', 'I', 'M', 'G', '6'};
+constexpr char kMagic[8] = {'U', 'P', 'B', 'F', 'I', 'M', 'G', '7'};
 // Bounds a decoder holds an image to, far above what a verifier accepts.
 constexpr std::uint32_t kMaxMaps = 4096;
 constexpr std::uint32_t kMaxPrograms = 4096;
@@ -54,6 +54,9 @@ void put_task_layout(support::ByteWriter& w, KernelTaskLayout t) {
   w.put(static_cast<std::uint8_t>(t.present ? 1 : 0));
   w.put(t.task_size);
   w.put(t.mm_size);
+  w.put(t.vma_size);
+  w.put(t.file_size);
+  w.put(t.dentry_size);
   for (const KernelField* f : t.fields()) put_field(w, *f);
 }
 void put_btf_funcs(support::ByteWriter& w, const std::vector<BtfFunc>& funcs) {
@@ -109,7 +112,8 @@ bool get_btf_funcs(support::ByteReader& r, std::size_t insns, std::vector<BtfFun
 // The layout is checked as the runtime relies on it (KernelTaskLayout::consistent).
 bool get_task_layout(support::ByteReader& r, KernelTaskLayout& t) {
   std::uint8_t present = 0;
-  if (!r.read(present) || present > 1 || !r.read(t.task_size) || !r.read(t.mm_size)) {
+  if (!r.read(present) || present > 1 || !r.read(t.task_size) || !r.read(t.mm_size) ||
+      !r.read(t.vma_size) || !r.read(t.file_size) || !r.read(t.dentry_size)) {
     return false;
   }
   t.present = present != 0;

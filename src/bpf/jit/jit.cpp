@@ -122,6 +122,17 @@ Expected<std::unique_ptr<Jit>> Jit::load(std::span<const Insn> insns, JitOptions
   vm_options.helpers = options.helpers;
   vm_options.static_regions = options.static_regions;
   vm_options.tail_call = options.tail_call;
+  // Not translated yet: probe loads (through BTF pointers) and bpf_find_vma's callback. Such a
+  // program is refused here, so the runtime runs it on the interpreter.
+  for (const Insn& in : insns) {
+    const bool probe = insn_class(in.code) == BPF_LDX && (insn_mode(in.code) == kModeProbeMem ||
+                                                          insn_mode(in.code) == kModeProbeMemsx);
+    if (probe ||
+        (in.code == (BPF_JMP | BPF_CALL) && in.src_reg == 0 && in.imm == BPF_FUNC_find_vma)) {
+      return make_error(
+          ENOTSUP, "the JIT does not translate probe loads (BTF pointers) or bpf_find_vma yet");
+    }
+  }
   auto program = vm::decode(insns, std::move(vm_options));
   if (!program) return program.error();
   if (options.checked && options.tail_call != nullptr) {
