@@ -14,6 +14,10 @@ namespace {
 
 using Kind = KernelBtfType::Kind;
 
+// Bounds on the walk of a table that came from a decoded image (the kernel's BTF never nests this
+// deep; a crafted table could loop).
+constexpr int kMaxWalkSteps = 256;
+
 bool is_composite(const KernelBtfType& t) {
   return t.kind == Kind::kStruct || t.kind == Kind::kUnion;
 }
@@ -46,7 +50,8 @@ const SafeField* safe_field(const std::string& owner, const std::string& field) 
 int Checker::btf_struct_walk(std::uint32_t type, std::uint32_t off, int size, BtfWalkStep& out) {
   const KernelBtfTypes& bt = *options_.kernel_btf;
   const auto usize = static_cast<std::uint32_t>(size);
-  for (;;) {
+  for (int steps = 0;; ++steps) {
+    if (steps == kMaxWalkSteps) return log_.reject(EINVAL, "kernel struct types nest too deeply");
     const KernelBtfType& t = bt.types[type];
     const char* tname = t.name.c_str();
     if (!is_composite(t)) return log_.reject(EINVAL, "Type '%s' is not a struct", tname);
@@ -81,7 +86,11 @@ int Checker::btf_struct_walk(std::uint32_t type, std::uint32_t off, int size, Bt
       if (bt.types[mtype].kind == Kind::kArray) {
         // A multi-dimensional array is one array of its innermost elements.
         std::uint32_t elem = bt.types[mtype].target;
-        while (bt.types[elem].kind == Kind::kArray) elem = bt.types[elem].target;
+        for (int depth = 0; bt.types[elem].kind == Kind::kArray; ++depth) {
+          if (depth == kMaxWalkSteps)
+            return log_.reject(EINVAL, "kernel array types nest too deeply");
+          elem = bt.types[elem].target;
+        }
         const std::uint32_t elem_size = bt.types[elem].size;
         if (elem_size == 0) continue;
         moff += (off - moff) / elem_size * elem_size;
@@ -161,7 +170,8 @@ int Checker::check_ptr_to_btf_access(int regno, const RegState& ptr, int off, in
   std::uint32_t type = ptr.btf_type;
   auto at = static_cast<std::uint32_t>(off);
   BtfWalkStep step;
-  for (;;) {
+  for (int steps = 0;; ++steps) {
+    if (steps == kMaxWalkSteps) return log_.reject(EINVAL, "kernel struct types nest too deeply");
     if (int err = btf_struct_walk(type, at, size, step)) return err;
     if (step.kind != BtfWalkStep::kStruct) break;
     type = step.next;
