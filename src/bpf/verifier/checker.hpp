@@ -6,6 +6,7 @@
 //   state_pruning.cpp  state comparison at prune points, checkpoints, precision propagation
 //   alu_jumps.cpp      ALU (scalars and pointer arithmetic) and conditional jumps
 //   memory_access.cpp  loads, stores and atomics: stack, map value, ctx, alignment; lddw
+//   btf_access.cpp     loads through BTF pointers (PTR_TO_BTF_ID), the task and vma helpers
 //   calls.cpp          helper calls and their arguments, subprogram calls, callbacks, exit,
 //                      stack depth
 // The log it writes is VerifierLog's (log.hpp).
