@@ -24,6 +24,10 @@ using x86jit::State;
 
 namespace x86jit {
 
+std::uint64_t probe_load_from_jit(State* st, std::uint64_t addr, std::uint64_t size_sign) {
+  return probe_load(st->probe_read, st->call.env, addr, size_sign);
+}
+
 // Checked mode: the interpreter's test of one access. flags: 1 = write, 2 = atomic (aligned).
 bool check_access(State* st, std::uint64_t addr, std::uint64_t size, std::uint64_t flags) {
   const bool write = (flags & 1) != 0;
@@ -122,15 +126,11 @@ Expected<std::unique_ptr<Jit>> Jit::load(std::span<const Insn> insns, JitOptions
   vm_options.helpers = options.helpers;
   vm_options.static_regions = options.static_regions;
   vm_options.tail_call = options.tail_call;
-  // Not translated yet: probe loads (through BTF pointers) and bpf_find_vma's callback. Such a
-  // program is refused here, so the runtime runs it on the interpreter.
+  // Not translated yet: bpf_find_vma's callback. Such a program is refused here, so the runtime
+  // runs it on the interpreter.
   for (const Insn& in : insns) {
-    const bool probe = insn_class(in.code) == BPF_LDX && (insn_mode(in.code) == kModeProbeMem ||
-                                                          insn_mode(in.code) == kModeProbeMemsx);
-    if (probe ||
-        (in.code == (BPF_JMP | BPF_CALL) && in.src_reg == 0 && in.imm == BPF_FUNC_find_vma)) {
-      return make_error(
-          ENOTSUP, "the JIT does not translate probe loads (BTF pointers) or bpf_find_vma yet");
+    if (in.code == (BPF_JMP | BPF_CALL) && in.src_reg == 0 && in.imm == BPF_FUNC_find_vma) {
+      return make_error(ENOTSUP, "the JIT does not translate bpf_find_vma yet");
     }
   }
   auto program = vm::decode(insns, std::move(vm_options));
@@ -209,6 +209,7 @@ RunResult Jit::run(std::uint64_t r1, std::uint64_t r2, std::span<const MemoryReg
   st.tail_calls = 0;
   st.pc = 0;
   st.status = static_cast<std::uint32_t>(RunStatus::kOk);
+  st.probe_read = impl.options.probe_read;
   const auto entry = reinterpret_cast<EntryFn>(impl.code);
   const std::uint64_t r0 = entry(r1, r2, &st, stack_top);
   const auto status = static_cast<RunStatus>(st.status);

@@ -8,6 +8,7 @@
 
 #include "bpf/isa/helper_call.hpp"
 #include "bpf/isa/memory_region.hpp"
+#include "bpf/vm/interpreter.hpp"
 
 namespace userperf::bpf::x86jit {
 
@@ -33,6 +34,7 @@ struct State {
   int tail_calls;              // this run's, MAX_TAIL_CALL_CNT at most
   std::uint32_t pc;
   std::uint32_t status;
+  ProbeRead probe_read;  // probe loads' read (JitOptions::probe_read)
 };
 
 using EntryFn = std::uint64_t (*)(std::uint64_t r1, std::uint64_t r2, State* state,
@@ -40,6 +42,9 @@ using EntryFn = std::uint64_t (*)(std::uint64_t r1, std::uint64_t r2, State* sta
 
 // Checked mode: the interpreter's test of one access. flags: 1 = write, 2 = atomic (aligned).
 bool check_access(State* st, std::uint64_t addr, std::uint64_t size, std::uint64_t flags);
+
+// A probe load (kModeProbeMem): vm's probe_load with the run's env; size_sign as PROBE_LDX's.
+std::uint64_t probe_load_from_jit(State* st, std::uint64_t addr, std::uint64_t size_sign);
 
 enum class Stub : std::uint8_t { kBail, kBudget, kCallDepth, kBadHelper, kAborted, kCount };
 

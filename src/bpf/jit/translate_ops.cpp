@@ -336,6 +336,8 @@ void Translator::op(std::uint32_t i, const vm::Op& o) {
     case K::LDXDW:
       check(i, s, o.off, 8, 0);
       return e_.rm(true, 0x8b, d, s, o.off);
+    case K::PROBE_LDX:
+      return probe_load(o);
     case K::LDXSB:
       check(i, s, o.off, 1, 0);
       return e_.rm0f(true, 0xbe, d, s, o.off);

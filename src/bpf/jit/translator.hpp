@@ -114,6 +114,8 @@ class Translator {
   void shift_by(Reg count, Reg d, bool w, int ext);
   void jump(const vm::Op& o, std::uint32_t i, bool w, Cond c, bool x, bool test);
   void check(std::uint32_t i, int base, std::int32_t off, int size, int flags);
+  // A probe load: vm's probe_load through probe_load_from_jit, r0..r5 kept.
+  void probe_load(const vm::Op& o);
   void spend_budget(std::uint32_t i);
   void helper_call(std::uint32_t i, bool indirect, const vm::Op& o);
   void tail_call(std::uint32_t i);

@@ -396,21 +396,11 @@ enter_callback : {
 }
 
   // A load the verifier typed through a BTF pointer: the synthetic kernel memory, 0 on failure.
-op_PROBE_LDX : {
-  const std::uint64_t bytes = pc->unused & 0x7f;
-  std::uint64_t value = 0;
-  if (prog->probe_read == nullptr ||
-      !prog->probe_read(env, SRC + static_cast<std::uint64_t>(static_cast<std::int64_t>(pc->off)),
-                        &value, bytes)) {
-    value = 0;
-  }
-  if ((pc->unused & 0x80) && bytes < 8) {
-    const unsigned shift = static_cast<unsigned>(64 - 8 * bytes);
-    value = static_cast<std::uint64_t>(static_cast<std::int64_t>(value << shift) >> shift);
-  }
-  DST = value;
+op_PROBE_LDX:
+  DST =
+      probe_load(prog->probe_read, env,
+                 SRC + static_cast<std::uint64_t>(static_cast<std::int64_t>(pc->off)), pc->unused);
   NEXT();
-}
 
   // bpf_tail_call(ctx, map, index), as the kernel's interpreter: an index out of range, then the
   // count (33 per run), then an empty slot continue after the call with the registers unchanged;

@@ -60,6 +60,9 @@ const CallbackDriver& bpf_loop_driver();
 // bytes of the synthetic kernel memory at `addr` into `dst`; false when that fails (the load then
 // gives 0, as the kernel's exception table makes it). SIGNAL-SAFE.
 using ProbeRead = bool (*)(void* env, std::uint64_t addr, void* dst, std::uint64_t size);
+// One probe load as both tiers run it: `size_sign` is the byte count, | 0x80 when the load
+// sign-extends (kModeProbeMemsx); 0 when `read` is nullptr or fails. SIGNAL-SAFE.
+std::uint64_t probe_load(ProbeRead read, void* env, std::uint64_t addr, std::uint64_t size_sign);
 
 // What bpf_tail_call(ctx, map, index) finds: whether index < the prog array's max_entries, and the
 // program in that slot (nullptr: empty): its interpreter, and its JIT code when it has some (a

@@ -1,7 +1,8 @@
-// bpf_loop(nr_loops, callback, ctx, flags) as a callback driver (interpreter.hpp), as the kernel's:
+// Helpers the interpreter runs itself. bpf_loop(nr_loops, callback, ctx, flags) as a callback
+// driver (interpreter.hpp), as the kernel's:
 // flags != 0: -EINVAL; nr_loops (a u32) > kMaxLoops: -E2BIG; 0 loops: 0 without a call; otherwise
 // callback(index, ctx) until it returns non-zero or the count is reached; the result is the number
-// of calls made.
+// of calls made. And the probe load both tiers share.
 #include <cerrno>
 
 #include "bpf/vm/interpreter.hpp"
@@ -54,6 +55,17 @@ constexpr CallbackDriver kBpfLoop{2, loop_begin, loop_resume};
 
 const CallbackDriver& bpf_loop_driver() {
   return kBpfLoop;
+}
+
+std::uint64_t probe_load(ProbeRead read, void* env, std::uint64_t addr, std::uint64_t size_sign) {
+  const std::uint64_t bytes = size_sign & 0x7f;
+  std::uint64_t value = 0;
+  if (read == nullptr || bytes > sizeof value || !read(env, addr, &value, bytes)) return 0;
+  if ((size_sign & 0x80) != 0 && bytes < 8) {
+    const auto shift = static_cast<unsigned>(64 - 8 * bytes);
+    value = static_cast<std::uint64_t>(static_cast<std::int64_t>(value << shift) >> shift);
+  }
+  return value;
 }
 
 }  // namespace userperf::bpf
