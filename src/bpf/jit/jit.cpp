@@ -24,6 +24,20 @@ using x86jit::State;
 
 namespace x86jit {
 
+bool callback_begin_from_jit(State* st, const CallbackDriver* driver, const std::uint64_t* args,
+                             CallbackStep* step, CallbackState* state) {
+  std::uint64_t copy[5];
+  std::memcpy(copy, args, sizeof copy);  // args lie in *step
+  *step = driver->begin(copy, st->call.env, *state);
+  return step->call;
+}
+
+bool callback_resume_from_jit(State* st, const CallbackDriver* driver, std::uint64_t r0,
+                              CallbackStep* step, CallbackState* state) {
+  *step = driver->resume(r0, st->call.env, *state);
+  return step->call;
+}
+
 std::uint64_t probe_load_from_jit(State* st, std::uint64_t addr, std::uint64_t size_sign) {
   return probe_load(st->probe_read, st->call.env, addr, size_sign);
 }
@@ -126,13 +140,7 @@ Expected<std::unique_ptr<Jit>> Jit::load(std::span<const Insn> insns, JitOptions
   vm_options.helpers = options.helpers;
   vm_options.static_regions = options.static_regions;
   vm_options.tail_call = options.tail_call;
-  // Not translated yet: bpf_find_vma's callback. Such a program is refused here, so the runtime
-  // runs it on the interpreter.
-  for (const Insn& in : insns) {
-    if (in.code == (BPF_JMP | BPF_CALL) && in.src_reg == 0 && in.imm == BPF_FUNC_find_vma) {
-      return make_error(ENOTSUP, "the JIT does not translate bpf_find_vma yet");
-    }
-  }
+  vm_options.callback_helpers = options.callback_helpers;
   auto program = vm::decode(insns, std::move(vm_options));
   if (!program) return program.error();
   if (options.checked && options.tail_call != nullptr) {

@@ -46,6 +46,14 @@ bool check_access(State* st, std::uint64_t addr, std::uint64_t size, std::uint64
 // A probe load (kModeProbeMem): vm's probe_load with the run's env; size_sign as PROBE_LDX's.
 std::uint64_t probe_load_from_jit(State* st, std::uint64_t addr, std::uint64_t size_sign);
 
+// A callback-calling helper's driver steps (interpreter.hpp's CallbackDriver): begin with the
+// helper's r1..r5 in args, resume with the callback's r0; the step written to `step`, its `call`
+// returned.
+bool callback_begin_from_jit(State* st, const CallbackDriver* driver, const std::uint64_t* args,
+                             CallbackStep* step, CallbackState* state);
+bool callback_resume_from_jit(State* st, const CallbackDriver* driver, std::uint64_t r0,
+                              CallbackStep* step, CallbackState* state);
+
 enum class Stub : std::uint8_t { kBail, kBudget, kCallDepth, kBadHelper, kAborted, kCount };
 
 // What JIT code does after bpf_tail_call's resolution (tail_call_from_jit): go on after the call

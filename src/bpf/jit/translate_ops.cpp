@@ -321,7 +321,11 @@ void Translator::op(std::uint32_t i, const vm::Op& o) {
     case K::TAIL_CALL:
       return tail_call(i);
     case K::LOOP:
-      return loop(i);
+      if (reinterpret_cast<const CallbackDriver*>(static_cast<std::uintptr_t>(o.imm)) ==
+          &bpf_loop_driver()) {
+        return loop(i);
+      }
+      return driven_callback(i, o);
     case K::LDDW:
       return const64(d, o.imm);
     case K::LDXB:

@@ -123,6 +123,9 @@ class Translator {
   // address at [rsp + `address_slot`] as it was before the call sequence's pushes.
   void local_call(std::uint32_t i, std::uint32_t target, std::int32_t address_slot);
   void loop(std::uint32_t i);
+  // Any other callback-calling helper (bpf_find_vma): its CallbackDriver's steps, as the
+  // interpreter's op_LOOP takes them, around the JIT's local call of the callback.
+  void driven_callback(std::uint32_t i, const vm::Op& o);
   void atomic(std::uint32_t i, const vm::Op& o);
 };
 

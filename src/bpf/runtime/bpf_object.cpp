@@ -136,6 +136,7 @@ Expected<std::shared_ptr<LoadedProgram>> LoadedProgram::load(std::shared_ptr<Bpf
     jit_options.helpers = vm_options.helpers;
     jit_options.tail_call = vm_options.tail_call;
     jit_options.probe_read = vm_options.probe_read;
+    jit_options.callback_helpers = vm_options.callback_helpers;
     jit_options.static_regions = vm_options.static_regions;
     jit_options.blind_constants = options.blind_constants;
   }
