@@ -60,8 +60,8 @@ bool parse_line(const char* p, const char* end, std::uint64_t addr, FoundVma& ou
   }
   skip_field(p, end);
   const std::uint64_t offset = hex(p, end);
-  skip_field(p, end);  // the offset's rest
-  skip_field(p, end);  // dev
+  skip_field(p, end);                       // the offset's rest
+  skip_field(p, end);                       // dev
   const std::uint64_t inode = hex(p, end);  // decimal digits read as hex: only zero matters
   while (p < end && *p == ' ') ++p;
   out = FoundVma{};
