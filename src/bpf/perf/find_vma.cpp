@@ -128,6 +128,7 @@ bool find_mapping(std::uint64_t addr, FoundVma& out) {
   std::size_t have = 0;
   bool found = false;
   bool eof = false;
+  bool in_long_line = false;  // the rest of a line longer than the window: not a line start
   while (!found && !(eof && have == 0)) {
     if (!eof && have < sizeof buf) {
       const ssize_t n = read(fd, buf + have, sizeof buf - have);
@@ -144,7 +145,8 @@ bool find_mapping(std::uint64_t addr, FoundVma& out) {
       if (eof) break;
       continue;
     }
-    found = parse_line(buf, buf + line, addr, out);
+    if (!in_long_line) found = parse_line(buf, buf + line, addr, out);
+    in_long_line = nl == nullptr;
     const std::size_t consumed = nl ? line + 1 : line;
     std::memmove(buf, buf + consumed, have - consumed);
     have -= consumed;
