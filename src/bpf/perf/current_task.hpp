@@ -49,13 +49,16 @@ std::uint64_t synthetic_task_address(std::uint32_t task_id);
 // The mapping bpf_find_vma found (perf/find_vma.hpp), kept in the run's context while its
 // callback may read it.
 struct FoundVma {
+  // `name` is left unset (only a file mapping's is read): every overflow's run context has one,
+  // and zeroing 256 bytes per run would cost the overflow path for nothing.
+  FoundVma() {}
   bool valid = false;
   std::uint64_t start = 0;
   std::uint64_t end = 0;
   std::uint64_t flags = 0;  // VM_READ | VM_WRITE | VM_EXEC | VM_SHARED from the permissions
   std::uint64_t pgoff = 0;  // the file offset in pages
   bool has_file = false;
-  char name[kMaxVmaName] = {};  // the file's basename, NUL-terminated
+  char name[kMaxVmaName];  // has_file: the file's basename, NUL-terminated
 };
 
 // Who reads: the layout and the sampled registers (perf_event_x86_regs order) of the run, and the

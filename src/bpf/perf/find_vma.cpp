@@ -64,7 +64,6 @@ bool parse_line(const char* p, const char* end, std::uint64_t addr, FoundVma& ou
   skip_field(p, end);                       // dev
   const std::uint64_t inode = hex(p, end);  // decimal digits read as hex: only zero matters
   while (p < end && *p == ' ') ++p;
-  out = FoundVma{};
   out.valid = true;
   out.start = start;
   out.end = stop;
@@ -72,6 +71,7 @@ bool parse_line(const char* p, const char* end, std::uint64_t addr, FoundVma& ou
   out.pgoff = offset >> kPageShift;
   // A file mapping has an inode and a path ("/..."); [heap], [stack], anonymous ones do not.
   out.has_file = inode != 0 && p < end && *p == '/';
+  out.name[0] = '\0';
   if (out.has_file) {
     const char* base = p;
     for (const char* q = p; q < end; ++q) {
