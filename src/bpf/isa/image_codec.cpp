@@ -13,7 +13,7 @@ namespace {
 
 // "UPBFIMG" and a format version; then fields in this machine's byte order (the image never
 // leaves the machine that made it).
-constexpr char kMagic[8] = {'U', 'P', 'B', 'F', 'I', 'M', 'G', '6'};
+constexpr char kMagic[8] = {'U', 'P', 'B', 'F', 'I', 'M', 'G', '7'};
 // Bounds a decoder holds an image to, far above what a verifier accepts.
 constexpr std::uint32_t kMaxMaps = 4096;
 constexpr std::uint32_t kMaxPrograms = 4096;
@@ -54,6 +54,9 @@ void put_task_layout(support::ByteWriter& w, KernelTaskLayout t) {
   w.put(static_cast<std::uint8_t>(t.present ? 1 : 0));
   w.put(t.task_size);
   w.put(t.mm_size);
+  w.put(t.vma_size);
+  w.put(t.file_size);
+  w.put(t.dentry_size);
   for (const KernelField* f : t.fields()) put_field(w, *f);
 }
 void put_btf_funcs(support::ByteWriter& w, const std::vector<BtfFunc>& funcs) {
@@ -109,7 +112,8 @@ bool get_btf_funcs(support::ByteReader& r, std::size_t insns, std::vector<BtfFun
 // The layout is checked as the runtime relies on it (KernelTaskLayout::consistent).
 bool get_task_layout(support::ByteReader& r, KernelTaskLayout& t) {
   std::uint8_t present = 0;
-  if (!r.read(present) || present > 1 || !r.read(t.task_size) || !r.read(t.mm_size)) {
+  if (!r.read(present) || present > 1 || !r.read(t.task_size) || !r.read(t.mm_size) ||
+      !r.read(t.vma_size) || !r.read(t.file_size) || !r.read(t.dentry_size)) {
     return false;
   }
   t.present = present != 0;
@@ -145,6 +149,69 @@ bool get_inner_map(support::ByteReader& r, MapSpec& m) {
   return true;
 }
 
+// The kernel's struct types (KernelBtfTypes): a u32 count, each type, then the roots' indexes.
+constexpr std::uint32_t kMaxKernelTypes = 1u << 20;
+void put_kernel_btf(support::ByteWriter& w, const KernelBtfTypes& bt) {
+  w.put(static_cast<std::uint32_t>(bt.types.size()));
+  for (const KernelBtfType& t : bt.types) {
+    w.put(static_cast<std::uint8_t>(t.kind));
+    put_string(w, t.name);
+    w.put(t.size);
+    w.put(t.target);
+    w.put(t.nelems);
+    w.put(static_cast<std::uint8_t>(t.tag));
+    w.put(static_cast<std::uint8_t>(t.opaque ? 1 : 0));
+    w.put(static_cast<std::uint32_t>(t.members.size()));
+    for (const KernelBtfMember& m : t.members) {
+      put_string(w, m.name);
+      w.put(m.type);
+      w.put(m.bit_offset);
+      w.put(m.bitfield_size);
+    }
+  }
+  w.put(bt.task_struct);
+  w.put(bt.vm_area_struct);
+}
+
+// Every index inside the table, kinds and tags known, the roots structs: what the verifier's
+// walk relies on.
+bool get_kernel_btf(support::ByteReader& r, KernelBtfTypes& bt) {
+  using Kind = KernelBtfType::Kind;
+  std::uint32_t count = 0;
+  if (!r.read(count) || count > kMaxKernelTypes || count > r.remaining()) return r.fail();
+  bt.types.resize(count);
+  for (KernelBtfType& t : bt.types) {
+    std::uint8_t kind = 0;
+    std::uint8_t tag = 0;
+    std::uint8_t opaque = 0;
+    std::uint32_t members = 0;
+    if (!r.read(kind) || kind > static_cast<std::uint8_t>(Kind::kOther) || !get_string(r, t.name) ||
+        !r.read(t.size) || !r.read(t.target) || t.target >= count || !r.read(t.nelems) ||
+        !r.read(tag) || tag > static_cast<std::uint8_t>(KernelBtfType::Tag::kRcu) ||
+        !r.read(opaque) || opaque > 1 || !r.read(members) || members > r.remaining()) {
+      return r.fail();
+    }
+    t.kind = static_cast<Kind>(kind);
+    t.tag = static_cast<KernelBtfType::Tag>(tag);
+    t.opaque = opaque != 0;
+    t.members.resize(members);
+    for (KernelBtfMember& m : t.members) {
+      if (!get_string(r, m.name) || !r.read(m.type) || m.type >= count || !r.read(m.bit_offset) ||
+          !r.read(m.bitfield_size)) {
+        return r.fail();
+      }
+    }
+  }
+  if (!r.read(bt.task_struct) || !r.read(bt.vm_area_struct)) return false;
+  const auto is_struct_or_absent = [&](std::uint32_t i) {
+    return i == 0 ? true : i < count && bt.types[i].kind == Kind::kStruct;
+  };
+  return (count == 0
+              ? bt.task_struct == 0 && bt.vm_area_struct == 0
+              : is_struct_or_absent(bt.task_struct) && is_struct_or_absent(bt.vm_area_struct)) ||
+         r.fail();
+}
+
 Error bad(const support::ByteReader& r, const char* what) {
   return make_error(
       EINVAL, std::string("bad object image at byte ") + std::to_string(r.offset()) + ": " + what);
@@ -159,6 +226,7 @@ std::vector<std::uint8_t> encode_object_image(const ObjectImage& image) {
   put_string(w, image.license);
   w.put(image.kern_version);
   put_task_layout(w, image.task_layout);
+  put_kernel_btf(w, image.kernel_btf);
   w.put(static_cast<std::uint32_t>(image.maps.size()));
   for (const MapSpec& m : image.maps) {
     put_string(w, m.name);
@@ -198,6 +266,7 @@ Expected<ObjectImage> decode_object_image(std::span<const std::uint8_t> bytes) {
   }
   if (!get_string(r, image.license) || !r.read(image.kern_version)) return bad(r, "header");
   if (!get_task_layout(r, image.task_layout)) return bad(r, "task_struct layout");
+  if (!get_kernel_btf(r, image.kernel_btf)) return bad(r, "kernel struct types");
   std::uint32_t maps = 0;
   if (!r.read(maps) || maps > kMaxMaps) return bad(r, "map count");
   for (std::uint32_t i = 0; i < maps; ++i) {

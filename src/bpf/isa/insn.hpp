@@ -11,10 +11,15 @@ namespace userperf::bpf {
 using Insn = bpf_insn;  // code, dst_reg:4, src_reg:4, off (s16), imm (s32)
 
 inline constexpr std::uint8_t kModeMemsx = 0x80;  // BPF_MEMSX: sign-extending LDX (v4)
-inline constexpr int kNumRegs = 11;               // r0..r10
-inline constexpr int kFramePointer = 10;          // r10, read-only
-inline constexpr int kMaxStack = 512;             // MAX_BPF_STACK, per frame and in total
-inline constexpr int kMaxCallFrames = 8;          // MAX_CALL_FRAMES
+// The kernel's internal BPF_PROBE_MEM / BPF_PROBE_MEMSX (LDX modes no program may use): a load the
+// verifier typed through a BTF pointer, which reads the synthetic kernel memory and gives 0 where
+// that read fails (the kernel's exception table), never touching real memory.
+inline constexpr std::uint8_t kModeProbeMem = 0x20;
+inline constexpr std::uint8_t kModeProbeMemsx = 0x40;
+inline constexpr int kNumRegs = 11;       // r0..r10
+inline constexpr int kFramePointer = 10;  // r10, read-only
+inline constexpr int kMaxStack = 512;     // MAX_BPF_STACK, per frame and in total
+inline constexpr int kMaxCallFrames = 8;  // MAX_CALL_FRAMES
 
 // One function's own stack use as the verifier measured it (the kernel's
 // subprog_info[i].stack_depth: the deepest byte below r10 it touches, unrounded). `start` is the

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bpf/isa/insn.hpp"
+#include "bpf/isa/kernel_btf_types.hpp"
 #include "bpf/isa/kernel_task_layout.hpp"
 
 namespace userperf::bpf {
@@ -109,6 +110,9 @@ struct ObjectImage {
   // The running kernel's task_struct layout, read by the loader when a program calls
   // bpf_get_current_task (its synthetic task is laid out as the kernel's).
   KernelTaskLayout task_layout;
+  // The kernel's struct types, read by the loader when a program calls bpf_get_current_task_btf
+  // or bpf_find_vma: what the verifier types loads through their BTF pointers with.
+  KernelBtfTypes kernel_btf;
 };
 
 // True when the program calls kernel helper `id` (a BPF_CALL with src_reg 0) anywhere.

@@ -25,6 +25,24 @@ using x86jit::State;
 
 namespace x86jit {
 
+bool callback_begin_from_jit(State* st, const CallbackDriver* driver, const std::uint64_t* args,
+                             CallbackStep* step, CallbackState* state) {
+  std::uint64_t copy[5];
+  std::memcpy(copy, args, sizeof copy);  // args lie in *step
+  *step = driver->begin(copy, st->call.env, *state);
+  return step->call;
+}
+
+bool callback_resume_from_jit(State* st, const CallbackDriver* driver, std::uint64_t r0,
+                              CallbackStep* step, CallbackState* state) {
+  *step = driver->resume(r0, st->call.env, *state);
+  return step->call;
+}
+
+std::uint64_t probe_load_from_jit(State* st, std::uint64_t addr, std::uint64_t size_sign) {
+  return probe_load(st->probe_read, st->call.env, addr, size_sign);
+}
+
 // Checked mode: the interpreter's test of one access. flags: 1 = write, 2 = atomic (aligned).
 bool check_access(State* st, std::uint64_t addr, std::uint64_t size, std::uint64_t flags,
                   std::uint64_t stack_low) {
@@ -124,6 +142,7 @@ Expected<std::unique_ptr<Jit>> Jit::load(std::span<const Insn> insns, JitOptions
   vm_options.helpers = options.helpers;
   vm_options.static_regions = options.static_regions;
   vm_options.tail_call = options.tail_call;
+  vm_options.callback_helpers = options.callback_helpers;
   auto program = vm::decode(insns, std::move(vm_options));
   if (!program) return program.error();
   if (options.checked && options.tail_call != nullptr) {
@@ -207,6 +226,7 @@ RunResult Jit::run_with_state(std::uint64_t r1, std::uint64_t r2,
   st.tail_calls = 0;
   st.pc = 0;
   st.status = static_cast<std::uint32_t>(RunStatus::kOk);
+  st.probe_read = impl.options.probe_read;
   const std::uint64_t r0 = entry(r1, r2, &st, stack_top);
   const auto status = static_cast<RunStatus>(st.status);
   return RunResult{status, r0, status == RunStatus::kOk ? 0 : st.pc,

@@ -36,6 +36,12 @@ struct JitOptions {
   // JIT code (TailCallSlot::jit) is jumped into, in the caller's frame; one without runs on its
   // interpreter and its r0 is returned from the calling function. Unchecked mode only.
   TailCallResolver tail_call = nullptr;
+  // Probe loads (loads the verifier typed through BTF pointers): the interpreter's
+  // (InterpreterOptions::probe_read), called through vm's probe_load.
+  ProbeRead probe_read = nullptr;
+  // Callback-calling helpers besides bpf_loop (InterpreterOptions::callback_helpers): their
+  // drivers' steps run around the JIT's local call of the callback.
+  std::vector<std::pair<std::int32_t, const CallbackDriver*>> callback_helpers;
   // Memory checks, budget and the interpreter's register behaviour around helper calls; for
   // programs the verifier did not accept. Unchecked code must only be made of verified programs.
   bool checked = false;

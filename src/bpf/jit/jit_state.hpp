@@ -8,6 +8,7 @@
 
 #include "bpf/isa/helper_call.hpp"
 #include "bpf/isa/memory_region.hpp"
+#include "bpf/vm/interpreter.hpp"
 
 namespace userperf::bpf::x86jit {
 
@@ -33,6 +34,7 @@ struct State {
   int tail_calls;              // this run's, MAX_TAIL_CALL_CNT at most
   std::uint32_t pc;
   std::uint32_t status;
+  ProbeRead probe_read;  // probe loads' read (JitOptions::probe_read)
 };
 
 using EntryFn = std::uint64_t (*)(std::uint64_t r1, std::uint64_t r2, State* state,
@@ -45,6 +47,17 @@ using LeafFn = std::uint64_t (*)(std::uint64_t r1, std::uint64_t r2);
 // [stack_low, stack_top).
 bool check_access(State* st, std::uint64_t addr, std::uint64_t size, std::uint64_t flags,
                   std::uint64_t stack_low);
+
+// A probe load (kModeProbeMem): vm's probe_load with the run's env; size_sign as PROBE_LDX's.
+std::uint64_t probe_load_from_jit(State* st, std::uint64_t addr, std::uint64_t size_sign);
+
+// A callback-calling helper's driver steps (interpreter.hpp's CallbackDriver): begin with the
+// helper's r1..r5 in args, resume with the callback's r0; the step written to `step`, its `call`
+// returned.
+bool callback_begin_from_jit(State* st, const CallbackDriver* driver, const std::uint64_t* args,
+                             CallbackStep* step, CallbackState* state);
+bool callback_resume_from_jit(State* st, const CallbackDriver* driver, std::uint64_t r0,
+                              CallbackStep* step, CallbackState* state);
 
 enum class Stub : std::uint8_t { kBail, kBudget, kCallDepth, kBadHelper, kAborted, kCount };
 

@@ -1,6 +1,8 @@
 // Calls in x86-64: helpers (through the State's table, with the run's regions), bpf-to-bpf calls in
 // frames of their own, bpf_loop's native loop around its callback, and tail calls.
 #include <cerrno>
+#include <cstddef>
+#include <vector>
 
 #include "bpf/jit/translator.hpp"
 
@@ -155,6 +157,70 @@ void Translator::loop(std::uint32_t i) {
   e_.mov_rr(true, RAX, R11);  // r0 = the calls made
   e_.alu_imm(true, 0, RSP, 32);
   for (std::size_t at : to_end) e_.bind(at, e_.pos());
+}
+
+// The helper's frame on the native stack (96 bytes keep it 16-byte aligned): the CallbackStep at
+// [rsp] (call at 0, args at 8, result at 48), the CallbackState at [rsp + 56], the callback's code
+// at [rsp + 80] (before it is resolved: its instruction index).
+namespace {
+constexpr std::int32_t kStepArgs = offsetof(CallbackStep, args);
+constexpr std::int32_t kStepResult = offsetof(CallbackStep, result);
+constexpr std::int32_t kStateAt = 56;
+constexpr std::int32_t kCallbackAt = 80;
+constexpr std::int32_t kDrivenFrame = 96;
+static_assert(sizeof(CallbackStep) <= kStateAt && kStateAt + sizeof(CallbackState) <= kCallbackAt);
+}  // namespace
+
+void Translator::driven_callback(std::uint32_t i, const vm::Op& o) {
+  const auto* driver = reinterpret_cast<const CallbackDriver*>(static_cast<std::uintptr_t>(o.imm));
+  static constexpr Reg kArgs[] = {RDI, RSI, RDX, RCX, R8};
+  e_.alu_imm(true, 5, RSP, kDrivenFrame);
+  for (int r = 0; r < 5; ++r) e_.rm(true, 0x89, kArgs[r], RSP, kStepArgs + 8 * r);
+  e_.rm(true, 0x89, kArgs[driver->callback_arg - 1], RSP, kCallbackAt);
+  // begin(state, driver, &step.args, &step, &callback state)
+  e_.mov_rr(true, RDI, kState);
+  e_.mov_imm64(RSI, reinterpret_cast<std::uintptr_t>(driver));
+  e_.rm(true, 0x8d, RDX, RSP, kStepArgs);
+  e_.mov_rr(true, RCX, RSP);
+  e_.rm(true, 0x8d, R8, RSP, kStateAt);
+  e_.mov_imm64(R11, reinterpret_cast<std::uintptr_t>(&callback_begin_from_jit));
+  e_.call_reg(R11);
+  e_.rr(false, 0x84, RAX, RAX);  // test al, al
+  const std::size_t no_call = e_.jcc(kE);
+  // The callback must be a function an lddw named (as op_LOOP): its code into [rsp + 80].
+  e_.rm(true, 0x8b, R10, RSP, kCallbackAt);
+  std::vector<std::size_t> found;
+  for (std::uint32_t callback : program_.callbacks) {
+    e_.alu_imm(true, 7, R10, static_cast<std::int32_t>(callback));
+    const std::size_t other = e_.jcc(kNE);
+    e_.rex(true, R11, 0, 0);  // lea r11, [rip + the callback's first instruction]
+    e_.byte(0x8d);
+    e_.byte(0x1d);
+    fixups_.push_back({e_.pos(), callback});
+    e_.imm32(0);
+    found.push_back(e_.jmp());
+    e_.bind(other, e_.pos());
+  }
+  set_pc(i);
+  jmp_stub(Stub::kBadHelper);
+  for (std::size_t at : found) e_.bind(at, e_.pos());
+  e_.rm(true, 0x89, R11, RSP, kCallbackAt);
+  const std::size_t top = e_.pos();
+  for (int r = 0; r < 5; ++r) e_.rm(true, 0x8b, kArgs[r], RSP, kStepArgs + 8 * r);
+  local_call(i, 0, kCallbackAt);
+  // resume(state, driver, r0, &step, &callback state)
+  e_.mov_rr(true, RDX, RAX);
+  e_.mov_rr(true, RDI, kState);
+  e_.mov_imm64(RSI, reinterpret_cast<std::uintptr_t>(driver));
+  e_.mov_rr(true, RCX, RSP);
+  e_.rm(true, 0x8d, R8, RSP, kStateAt);
+  e_.mov_imm64(R11, reinterpret_cast<std::uintptr_t>(&callback_resume_from_jit));
+  e_.call_reg(R11);
+  e_.rr(false, 0x84, RAX, RAX);
+  e_.jcc_back(kNE, top);
+  e_.bind(no_call, e_.pos());
+  e_.rm(true, 0x8b, RAX, RSP, kStepResult);  // r0 = the helper's result
+  e_.alu_imm(true, 0, RSP, kDrivenFrame);
 }
 
 void Translator::tail_call(std::uint32_t i) {

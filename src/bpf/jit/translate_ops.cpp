@@ -321,7 +321,11 @@ void Translator::op(std::uint32_t i, const vm::Op& o) {
     case K::TAIL_CALL:
       return tail_call(i);
     case K::LOOP:
-      return loop(i);
+      if (reinterpret_cast<const CallbackDriver*>(static_cast<std::uintptr_t>(o.imm)) ==
+          &bpf_loop_driver()) {
+        return loop(i);
+      }
+      return driven_callback(i, o);
     case K::LDDW:
       return const64(d, o.imm);
     case K::LDXB:
@@ -336,6 +340,8 @@ void Translator::op(std::uint32_t i, const vm::Op& o) {
     case K::LDXDW:
       check(i, s, o.off, 8, 0);
       return e_.rm(true, 0x8b, d, s, o.off);
+    case K::PROBE_LDX:
+      return probe_load(o);
     case K::LDXSB:
       check(i, s, o.off, 1, 0);
       return e_.rm0f(true, 0xbe, d, s, o.off);

@@ -124,6 +124,20 @@ void Translator::check(std::uint32_t i, int base, std::int32_t off, int size, in
   to_stub(Stub::kBail, kE);
 }
 
+void Translator::probe_load(const vm::Op& o) {
+  e_.rm(true, 0x8d, R11, kMap[o.src & 0xf], o.off);  // lea r11, [src + off]
+  static constexpr Reg kSaved[] = {RAX, RDI, RSI, RDX, RCX, R8};
+  for (Reg r : kSaved) e_.push(r);  // 48 bytes: the stack stays 16-byte aligned
+  e_.mov_rr(true, RDI, kState);
+  e_.mov_rr(true, RSI, R11);
+  e_.mov_imm64(RDX, o.unused);
+  e_.mov_imm64(R11, reinterpret_cast<std::uintptr_t>(&probe_load_from_jit));
+  e_.call_reg(R11);
+  e_.mov_rr(true, R11, RAX);
+  for (int k = 5; k >= 0; --k) e_.pop(kSaved[k]);
+  e_.mov_rr(true, kMap[o.dst], R11);
+}
+
 void Translator::spend_budget(std::uint32_t i) {
   if (!options_.checked || options_.budget == 0) return;
   set_pc(i);
@@ -142,8 +156,9 @@ std::vector<std::uint8_t> Translator::translate() {
   leaf_ = !options_.checked;
   for (const vm::Op& o : program_.ops) {
     tail_calls_ = tail_calls_ || o.kind == K::TAIL_CALL;
+    // A probe load reads through the State (the run's env and probe reader): not a leaf either.
     leaf_ = leaf_ && o.kind != K::CALL_HELPER && o.kind != K::CALLX && o.kind != K::CALL_LOCAL &&
-            o.kind != K::LOOP && o.kind != K::TAIL_CALL;
+            o.kind != K::LOOP && o.kind != K::TAIL_CALL && o.kind != K::PROBE_LDX;
   }
   std::size_t after_main = 0;
   if (leaf_) {

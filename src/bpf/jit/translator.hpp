@@ -83,7 +83,7 @@ class Translator {
   const Frames& frames_;
   Emitter e_;
   bool tail_calls_ = false;  // the program has TAIL_CALL ops
-  bool leaf_ = false;        // unchecked, and no helper, local call, loop or tail call
+  bool leaf_ = false;        // unchecked; no helper, local call, loop, tail call or probe load
   std::vector<std::size_t> insn_pos_;
   std::vector<Fixup> fixups_;
   std::vector<std::size_t> stub_refs_[static_cast<int>(Stub::kCount)];
@@ -134,6 +134,8 @@ class Translator {
   void shift_by(Reg count, Reg d, bool w, int ext);
   void jump(const vm::Op& o, std::uint32_t i, bool w, Cond c, bool x, bool test);
   void check(std::uint32_t i, int base, std::int32_t off, int size, int flags);
+  // A probe load: vm's probe_load through probe_load_from_jit, r0..r5 kept.
+  void probe_load(const vm::Op& o);
   void spend_budget(std::uint32_t i);
   void helper_call(std::uint32_t i, bool indirect, const vm::Op& o);
   void tail_call(std::uint32_t i);
@@ -141,6 +143,9 @@ class Translator {
   // address at [rsp + `address_slot`] as it was before the call sequence's pushes.
   void local_call(std::uint32_t i, std::uint32_t target, std::int32_t address_slot);
   void loop(std::uint32_t i);
+  // Any other callback-calling helper (bpf_find_vma): its CallbackDriver's steps, as the
+  // interpreter's op_LOOP takes them, around the JIT's local call of the callback.
+  void driven_callback(std::uint32_t i, const vm::Op& o);
   void atomic(std::uint32_t i, const vm::Op& o);
 };
 

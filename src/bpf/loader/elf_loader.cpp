@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <initializer_list>
 #include <iterator>
 #include <memory>
 #include <mutex>
@@ -19,6 +20,7 @@
 #include "bpf/loader/elf_check.hpp"
 #include "bpf/loader/elf_view.hpp"
 #include "bpf/loader/global_data.hpp"
+#include "bpf/loader/kernel_btf_types.hpp"
 #include "bpf/loader/kernel_task_layout.hpp"
 #include "bpf/loader/libbpf_view.hpp"
 #include "bpf/loader/map_slots.hpp"
@@ -168,18 +170,36 @@ std::optional<Error> apply_core_relocations(ElfView& elf,
 // bpf_get_current_task's synthetic task is laid out as the running kernel's task_struct: read
 // from its BTF when a program calls the helper (a kernel without BTF: the object is refused).
 std::optional<Error> read_task_layout(ObjectImage& image) {
-  const auto caller = std::find_if(image.programs.begin(), image.programs.end(), [](auto& p) {
-    return program_calls_helper(p, BPF_FUNC_get_current_task);
+  const auto calls = [](const ProgramImage& p, std::initializer_list<std::int32_t> ids) {
+    return std::any_of(ids.begin(), ids.end(),
+                       [&](auto id) { return program_calls_helper(p, id); });
+  };
+  const auto caller = std::find_if(image.programs.begin(), image.programs.end(), [&](auto& p) {
+    return calls(p, {BPF_FUNC_get_current_task, BPF_FUNC_get_current_task_btf, BPF_FUNC_find_vma});
   });
   if (caller == image.programs.end()) return std::nullopt;
-  const std::string why = "program '" + caller->name +
-                          "' calls bpf_get_current_task, whose synthetic task_struct is laid out "
+  const char* helper =
+      program_calls_helper(*caller, BPF_FUNC_get_current_task)       ? "bpf_get_current_task"
+      : program_calls_helper(*caller, BPF_FUNC_get_current_task_btf) ? "bpf_get_current_task_btf"
+                                                                     : "bpf_find_vma";
+  const std::string why = "program '" + caller->name + "' calls " + helper +
+                          ", whose synthetic task_struct is laid out "
                           "from the running kernel's BTF: ";
   auto kernel = kernel_btf();
   if (!kernel) return make_error(kernel.error().code, why + kernel.error().message);
   auto layout = loader::read_kernel_task_layout(**kernel);
   if (!layout) return make_error(layout.error().code, why + layout.error().message);
   image.task_layout = *layout;
+  // BTF-typed pointers (bpf_get_current_task_btf, bpf_find_vma): the verifier walks the kernel's
+  // struct types.
+  const bool btf_pointers = std::any_of(image.programs.begin(), image.programs.end(), [&](auto& p) {
+    return calls(p, {BPF_FUNC_get_current_task_btf, BPF_FUNC_find_vma});
+  });
+  if (btf_pointers) {
+    auto types = loader::read_kernel_btf_types(**kernel);
+    if (!types) return make_error(types.error().code, why + types.error().message);
+    image.kernel_btf = std::move(*types);
+  }
   return std::nullopt;
 }
 

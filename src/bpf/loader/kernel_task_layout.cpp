@@ -32,6 +32,26 @@ Expected<KernelTaskLayout> read_kernel_task_layout(const BtfHandle& kernel) {
     field(layout.mm_arg_start, {"arg_start"}, "mm_struct");
     field(layout.mm_arg_end, {"arg_end"}, "mm_struct");
   }
+  // bpf_find_vma's vm_area_struct, struct file and dentry.
+  if (const auto vma_size = struct_size(kernel, "vm_area_struct")) {
+    layout.vma_size = *vma_size;
+    field(layout.vma_start, {"vm_start"}, "vm_area_struct");
+    field(layout.vma_end, {"vm_end"}, "vm_area_struct");
+    field(layout.vma_flags, {"vm_flags"}, "vm_area_struct");
+    field(layout.vma_pgoff, {"vm_pgoff"}, "vm_area_struct");
+    field(layout.vma_file, {"vm_file"}, "vm_area_struct");
+  }
+  if (const auto file_size = struct_size(kernel, "file")) {
+    layout.file_size = *file_size;
+    field(layout.file_dentry, {"f_path", "dentry"}, "file");
+  }
+  if (const auto dentry_size = struct_size(kernel, "dentry")) {
+    layout.dentry_size = *dentry_size;
+    field(layout.dentry_iname, {"d_iname"}, "dentry");
+    if (layout.dentry_iname.size == 0)
+      field(layout.dentry_iname, {"d_shortname", "string"}, "dentry");
+    field(layout.dentry_name, {"d_name", "name"}, "dentry");
+  }
   if (!layout.consistent()) {
     return make_error(EINVAL,
                       "the kernel's task_struct (" + std::to_string(*size) +

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "bpf/perf/find_vma.hpp"
 #include "bpf/perf/perf_event_ctx.hpp"
 #include "bpf/perf/perf_helpers.hpp"
 #include "support/descriptors.hpp"
@@ -203,6 +204,8 @@ int BpfRegistry::load_into(std::shared_ptr<BpfObject> object, std::size_t index,
   ProgramLoadOptions options;
   options.helpers = perf_event_helper_table();
   options.ctx_layout = &perf_event_ctx_layout();
+  options.callback_helpers = {{BPF_FUNC_find_vma, &find_vma_driver()}};
+  options.probe_read = &probe_read_synthetic;
   options.jit = tier.jit;
   options.say_fallback = tier.say_fallback;
   auto program = LoadedProgram::load(std::move(object), index, options);

@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -140,7 +141,7 @@ const MmValues* mm_values() {
 struct Member {
   std::uint64_t begin = 0;
   std::uint64_t size = 0;
-  unsigned char bytes[kPtRegsSize] = {};
+  unsigned char bytes[kMaxVmaName] = {};
 };
 
 template <class T>
@@ -225,6 +226,64 @@ void fill_pt_regs(Member& m, const std::uint64_t* regs) {
   }
 }
 
+// One 8-byte value or byte string as a member.
+bool value_member(Member& m, std::uint64_t begin, const KernelField& field, std::uint64_t offset,
+                  std::uint64_t value) {
+  if (field.size == 0 || offset < field.offset || offset - field.offset >= field.size) return false;
+  m.begin = begin + field.offset;
+  m.size = field.size;
+  put(m, value);
+  return true;
+}
+
+// bpf_find_vma's vm_area_struct, file, dentry and name in the calling thread's slot.
+bool vma_member_at(const TaskReadContext& ctx, std::uint64_t slot, std::uint64_t offset,
+                   Member& out) {
+  const FoundVma* vma = ctx.vma;
+  if (vma == nullptr || !vma->valid) return false;
+  const KernelTaskLayout& l = *ctx.layout;
+  const auto in = [&](std::uint64_t base, std::uint64_t size) {
+    return offset >= base && offset - base < size;
+  };
+  if (in(kTaskVmaOffset, l.vma_size)) {
+    const std::uint64_t base = slot + kTaskVmaOffset;
+    const std::uint64_t off = offset - kTaskVmaOffset;
+    return value_member(out, base, l.vma_start, off, vma->start) ||
+           value_member(out, base, l.vma_end, off, vma->end) ||
+           value_member(out, base, l.vma_flags, off, vma->flags) ||
+           value_member(out, base, l.vma_pgoff, off, vma->pgoff) ||
+           value_member(out, base, l.vma_file, off, vma->has_file ? slot + kTaskFileOffset : 0);
+  }
+  if (!vma->has_file) return false;
+  if (in(kTaskFileOffset, l.file_size)) {
+    return value_member(out, slot + kTaskFileOffset, l.file_dentry, offset - kTaskFileOffset,
+                        slot + kTaskDentryOffset);
+  }
+  if (in(kTaskDentryOffset, l.dentry_size)) {
+    const std::uint64_t off = offset - kTaskDentryOffset;
+    if (value_member(out, slot + kTaskDentryOffset, l.dentry_name, off, slot + kTaskNameOffset)) {
+      return true;
+    }
+    const KernelField& iname = l.dentry_iname;
+    if (iname.size == 0 || off < iname.offset || off - iname.offset >= iname.size) return false;
+    out.begin = slot + kTaskDentryOffset + iname.offset;
+    out.size = iname.size;
+    std::memset(out.bytes, 0, sizeof out.bytes);
+    std::memcpy(out.bytes, vma->name,
+                std::min<std::size_t>(std::strlen(vma->name), iname.size - 1));
+    return true;
+  }
+  if (in(kTaskNameOffset, kMaxVmaName)) {
+    const std::size_t len = std::strlen(vma->name) + 1;
+    if (offset - kTaskNameOffset >= len) return false;
+    out.begin = slot + kTaskNameOffset;
+    out.size = len;
+    std::memcpy(out.bytes, vma->name, len);
+    return true;
+  }
+  return false;
+}
+
 bool member_at(const TaskReadContext& ctx, std::uint64_t addr, Member& out) {
   if (addr < kTaskArena || (addr - kTaskArena) >> kTaskSlotShift >= kMaxTaskId) return false;
   const auto id = static_cast<std::uint32_t>((addr - kTaskArena) >> kTaskSlotShift);
@@ -245,6 +304,7 @@ bool member_at(const TaskReadContext& ctx, std::uint64_t addr, Member& out) {
     if (mm_values() == nullptr) return false;  // /proc/self/stat unreadable: the members fault
     return modelled_at(layout, kMmModelled, 0, slot + kTaskMmOffset, offset - kTaskMmOffset, out);
   }
+  if (id == tid && offset >= kTaskVmaOffset) return vma_member_at(ctx, slot, offset, out);
   if (offset >= layout.task_size) return false;
   std::uint8_t whose = 0;
   if (id == tid) {

@@ -9,6 +9,7 @@
 
 #include "bpf/isa/kernel_task_layout.hpp"
 #include "bpf/isa/memory_region.hpp"
+#include "bpf/perf/current_task.hpp"
 #include "bpf/verifier/verifier.hpp"
 #include "core/event.hpp"
 #include "core/sample_data.hpp"
@@ -21,6 +22,8 @@ struct PerfEventRunCtx {
   core::Event* event = nullptr;
   // The running kernel's task_struct layout (the program's image): bpf_get_current_task's task.
   const KernelTaskLayout* task_layout = nullptr;
+  // The mapping bpf_find_vma found, read by its callback through the synthetic vma.
+  FoundVma vma;
 };
 
 // The memory a run may read through the context: the context, the sample and the registers.

@@ -240,11 +240,18 @@ u64 get_stack(u64, u64 buf, u64 size, u64 flags, u64, CallContext& call) {
 
 TaskReadContext task_read_context(const CallContext& call) {
   const PerfEventRunCtx& ctx = run_ctx(call);
-  return TaskReadContext{ctx.task_layout, ctx.regs};
+  return TaskReadContext{ctx.task_layout, ctx.regs, &ctx.vma};
 }
 
 u64 get_current_task(u64, u64, u64, u64, u64, CallContext&) {
   return synthetic_task_address(static_cast<std::uint32_t>(support::current_tid()));
+}
+
+// bpf_find_vma is the interpreter's callback op (find_vma.hpp); reached as a plain helper, the
+// run stops.
+u64 find_vma_unresolved(u64, u64, u64, u64, u64, CallContext& call) {
+  call.abort = true;
+  return helper_error(EINVAL);
 }
 
 // bpf_probe_read_kernel_common: dst zeroed when the read fails.
@@ -309,6 +316,8 @@ void add_perf_event_helpers(std::vector<HelperFn>& table) {
   set_helper(table, BPF_FUNC_get_attach_cookie, get_attach_cookie);
   set_helper(table, BPF_FUNC_read_branch_records, read_branch_records);
   set_helper(table, BPF_FUNC_get_current_task, get_current_task);
+  set_helper(table, BPF_FUNC_get_current_task_btf, get_current_task);
+  set_helper(table, BPF_FUNC_find_vma, find_vma_unresolved);
   set_helper(table, BPF_FUNC_probe_read_kernel, probe_read_kernel);
   set_helper(table, BPF_FUNC_probe_read_kernel_str, probe_read_kernel_str);
   set_helper(table, BPF_FUNC_probe_read, probe_read_compat);

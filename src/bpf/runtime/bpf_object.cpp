@@ -102,6 +102,7 @@ Expected<std::shared_ptr<LoadedProgram>> LoadedProgram::load(std::shared_ptr<Bpf
   verify_options.maps = &object->image().maps;
   verify_options.ctx_layout = options.ctx_layout;
   verify_options.log_level = options.log_level;
+  verify_options.kernel_btf = &object->image().kernel_btf;
   VerifyResult verdict = verify(image, verify_options);
   if (!verdict.accepted) {
     return make_error(verdict.error != 0 ? verdict.error : EACCES, verdict.log);
@@ -121,6 +122,8 @@ Expected<std::shared_ptr<LoadedProgram>> LoadedProgram::load(std::shared_ptr<Bpf
   InterpreterOptions vm_options;
   vm_options.helpers = options.helpers;
   vm_options.tail_call = &tail_call_slot;
+  vm_options.callback_helpers = options.callback_helpers;
+  vm_options.probe_read = options.probe_read;
   for (const auto& map : object->maps()) vm_options.static_regions.push_back(map->value_region());
   const bool want_jit = options.jit && jit_allowed_by_environment();
   if (want_jit && !jit_supported() && options.say_fallback) {
@@ -132,6 +135,8 @@ Expected<std::shared_ptr<LoadedProgram>> LoadedProgram::load(std::shared_ptr<Bpf
   if (use_jit) {
     jit_options.helpers = vm_options.helpers;
     jit_options.tail_call = vm_options.tail_call;
+    jit_options.probe_read = vm_options.probe_read;
+    jit_options.callback_helpers = vm_options.callback_helpers;
     jit_options.static_regions = vm_options.static_regions;
     jit_options.blind_constants = options.blind_constants;
     jit_options.function_stacks = verdict.function_stacks;  // frames of the verified sizes

@@ -43,6 +43,10 @@ class BpfObject {
 struct ProgramLoadOptions {
   std::vector<HelperFn> helpers;  // by helper id: every helper the program type allows
   const PerfEventCtxLayout* ctx_layout = nullptr;
+  // Callback-calling helpers besides bpf_loop (bpf_find_vma) and the probe loads' read: the
+  // program type's (perf/find_vma.hpp).
+  std::vector<std::pair<std::int32_t, const CallbackDriver*>> callback_helpers;
+  ProbeRead probe_read = nullptr;
   std::uint32_t log_level = 1;
   // The tier: the JIT (x86-64) unless false or the environment sets USERPERF_BPF_JIT=0; the
   // interpreter otherwise (`--no-bpf-jit`).

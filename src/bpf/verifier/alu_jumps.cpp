@@ -112,6 +112,7 @@ int Checker::adjust_ptr(const Insn& in, const RegState& ptr, const RegState& off
     case RegType::kPtrToStack:
     case RegType::kPtrToRingbufMem:
     case RegType::kPtrToMem:
+    case RegType::kPtrToBtfId:
       break;
     case RegType::kConstPtrToMap:
       if (known && off.smin == 0 && op == BPF_ADD) break;

@@ -202,6 +202,8 @@ int Checker::check_helper_arg(int regno, ArgType type, CallMeta& meta, ArgType p
       if (r.type != RegType::kPtrToFunc) return expect("func");
       meta.callback = r.subprog;
       return 0;
+    case ArgType::kPtrToBtfIdTask:
+      return check_task_arg(regno);
     case ArgType::kPtrToStackOrNull:
       if (r.is_null()) return 0;
       if (r.type != RegType::kPtrToStack) return expect("fp");
@@ -293,6 +295,13 @@ int Checker::do_call(std::uint32_t idx, const Insn& in, std::uint32_t& next) {
     return log_.reject(EINVAL, "invalid func %s#%d", helper_label(id), id);
   if (id == BPF_FUNC_get_func_ip) return check_get_func_ip(id);
   const HelperProto* proto = perf_event_helper_proto(id);
+  if (proto && (id == BPF_FUNC_get_current_task_btf || id == BPF_FUNC_find_vma) &&
+      (options_.kernel_btf == nullptr || !options_.kernel_btf->present())) {
+    return log_.reject(EINVAL,
+                       "helper %s#%d types its pointers with the kernel's BTF, which the program's "
+                       "image does not carry (read from /sys/kernel/btf/vmlinux at load)",
+                       helper_label(id), id);
+  }
   if (!proto) {
     return log_.reject(EINVAL, "program of this type cannot use helper %s#%d", helper_label(id),
                        id);
@@ -317,10 +326,15 @@ int Checker::do_call(std::uint32_t idx, const Insn& in, std::uint32_t& next) {
     // The walk ends a callback's iterations when nr_loops runs out: its value decides.
     need_precise_reg(1);
     if (frame().callback_depth < reg(1).umax) {
-      if (int err = push_callback(idx, meta.callback)) return err;
+      if (int err = push_callback(idx, meta.callback, id)) return err;
     } else {
       frame().callback_depth = 0;
     }
+  }
+  // As the kernel, the callback may run on every visit of the call (the walk converges at the
+  // call's checkpoint).
+  if (id == BPF_FUNC_find_vma) {
+    if (int err = push_callback(idx, meta.callback, id)) return err;
   }
   mark_stack_written(meta);
   for (int r = 1; r <= 5; ++r) reg(r) = RegState{};
@@ -339,6 +353,9 @@ int Checker::do_call(std::uint32_t idx, const Insn& in, std::uint32_t& next) {
         r0.s32_min = -kMaxErrno;
         reg_bounds_sync(r0);
       }
+      break;
+    case RetType::kPtrToBtfIdTask:
+      r0 = current_task_btf();
       break;
     case RetType::kPtrToRingbufMemOrNull: {
       r0 = make_pointer(RegType::kPtrToRingbufMem);
@@ -420,10 +437,11 @@ int Checker::do_local_call(std::uint32_t idx, const Insn& in, std::uint32_t& nex
 }
 
 // push_callback_call: the path that enters the callback is pushed, with a frame set up as the
-// helper calls it (bpf_loop: r1 the index, an unknown scalar; r2 the caller's r3) and the caller's
+// helper calls it (bpf_loop: r1 the index, an unknown scalar; r2 the caller's r3; bpf_find_vma:
+// r1 the task, r2 a vm_area_struct BTF pointer, r3 the caller's r4) and the caller's
 // registers as they are at the call, so that the callback's exit can return to the call and the
 // call decide again whether to enter it. The current path goes on as if the helper did not call it.
-int Checker::push_callback(std::uint32_t idx, std::int16_t callback) {
+int Checker::push_callback(std::uint32_t idx, std::int16_t callback, std::int32_t helper) {
   if (cur_.frames.size() >= static_cast<std::size_t>(kMaxCallFrames)) {
     return log_.reject(E2BIG, "the call stack of %zu frames is too deep", cur_.frames.size() + 1);
   }
@@ -434,8 +452,16 @@ int Checker::push_callback(std::uint32_t idx, std::int16_t callback) {
   callee.subprog = static_cast<std::uint16_t>(callback);
   callee.frameno = static_cast<std::uint8_t>(entered.frames.size());
   callee.in_callback = true;
-  callee.regs[1] = make_unknown_scalar();
-  callee.regs[2] = entered.cur().regs[3];
+  if (helper == BPF_FUNC_find_vma) {
+    // set_find_vma_callback_state: (task, vma, the caller's r4).
+    callee.regs[1] = entered.cur().regs[1];
+    callee.regs[2] = make_pointer(RegType::kPtrToBtfId);
+    callee.regs[2].btf_type = options_.kernel_btf->vm_area_struct;
+    callee.regs[3] = entered.cur().regs[4];
+  } else {
+    callee.regs[1] = make_unknown_scalar();
+    callee.regs[2] = entered.cur().regs[3];
+  }
   callee.regs[kFramePointer] = make_pointer(RegType::kPtrToStack);
   callee.regs[kFramePointer].frameno = callee.frameno;
   ++entered.cur().callback_depth;

@@ -6,6 +6,7 @@
 //   state_pruning.cpp  state comparison at prune points, checkpoints, precision propagation
 //   alu_jumps.cpp      ALU (scalars and pointer arithmetic) and conditional jumps
 //   memory_access.cpp  loads, stores and atomics: stack, map value, ctx, alignment; lddw
+//   btf_access.cpp     loads through BTF pointers (PTR_TO_BTF_ID), the task and vma helpers
 //   calls.cpp          helper calls and their arguments, subprogram calls, callbacks, exit,
 //                      stack depth
 // The log it writes is VerifierLog's (log.hpp).
@@ -14,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "bpf/verifier/helper_protos.hpp"
@@ -30,7 +32,19 @@ inline constexpr std::size_t kJmpSeqLimit = 8192;     // BPF_COMPLEXITY_LIMIT_JM
 
 // Which pointer each load or store went through on the paths so far (its ctx loads are
 // rewritten, so it must see the ctx on every path or on none).
-enum class PtrUse : std::uint8_t { kUnseen, kCtx, kOther };
+// kBtf: through a BTF pointer, a probe load (kModeProbeMem) in the result.
+enum class PtrUse : std::uint8_t { kUnseen, kCtx, kBtf, kOther };
+
+// One step of btf_struct_walk (btf_access.cpp): a scalar, a pointer to struct `next` (the member
+// `field` of struct `owner`, flags from its type tag and any union walked), or a nested struct
+// `next` that starts at the offset.
+struct BtfWalkStep {
+  enum Kind : std::uint8_t { kScalar, kPtr, kStruct } kind = kScalar;
+  std::uint32_t next = 0;
+  std::uint32_t owner = 0;
+  const std::string* field = nullptr;
+  std::uint8_t flags = 0;
+};
 
 // How states_equal compares: kNotExact as pruning does (imprecise scalars match anything);
 // kRangeWithin: every scalar's range must contain the current one (callback iterations, whose
@@ -135,6 +149,13 @@ class Checker {
   int check_mem_region_access(int regno, const RegState& ptr, int off, int size,
                               std::uint32_t mem_size, bool zero_ok);
   StackSlot& slot(FuncState& f, std::size_t spi);
+
+  // ---- btf_access.cpp: PTR_TO_BTF_ID (check_ptr_to_btf_access, btf_struct_access)
+  int check_ptr_to_btf_access(int regno, const RegState& ptr, int off, int size, bool write,
+                              RegState& value);
+  int btf_struct_walk(std::uint32_t type, std::uint32_t off, int size, BtfWalkStep& out);
+  RegState current_task_btf() const;
+  int check_task_arg(int regno);
   void stack_write_fixed(FuncState& f, int off, int size, const RegState* value, bool is_st,
                          std::int32_t imm);
   int stack_read_fixed(FuncState& f, int off, int size, RegState& out);
@@ -144,7 +165,7 @@ class Checker {
   int do_call(std::uint32_t idx, const Insn& in, std::uint32_t& next);
   int do_local_call(std::uint32_t idx, const Insn& in, std::uint32_t& next);
   int do_exit(std::uint32_t& next, bool& path_end);
-  int push_callback(std::uint32_t idx, std::int16_t callback);
+  int push_callback(std::uint32_t idx, std::int16_t callback, std::int32_t helper);
   int exit_callback(std::uint32_t& next);
   void widen_imprecise_scalars(const VerifierState& old, VerifierState& cur);
   struct CallMeta {

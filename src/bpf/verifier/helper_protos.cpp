@@ -1,7 +1,7 @@
 // The helpers of BPF_PROG_TYPE_PERF_EVENT (pe_prog_func_proto, then bpf_tracing_func_proto and
 // bpf_base_func_proto for a privileged loader), with the kernel's argument types and GPL flags.
 // Helpers the kernel offers that userperf cannot run are absent (queue/stack maps, ringbuf dynptrs,
-// BTF-typed helpers, ...): the verifier rejects them as the kernel
+// most BTF-typed helpers, ...): the verifier rejects them as the kernel
 // rejects a helper its program type lacks. Every helper here has a function in the runtime's table
 // (tests/unit/bpf/perf/helper_table_test.cpp).
 #include "bpf/verifier/helper_protos.hpp"
@@ -84,6 +84,9 @@ constexpr Entry kPerfEventHelpers[] = {
     {BPF_FUNC_current_task_under_cgroup,
      proto("current_task_under_cgroup", R::kInteger,
            {A::kConstMapPtr, A::kAnything, kNone, kNone, kNone}, false)},
+    // The same task as a BTF pointer (PTR_TO_BTF_ID, trusted): its loads are checked against the
+    // kernel's task_struct (btf_access.cpp) and read the synthetic task (probe loads).
+    {BPF_FUNC_get_current_task_btf, proto("get_current_task_btf", R::kPtrToBtfIdTask, {}, true)},
     {BPF_FUNC_get_current_comm,
      proto("get_current_comm", R::kInteger,
            {A::kPtrToUninitMem, A::kConstSize, kNone, kNone, kNone}, false)},
@@ -125,6 +128,12 @@ constexpr Entry kPerfEventHelpers[] = {
     {BPF_FUNC_loop,
      proto("loop", R::kInteger,
            {A::kAnything, A::kPtrToFunc, A::kPtrToStackOrNull, A::kAnything, kNone}, false)},
+    // The callback runs once with the mapping of the calling process that holds the address
+    // (perf/find_vma.cpp); the verifier walks it as set_find_vma_callback_state sets it up.
+    {BPF_FUNC_find_vma,
+     proto("find_vma", R::kInteger,
+           {A::kPtrToBtfIdTask, A::kAnything, A::kPtrToFunc, A::kPtrToStackOrNull, A::kAnything},
+           false)},
     // userperf's samples carry no branch records: the helper answers as the kernel does for an
     // event without them (perf/perf_helpers.cpp).
     {BPF_FUNC_read_branch_records,

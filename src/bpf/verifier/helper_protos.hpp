@@ -24,6 +24,7 @@ enum class ArgType : std::uint8_t {
   kReleaseRingbufMem,     // ARG_PTR_TO_RINGBUF_MEM | OBJ_RELEASE: a reserved record, offset 0
   kPtrToFunc,             // a callback: lddw of a static subprogram's address
   kPtrToStackOrNull,      // a stack pointer (any offset) or NULL: a callback's context
+  kPtrToBtfIdTask,        // ARG_PTR_TO_BTF_ID of struct task_struct (not untrusted, not NULL)
 };
 
 enum class RetType : std::uint8_t {
@@ -31,6 +32,7 @@ enum class RetType : std::uint8_t {
   kVoid,
   kPtrToMapValueOrNull,    // lookup: NULL-check before use
   kPtrToRingbufMemOrNull,  // reserve: NULL-check, then release (submit/discard) on every path
+  kPtrToBtfIdTask,         // RET_PTR_TO_BTF_ID_TRUSTED of struct task_struct (never NULL)
 };
 
 struct HelperProto {

@@ -1,6 +1,7 @@
 #include "bpf/verifier/log.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cinttypes>
 
 #include "bpf/isa/helper_names.hpp"
@@ -189,6 +190,28 @@ std::string disasm_insn(std::span<const Insn> insns, std::size_t idx) {
   }
 }
 
+// reg_type_str's PTR_TO_BTF_ID: the flags' prefixes in the kernel's order, "ptr_", then
+// "or_null_" (the struct's name follows in a state dump).
+const char* btf_ptr_type_name(std::uint8_t flags, bool maybe_null) {
+  static const std::array<std::string, 64> names = [] {
+    std::array<std::string, 64> out;
+    for (unsigned i = 0; i < out.size(); ++i) {
+      const unsigned f = i >> 1;
+      std::string name;
+      if (f & kBtfUser) name += "user_";
+      if (f & kBtfPercpu) name += "percpu_";
+      if (f & kBtfRcu) name += "rcu_";
+      if (f & kBtfUntrusted) name += "untrusted_";
+      if (f & kBtfTrusted) name += "trusted_";
+      name += "ptr_";
+      if (i & 1) name += "or_null_";
+      out[i] = name;
+    }
+    return out;
+  }();
+  return names[((flags & 31u) << 1) | (maybe_null ? 1u : 0u)].c_str();
+}
+
 const char* reg_type_name(const RegState& reg) {
   switch (reg.type) {
     case RegType::kNotInit:
@@ -209,6 +232,8 @@ const char* reg_type_name(const RegState& reg) {
       return reg.maybe_null ? "mem_or_null" : "mem";
     case RegType::kPtrToFunc:
       return "func";
+    case RegType::kPtrToBtfId:
+      return btf_ptr_type_name(reg.btf_flags, reg.maybe_null);
   }
   return "?";
 }

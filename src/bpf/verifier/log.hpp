@@ -30,7 +30,10 @@ std::string format_text(const char* f, Args... args) {
 std::string disasm_insn(std::span<const Insn> insns, std::size_t idx);
 std::string format_reg(const RegState& reg, const std::vector<MapSpec>* maps);
 std::string format_state(const VerifierState& state, const std::vector<MapSpec>* maps);
-const char* reg_type_name(const RegState& reg);  // "ctx", "map_value_or_null", "scalar", ...
+const char* reg_type_name(const RegState& reg);
+// PTR_TO_BTF_ID's name by its BtfPtrFlag bits: "trusted_ptr_", "untrusted_ptr_or_null_", ...
+const char* btf_ptr_type_name(std::uint8_t flags,
+                              bool maybe_null);  // "ctx", "map_value_or_null", "scalar", ...
 const char* helper_label(std::int32_t id);       // "bpf_map_lookup_elem", or "unknown"
 
 // The walk's counters, for the log's last line.

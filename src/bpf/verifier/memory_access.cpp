@@ -329,6 +329,14 @@ int Checker::check_mem_access(std::uint32_t idx, int regno, int off, int size, b
         break;
       }
       [[fallthrough]];
+    case RegType::kPtrToBtfId:
+      if (!ptr.maybe_null) {
+        if (int err = check_ptr_to_btf_access(regno, ptr, ptr.off + off, size, write, value)) {
+          return err;
+        }
+        break;
+      }
+      [[fallthrough]];
     default:
       return log_.reject(EACCES, "R%d invalid mem access '%s'", regno, reg_type_name(ptr));
   }
@@ -343,7 +351,9 @@ int Checker::check_mem_access(std::uint32_t idx, int regno, int off, int size, b
     *load_out = value;
   }
   // A load or store through the ctx must see the ctx on every path (it will be rewritten).
-  const PtrUse use = ptr.type == RegType::kPtrToCtx ? PtrUse::kCtx : PtrUse::kOther;
+  const PtrUse use = ptr.type == RegType::kPtrToCtx     ? PtrUse::kCtx
+                     : ptr.type == RegType::kPtrToBtfId ? PtrUse::kBtf
+                                                        : PtrUse::kOther;
   PtrUse& seen = ptr_use_[idx];
   if (seen == PtrUse::kUnseen) {
     seen = use;

@@ -32,9 +32,10 @@ bool opcode_known(std::uint8_t code);
 int check_program_shape(std::span<const Insn> insns, const std::vector<MapSpec>* maps,
                         ProgramShape& shape, VerifierLog& log);
 
-// A call of a helper that calls a callback (bpf_loop): its callback returns to it.
+// A call of a helper that calls a callback (bpf_loop, bpf_find_vma): its callback returns to it.
 inline bool calls_callback(const Insn& in) {
-  return in.code == (BPF_JMP | BPF_CALL) && in.src_reg == 0 && in.imm == BPF_FUNC_loop;
+  return in.code == (BPF_JMP | BPF_CALL) && in.src_reg == 0 &&
+         (in.imm == BPF_FUNC_loop || in.imm == BPF_FUNC_find_vma);
 }
 
 // The number of helper arguments the kernel checks (for liveness).

@@ -18,8 +18,19 @@ enum class RegType : std::uint8_t {
   kPtrToMapValue,  // maybe_null: PTR_TO_MAP_VALUE_OR_NULL
   kPtrToStack,
   kPtrToRingbufMem,  // PTR_TO_MEM | MEM_RINGBUF: a reserved record of mem_size bytes (maybe_null)
-  kPtrToMem,   // PTR_TO_MEM: a global function's pointer argument of mem_size bytes (maybe_null)
-  kPtrToFunc,  // a static subprogram's address (lddw src=BPF_PSEUDO_FUNC): a callback
+  kPtrToMem,    // PTR_TO_MEM: a global function's pointer argument of mem_size bytes (maybe_null)
+  kPtrToFunc,   // a static subprogram's address (lddw src=BPF_PSEUDO_FUNC): a callback
+  kPtrToBtfId,  // PTR_TO_BTF_ID: a kernel struct (btf_type in KernelBtfTypes), btf_flags below
+};
+
+// PTR_TO_BTF_ID's type flags (the kernel's PTR_TRUSTED, MEM_RCU, PTR_UNTRUSTED, MEM_USER,
+// MEM_PERCPU); maybe_null is PTR_MAYBE_NULL.
+enum BtfPtrFlag : std::uint8_t {
+  kBtfTrusted = 1,
+  kBtfRcu = 2,
+  kBtfUntrusted = 4,
+  kBtfUser = 8,
+  kBtfPercpu = 16,
 };
 
 // BPF_MAX_VAR_OFF / BPF_MAX_VAR_SIZ: the largest variable offset and size the kernel tracks.
@@ -42,6 +53,8 @@ struct RegState {
   std::uint32_t id = 0;          // NULL-check group, or linked scalars (copies of one value)
   std::uint32_t ref_obj_id = 0;  // the reference it carries (ringbuf records), 0: none
   std::uint32_t mem_size = 0;    // PTR_TO_RINGBUF_MEM, PTR_TO_MEM: the memory's size
+  std::uint32_t btf_type = 0;    // PTR_TO_BTF_ID: the struct's index in KernelBtfTypes::types
+  std::uint8_t btf_flags = 0;    // PTR_TO_BTF_ID: BtfPtrFlag bits
   Tnum var_off = Tnum::unknown();
   std::int64_t smin = std::numeric_limits<std::int64_t>::min();
   std::int64_t smax = std::numeric_limits<std::int64_t>::max();

@@ -377,6 +377,8 @@ bool RegState::not_null() const {
     case RegType::kPtrToRingbufMem:
     case RegType::kPtrToMem:
       return !maybe_null;
+    case RegType::kPtrToBtfId:  // is_trusted_reg
+      return !maybe_null && (btf_flags & kBtfTrusted) && !(btf_flags & kBtfUntrusted);
     default:
       return false;
   }

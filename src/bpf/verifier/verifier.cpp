@@ -58,13 +58,21 @@ int Checker::run_checks() {
     if (ptr_use_[i] == PtrUse::kCtx && insn_class(insns_[i].code) == BPF_LDX)
       ctx_loads.push_back(i);
   }
+  // Loads through BTF pointers become probe loads (the kernel's BPF_PROBE_MEM).
+  std::vector<Insn> marked(insns_.begin(), insns_.end());
+  for (std::size_t i = 0; i < marked.size(); ++i) {
+    if (ptr_use_[i] != PtrUse::kBtf || insn_class(marked[i].code) != BPF_LDX) continue;
+    const std::uint8_t mode =
+        insn_mode(marked[i].code) == kModeMemsx ? kModeProbeMemsx : kModeProbeMem;
+    marked[i].code = static_cast<std::uint8_t>(BPF_LDX | mode | insn_size(marked[i].code));
+  }
   if (options_.ctx_layout) {
     auto rewritten =
-        rewrite_ctx_loads(insns_, ctx_loads, *options_.ctx_layout, result_.function_stacks);
+        rewrite_ctx_loads(marked, ctx_loads, *options_.ctx_layout, result_.function_stacks);
     if (!rewritten) return log_.reject_verbatim(rewritten.error().code, rewritten.error().message);
     result_.insns = std::move(rewritten.value());
   } else {
-    result_.insns.assign(insns_.begin(), insns_.end());
+    result_.insns = std::move(marked);
   }
   return 0;
 }

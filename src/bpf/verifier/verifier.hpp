@@ -32,13 +32,18 @@ struct VerifyOptions {
   const std::vector<MapSpec>* maps = nullptr;      // what BPF_PSEUDO_MAP_IDX* references index
   const PerfEventCtxLayout* ctx_layout = nullptr;  // nullptr: leave ctx loads as they are
   std::uint32_t log_level = 1;  // 0: only the rejection reason; 1: + the path; 2: every insn
+  // The kernel's struct types (ObjectImage::kernel_btf): what loads through BTF-typed pointers
+  // (bpf_get_current_task_btf, bpf_find_vma's vma) are checked against. nullptr or empty: those
+  // helpers are refused (no kernel BTF).
+  const KernelBtfTypes* kernel_btf = nullptr;
 };
 
 struct VerifyResult {
   bool accepted = false;
   int error = 0;    // the errno the kernel's BPF_PROG_LOAD returns on rejection (EACCES, EINVAL...)
   std::string log;  // kernel-style: instruction index, register state, reason
-  std::vector<Insn> insns;  // accepted: the program with ctx loads rewritten
+  std::vector<Insn> insns;  // accepted: the program with ctx loads rewritten, and loads through
+                            // BTF pointers marked as probe loads (mode kModeProbeMem)
   std::uint64_t processed_insns = 0;
   std::uint32_t peak_states = 0;
   std::uint32_t stack_depth = 0;  // deepest combined stack use over the call chains

@@ -109,6 +109,27 @@ OpKind memory_kind(const Insn& insn) {
   return static_cast<OpKind>(first + index);
 }
 
+// The driver of a helper call that calls a callback: bpf_loop's, or one the options give.
+const CallbackDriver* callback_driver(const Insn& insn, const InterpreterOptions& options) {
+  if (insn.src_reg != 0) return nullptr;
+  if (insn.imm == kLoopHelperId) return &bpf_loop_driver();
+  for (const auto& [id, driver] : options.callback_helpers) {
+    if (id == insn.imm) return driver;
+  }
+  return nullptr;
+}
+
+// A load the verifier marked as a probe load (kModeProbeMem, kModeProbeMemsx): the kernel's
+// internal modes, which the ISA's validity (insn_invalid_reason) does not know.
+bool is_probe_load(const Insn& insn) {
+  if (insn_class(insn.code) != BPF_LDX || insn.imm != 0 || insn.dst_reg >= kNumRegs ||
+      insn.src_reg >= kNumRegs) {
+    return false;
+  }
+  const std::uint8_t mode = insn_mode(insn.code);
+  return mode == kModeProbeMem || (mode == kModeProbeMemsx && insn_size(insn.code) != BPF_DW);
+}
+
 bool writes_dst(const Insn& insn) {
   switch (insn_class(insn.code)) {
     case BPF_ALU:
@@ -139,7 +160,9 @@ Expected<Program> decode(std::span<const Insn> insns, InterpreterOptions options
   for (std::size_t i = 0; i < n; ++i) {
     if (second_slot[i]) continue;
     const Insn& insn = insns[i];
-    if (const char* why = insn_invalid_reason(insn)) return fail(i, why);
+    if (const char* why = is_probe_load(insn) ? nullptr : insn_invalid_reason(insn)) {
+      return fail(i, why);
+    }
     if (is_lddw(insn)) {
       if (i + 1 >= n) return fail(i, "incomplete lddw");
       const Insn& next = insns[i + 1];
@@ -209,8 +232,9 @@ Expected<Program> decode(std::span<const Insn> insns, InterpreterOptions options
             } else if (insn.imm == kTailCallHelperId && options.tail_call != nullptr) {
               op.kind = OpKind::TAIL_CALL;
               program.calls_helpers = true;  // the target may call one
-            } else if (insn.imm == kLoopHelperId && insn.src_reg == 0) {
+            } else if (const CallbackDriver* driver = callback_driver(insn, options)) {
               op.kind = OpKind::LOOP;
+              op.imm = reinterpret_cast<std::uintptr_t>(driver);
             } else {
               op.kind = OpKind::CALL_HELPER;
               HelperFn fn = nullptr;
@@ -242,6 +266,13 @@ Expected<Program> decode(std::span<const Insn> insns, InterpreterOptions options
                  static_cast<std::uint64_t>(static_cast<std::uint32_t>(insns[i + 1].imm)) << 32;
         break;
       default:
+        if (insn_class(insn.code) == BPF_LDX &&
+            (insn_mode(insn.code) == kModeProbeMem || insn_mode(insn.code) == kModeProbeMemsx)) {
+          op.kind = OpKind::PROBE_LDX;
+          op.unused = static_cast<std::uint8_t>(
+              insn_access_bytes(insn.code) | (insn_mode(insn.code) == kModeProbeMemsx ? 0x80 : 0));
+          break;
+        }
         op.kind = memory_kind(insn);
     }
     if (why) return fail(i, why);
@@ -257,6 +288,7 @@ Expected<Program> decode(std::span<const Insn> insns, InterpreterOptions options
   program.static_regions = std::move(options.static_regions);
   program.instruction_budget = options.instruction_budget;
   program.tail_call = options.tail_call;
+  program.probe_read = options.probe_read;
   return program;
 }
 

@@ -76,7 +76,7 @@ namespace userperf::bpf::vm {
   USERPERF_BPF_JMP_OPS(X, 64)                                                                   \
   USERPERF_BPF_JMP_OPS(X, 32)                                                                   \
   X(JA) X(CALL_HELPER) X(CALL_LOCAL) X(CALLX) X(EXIT) X(LDDW) X(TAIL_CALL) X(LOOP)              \
-  X(LDXB) X(LDXH) X(LDXW) X(LDXDW) X(LDXSB) X(LDXSH) X(LDXSW)                                   \
+  X(LDXB) X(LDXH) X(LDXW) X(LDXDW) X(LDXSB) X(LDXSH) X(LDXSW) X(PROBE_LDX)                     \
   X(STB) X(STH) X(STW) X(STDW) X(STXB) X(STXH) X(STXW) X(STXDW)                                 \
   X(ATOMIC_ADD32) X(ATOMIC_OR32) X(ATOMIC_AND32) X(ATOMIC_XOR32)                                \
   X(ATOMIC_FETCH_ADD32) X(ATOMIC_FETCH_OR32) X(ATOMIC_FETCH_AND32) X(ATOMIC_FETCH_XOR32)        \
@@ -101,7 +101,8 @@ struct Op {
   std::uint8_t unused = 0;
   // Memory ops: the offset. Jumps and local calls: the absolute target index.
   std::int32_t off;
-  // K operands sign-extended to 64 bits; lddw's 64-bit value; a helper's HelperFn (or 0).
+  // K operands sign-extended to 64 bits; lddw's 64-bit value; a helper's HelperFn (or 0); LOOP:
+  // the helper's CallbackDriver.
   std::uint64_t imm;
 };
 static_assert(sizeof(Op) == 16);
@@ -114,6 +115,7 @@ struct Program {
   bool calls_helpers = false;  // CallContext regions are built only when some helper may run
   TailCallResolver tail_call = nullptr;  // helper 12 became TAIL_CALL ops
   std::vector<std::uint32_t> callbacks;  // the functions whose address an lddw takes (LOOP)
+  ProbeRead probe_read = nullptr;        // PROBE_LDX: unused = size | 0x80 when sign-extending
 };
 
 // The decoded program of an interpreter (a tail call's target).

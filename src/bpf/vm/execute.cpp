@@ -72,20 +72,21 @@ RunResult run_loop(const Program& program, std::uint64_t r1, std::uint64_t r2,
   static_assert(sizeof(kDispatch) / sizeof(kDispatch[0]) == static_cast<int>(OpKind::kCount));
 
   // A caller's program (its ops and static regions) is saved too: a tail call in a subprogram
-  // replaces the program only until that frame returns. A bpf_loop callback's frame also holds the
-  // loop: return_to is the LOOP op, which the callback's exit either calls again or steps over.
-  struct Loop {
-    std::uint32_t count = 0;  // 0: an ordinary call frame
-    std::uint32_t index = 0;  // the running iteration
+  // replaces the program only until that frame returns. A callback's frame also holds its
+  // helper's driver: return_to is the LOOP op, after which the callback's exit asks the driver
+  // whether to call again or to end the helper.
+  struct Callback {
+    const CallbackDriver* driver = nullptr;  // nullptr: an ordinary call frame
     std::uint32_t callback = 0;
-    std::uint64_t ctx = 0;
+    CallbackState state;
   };
   struct Frame {
     const Op* return_to;
     std::uint64_t saved[4];  // r6..r9
     const Program* program;
-    Loop loop;
+    Callback loop;
   };
+  CallbackStep step;
   alignas(16) std::uint8_t stack[kMaxCallFrames * kMaxStack];
   Frame frames[kMaxCallFrames];
   int depth = 0;
@@ -352,54 +353,54 @@ op_EXIT:
     ops = prog->ops.data();
     regions.statics = prog->static_regions;
   }
-  if (frames[depth].loop.count != 0) {  // a bpf_loop callback returned
-    Loop& loop = frames[depth].loop;
-    ++loop.index;
-    if (reg[0] != 0 || loop.index == loop.count) {  // stopped, or done: the calls made
-      reg[0] = loop.index;
+  if (frames[depth].loop.driver != nullptr) {  // a callback returned to its helper
+    Callback& cb = frames[depth].loop;
+    step = cb.driver->resume(reg[0], env, cb.state);
+    if (!step.call) {
+      reg[0] = step.result;
       NEXT();
     }
     goto enter_callback;
   }
   DISPATCH();
 
-  // bpf_loop(nr_loops, callback, ctx, flags): the callback runs in a frame of its own, called
-  // with (index, ctx); its exit comes back to the frame's loop (op_EXIT).
+  // A helper that calls a callback (bpf_loop, bpf_find_vma): its driver decides whether and with
+  // what the callback runs, in a frame of its own; its exit comes back to the driver (op_EXIT).
 op_LOOP : {
-  const auto count = static_cast<std::uint32_t>(reg[1]);  // the kernel's u32 nr_loops
-  if (reg[4] != 0) {
-    reg[0] = static_cast<std::uint64_t>(-static_cast<std::int64_t>(EINVAL));
+  const auto* driver = reinterpret_cast<const CallbackDriver*>(static_cast<std::uintptr_t>(IMM));
+  CallbackState state;
+  step = driver->begin(&reg[1], env, state);
+  if (!step.call) {
+    reg[0] = step.result;
     NEXT();
   }
-  if (count > kMaxLoops) {
-    reg[0] = static_cast<std::uint64_t>(-static_cast<std::int64_t>(E2BIG));
-    NEXT();
-  }
-  if (count == 0) {
-    reg[0] = 0;
-    NEXT();
-  }
+  const std::uint64_t target = reg[driver->callback_arg];
   bool is_callback = false;
-  for (std::uint32_t start : prog->callbacks) is_callback = is_callback || start == reg[2];
+  for (std::uint32_t start : prog->callbacks) is_callback = is_callback || start == target;
   if (!is_callback) return RunResult{RunStatus::kBadHelper, reg[0], index_of(pc), 0};
   if (depth + 1 >= kMaxCallFrames) return RunResult{RunStatus::kCallDepth, reg[0], index_of(pc), 0};
   frames[depth] = Frame{pc,
                         {reg[6], reg[7], reg[8], reg[9]},
                         prog,
-                        {count, 0, static_cast<std::uint32_t>(reg[2]), reg[3]}};
+                        {driver, static_cast<std::uint32_t>(target), state}};
   goto enter_callback;
 }
 enter_callback : {
-  const Loop& loop = frames[depth].loop;
+  const Callback& cb = frames[depth].loop;
   ++depth;
   reg[10] -= kMaxStack;
   stack_low -= kMaxStack;
-  reg[1] = loop.index;
-  reg[2] = loop.ctx;
-  reg[3] = reg[4] = reg[5] = 0;
-  pc = ops + loop.callback;
+  for (int r = 0; r < 5; ++r) reg[r + 1] = step.args[r];
+  pc = ops + cb.callback;
   DISPATCH();
 }
+
+  // A load the verifier typed through a BTF pointer: the synthetic kernel memory, 0 on failure.
+op_PROBE_LDX:
+  DST =
+      probe_load(prog->probe_read, env,
+                 SRC + static_cast<std::uint64_t>(static_cast<std::int64_t>(pc->off)), pc->unused);
+  NEXT();
 
   // bpf_tail_call(ctx, map, index), as the kernel's interpreter: an index out of range, then the
   // count (33 per run), then an empty slot continue after the call with the registers unchanged;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "bpf/isa/helper_call.hpp"
@@ -32,6 +33,36 @@ inline constexpr std::int32_t kTailCallHelperId = 12;
 inline constexpr std::int32_t kLoopHelperId = 181;
 // BPF_MAX_LOOPS: bpf_loop's largest nr_loops; more is -E2BIG.
 inline constexpr std::uint32_t kMaxLoops = 1U << 23;
+
+// A helper that calls a function of the program (bpf_loop, bpf_find_vma): the interpreter runs the
+// callback in a frame of its own between the driver's steps (one mechanism for every such helper).
+// A step either calls the callback with `args` as r1..r5 or ends the helper with `result`.
+struct CallbackStep {
+  bool call = false;
+  std::uint64_t args[5] = {};
+  std::uint64_t result = 0;
+};
+// The driver's own words, kept in the callback's frame between steps.
+struct CallbackState {
+  std::uint64_t words[3] = {};
+};
+struct CallbackDriver {
+  int callback_arg;  // the argument register (1..5) holding the callback
+  // At the call, with the helper's r1..r5 and the run's env. SIGNAL-SAFE.
+  CallbackStep (*begin)(const std::uint64_t* args, void* env, CallbackState& state);
+  // After each return of the callback (its r0). SIGNAL-SAFE.
+  CallbackStep (*resume)(std::uint64_t r0, void* env, CallbackState& state);
+};
+// bpf_loop's driver (the interpreter's own).
+const CallbackDriver& bpf_loop_driver();
+
+// A probe load (kModeProbeMem, a load the verifier typed through a BTF pointer): reads `size`
+// bytes of the synthetic kernel memory at `addr` into `dst`; false when that fails (the load then
+// gives 0, as the kernel's exception table makes it). SIGNAL-SAFE.
+using ProbeRead = bool (*)(void* env, std::uint64_t addr, void* dst, std::uint64_t size);
+// One probe load as both tiers run it: `size_sign` is the byte count, | 0x80 when the load
+// sign-extends (kModeProbeMemsx); 0 when `read` is nullptr or fails. SIGNAL-SAFE.
+std::uint64_t probe_load(ProbeRead read, void* env, std::uint64_t addr, std::uint64_t size_sign);
 
 // What bpf_tail_call(ctx, map, index) finds: whether index < the prog array's max_entries, and the
 // program in that slot (nullptr: empty): its interpreter, and its JIT code when it has some (a
@@ -60,6 +91,10 @@ struct InterpreterOptions {
   // with every register unchanged (the verifier makes r0..r5 unreadable there). Unset: helper 12
   // is looked up in `helpers` like any other.
   TailCallResolver tail_call = nullptr;
+  // Helpers other than bpf_loop that call a callback, by id (bpf_find_vma: the perf layer's).
+  std::vector<std::pair<std::int32_t, const CallbackDriver*>> callback_helpers;
+  // Probe loads; nullptr: every probe load gives 0.
+  ProbeRead probe_read = nullptr;
 };
 
 enum class RunStatus : std::uint8_t {

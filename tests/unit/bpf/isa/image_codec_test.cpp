@@ -64,6 +64,29 @@ ObjectImage sample_image() {
   image.task_layout.mm_start_stack = {328, 8};
   image.task_layout.mm_arg_start = {336, 8};
   image.task_layout.mm_arg_end = {344, 8};
+  image.task_layout.vma_size = 184;
+  image.task_layout.vma_start = {0, 8};
+  image.task_layout.vma_flags = {32, 8};
+  image.task_layout.vma_file = {88, 8};
+  image.task_layout.dentry_size = 192;
+  image.task_layout.dentry_iname = {56, 40};
+  // The kernel's struct types: void, task_struct { int pid; struct task_struct *leader; }.
+  using Kind = KernelBtfType::Kind;
+  KernelBtfType task;
+  task.kind = Kind::kStruct;
+  task.name = "task_struct";
+  task.size = 16;
+  task.members = {{"pid", 2, 0, 0}, {"group_leader", 3, 64, 0}};
+  KernelBtfType int_type;
+  int_type.kind = Kind::kScalar;
+  int_type.name = "int";
+  int_type.size = 4;
+  KernelBtfType ptr;
+  ptr.kind = Kind::kPtr;
+  ptr.size = 8;
+  ptr.target = 1;
+  image.kernel_btf.types = {KernelBtfType{}, task, int_type, ptr};
+  image.kernel_btf.task_struct = 1;
   return image;
 }
 
@@ -104,6 +127,22 @@ TEST(ImageCodec, DecodesWhatWasEncoded) {
   EXPECT_TRUE(decoded->programs[0].btf_func_info);
   EXPECT_EQ(decoded->programs[0].btf_funcs, image.programs[0].btf_funcs);
   EXPECT_EQ(decoded->task_layout, image.task_layout);
+  EXPECT_EQ(decoded->kernel_btf, image.kernel_btf);
+}
+
+// The verifier walks the kernel types by index: one outside the table, or a root that is no
+// struct, is refused.
+TEST(ImageCodec, KernelTypesWithBadIndexesAreRefused) {
+  ObjectImage image = sample_image();
+  image.kernel_btf.types[3].target = 4;
+  EXPECT_FALSE(decode_object_image(encode_object_image(image)));
+  image = sample_image();
+  image.kernel_btf.types[1].members[1].type = 9;
+  EXPECT_FALSE(decode_object_image(encode_object_image(image)));
+  image = sample_image();
+  image.kernel_btf.task_struct = 2;
+  EXPECT_FALSE(decode_object_image(encode_object_image(image)));
+  EXPECT_TRUE(decode_object_image(encode_object_image(sample_image())));
 }
 
 // The verifier indexes instructions by a function's start: one outside the program is refused.

@@ -299,3 +299,75 @@ TEST(CurrentTask, AProgramCallingItNeedsTheLayout) {
 
 }  // namespace
 }  // namespace userperf::bpf
+
+namespace userperf::bpf {
+namespace {
+
+// bpf_find_vma's synthetic vma, file, dentry and name, in the calling thread's slot: the mapping
+// the run context holds, at a made-up kernel's offsets; nothing without a mapping.
+TEST(CurrentTask, TheFoundVmaItsFileDentryAndName) {
+  KernelTaskLayout layout = test_layout();
+  layout.vma_size = 200;
+  layout.vma_start = {0, 8};
+  layout.vma_end = {8, 8};
+  layout.vma_flags = {32, 8};
+  layout.vma_pgoff = {120, 8};
+  layout.vma_file = {160, 8};
+  layout.file_size = 256;
+  layout.file_dentry = {16, 8};
+  layout.dentry_size = 192;
+  layout.dentry_name = {40, 8};
+  layout.dentry_iname = {56, 40};
+  ASSERT_TRUE(layout.consistent());
+  FoundVma vma;
+  vma.valid = true;
+  vma.start = 0x400000;
+  vma.end = 0x401000;
+  vma.flags = 0x5;
+  vma.pgoff = 3;
+  vma.has_file = true;
+  const std::string name = "a-binary-whose-name-is-longer-than-forty-bytes";
+  std::memcpy(vma.name, name.c_str(), name.size() + 1);
+  const TaskReadContext ctx{&layout, nullptr, &vma};
+  const std::uint64_t at = synthetic_task_address(static_cast<std::uint32_t>(gettid()));
+  const std::uint64_t v = at + kTaskVmaOffset;
+  std::uint64_t value = 0;
+  ASSERT_EQ(read_synthetic_kernel(ctx, v + 0, &value, 8), 0);
+  EXPECT_EQ(value, 0x400000u);
+  ASSERT_EQ(read_synthetic_kernel(ctx, v + 8, &value, 8), 0);
+  EXPECT_EQ(value, 0x401000u);
+  ASSERT_EQ(read_synthetic_kernel(ctx, v + 32, &value, 8), 0);
+  EXPECT_EQ(value, 0x5u);
+  ASSERT_EQ(read_synthetic_kernel(ctx, v + 120, &value, 8), 0);
+  EXPECT_EQ(value, 3u);
+  ASSERT_EQ(read_synthetic_kernel(ctx, v + 160, &value, 8), 0);
+  EXPECT_EQ(value, at + kTaskFileOffset);
+  EXPECT_EQ(read_synthetic_kernel(ctx, v + 16, &value, 8), -EFAULT);  // not modelled
+  ASSERT_EQ(read_synthetic_kernel(ctx, at + kTaskFileOffset + 16, &value, 8), 0);
+  EXPECT_EQ(value, at + kTaskDentryOffset);
+  ASSERT_EQ(read_synthetic_kernel(ctx, at + kTaskDentryOffset + 40, &value, 8), 0);
+  EXPECT_EQ(value, at + kTaskNameOffset);
+  char iname[40];
+  ASSERT_EQ(read_synthetic_kernel(ctx, at + kTaskDentryOffset + 56, iname, sizeof iname), 0);
+  EXPECT_EQ(std::string(iname), name.substr(0, 39));  // DNAME_INLINE_LEN - 1, NUL-padded
+  char full[64] = {};
+  EXPECT_EQ(read_synthetic_kernel_string(ctx, at + kTaskNameOffset, full, sizeof full),
+            static_cast<long>(name.size() + 1));
+  EXPECT_EQ(std::string(full), name);
+  // Past the name's NUL: not modelled.
+  EXPECT_EQ(read_synthetic_kernel(ctx, at + kTaskNameOffset + name.size() + 1, &value, 1), -EFAULT);
+  // An anonymous mapping: vm_file 0, no file, dentry or name.
+  vma.has_file = false;
+  ASSERT_EQ(read_synthetic_kernel(ctx, v + 160, &value, 8), 0);
+  EXPECT_EQ(value, 0u);
+  EXPECT_EQ(read_synthetic_kernel(ctx, at + kTaskFileOffset + 16, &value, 8), -EFAULT);
+  EXPECT_EQ(read_synthetic_kernel(ctx, at + kTaskDentryOffset + 56, iname, 8), -EFAULT);
+  // No mapping held (no bpf_find_vma callback running): the vma faults.
+  const TaskReadContext none{&layout, nullptr, nullptr};
+  EXPECT_EQ(read_synthetic_kernel(none, v, &value, 8), -EFAULT);
+  vma.valid = false;
+  EXPECT_EQ(read_synthetic_kernel(ctx, v, &value, 8), -EFAULT);
+}
+
+}  // namespace
+}  // namespace userperf::bpf

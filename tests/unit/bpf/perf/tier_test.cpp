@@ -4,7 +4,12 @@
 // `userperf record --no-bpf-jit` asks for). Both tiers filter the same samples the same way.
 #include <gtest/gtest.h>
 
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -105,6 +110,61 @@ TEST(ProgramTier, GlobalFunctionsRunAsCallsOnBothTiers) {
   const std::vector<std::uint64_t> want = {0x2000, 0x1000, 0x3333};
   EXPECT_EQ(kept_addresses(interpreted.fd), want);
   EXPECT_EQ(kept_addresses(by_default.fd), want);
+}
+
+// Probe loads (bpf_get_current_task_btf's task) run on the JIT, through the interpreter's
+// probe_load; so does bpf_find_vma.
+struct TaskBtfSeen {
+  std::int64_t pid;
+  std::int32_t tgid;
+  std::uint32_t flags;
+  std::int32_t leader_pid;
+  std::int32_t pad;
+  char comm[16];
+};
+
+TaskBtfSeen run_task_btf(int prog_fd) {
+  const int map = userperf_bpf_map_fd(prog_fd, "seen");
+  EXPECT_GE(map, 0);
+  TaskBtfSeen initial{};
+  initial.flags = 0xdeadbeef;  // the unmodelled member's probe load must write 0
+  const std::uint32_t zero = 0;
+  EXPECT_EQ(userperf_bpf_map_update_elem(map, &zero, &initial, BPF_ANY), 0);
+  perf_event_attr attr = test_attr(PERF_SAMPLE_IP);
+  Fd event(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  EXPECT_GE(event.fd, 0);
+  MappedRing ring(event.fd, 1);
+  EXPECT_EQ(userperf_ioctl(event.fd, PERF_EVENT_IOC_SET_BPF, static_cast<unsigned long>(prog_fd)),
+            0);
+  EXPECT_EQ(userperf_ioctl(event.fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+  core::SampleData data;
+  data.ip = 0x401000;
+  fire(event.fd, 1, data);
+  TaskBtfSeen s{};
+  EXPECT_EQ(userperf_bpf_map_lookup_elem(map, &zero, &s), 0);
+  userperf_close(map);
+  return s;
+}
+
+TEST(ProgramTier, ProbeLoadsThroughTheBtfTaskRunOnBothTiers) {
+  if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) GTEST_SKIP() << "no kernel BTF";
+  char comm[16] = {};
+  prctl(PR_GET_NAME, comm);
+  for (const bool jit : {false, true}) {
+    const Fd prog(load("task_btf", {.jit = jit}));
+    ASSERT_GE(prog.fd, 0);
+    EXPECT_EQ(jitted(prog.fd), jit && bpf::jit_supported() && bpf::jit_allowed_by_environment());
+    const TaskBtfSeen s = run_task_btf(prog.fd);
+    EXPECT_EQ(s.pid, syscall(SYS_gettid)) << "jit " << jit;
+    EXPECT_EQ(s.tgid, getpid()) << "jit " << jit;
+    EXPECT_EQ(s.leader_pid, getpid()) << "jit " << jit;
+    EXPECT_EQ(s.flags, 0u) << "jit " << jit;
+    EXPECT_STREQ(s.comm, comm) << "jit " << jit;
+  }
+  // bpf_find_vma's callback runs on the JIT too (its driver's steps around a local call).
+  const Fd find_vma(load("find_vma", {}));
+  ASSERT_GE(find_vma.fd, 0);
+  EXPECT_EQ(jitted(find_vma.fd), bpf::jit_supported() && bpf::jit_allowed_by_environment());
 }
 
 }  // namespace

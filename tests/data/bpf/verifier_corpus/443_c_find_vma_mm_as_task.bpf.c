@@ -1,0 +1,37 @@
+// expect: reject EACCES
+// why: bpf_find_vma of task->mm: a BTF pointer of the wrong struct
+#include <linux/bpf.h>
+#include <linux/bpf_perf_event.h>
+#include <bpf/bpf_helpers.h>
+
+struct mm_struct {
+  unsigned long start_stack;
+} __attribute__((preserve_access_index));
+
+struct file;
+
+struct vm_area_struct {
+  unsigned long vm_start;
+  unsigned long vm_flags;
+  struct file *vm_file;
+} __attribute__((preserve_access_index));
+
+struct task_struct {
+  int pid;
+  int tgid;
+  struct mm_struct *mm;
+  struct task_struct *group_leader;
+} __attribute__((preserve_access_index));
+
+static long check_vma(struct task_struct *task, struct vm_area_struct *vma, void *data) {
+  return 0;
+}
+
+SEC("perf_event")
+int find_vma_mm_as_task(struct bpf_perf_event_data *ctx) {
+  struct task_struct *task = bpf_get_current_task_btf();
+  bpf_find_vma((struct task_struct *)task->mm, ctx->regs.rip, check_vma, 0, 0);
+  return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";
