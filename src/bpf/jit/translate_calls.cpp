@@ -94,6 +94,25 @@ void Translator::local_call(std::uint32_t i, std::uint32_t target, std::int32_t 
   e_.modrm_mem(1, kState, kOffDepth);
 }
 
+void Translator::callback_code(std::uint32_t i, Reg index) {
+  // Compare `index` with each function an lddw named; none of them stops the run (kBadHelper).
+  std::vector<std::size_t> found;
+  for (std::uint32_t callback : program_.callbacks) {
+    e_.alu_imm(true, 7, index, static_cast<std::int32_t>(callback));
+    const std::size_t other = e_.jcc(kNE);
+    e_.rex(true, R11, 0, 0);  // lea r11, [rip + the callback's first instruction]
+    e_.byte(0x8d);
+    e_.byte(0x1d);
+    fixups_.push_back({e_.pos(), callback});
+    e_.imm32(0);
+    found.push_back(e_.jmp());
+    e_.bind(other, e_.pos());
+  }
+  set_pc(i);
+  jmp_stub(Stub::kBadHelper);
+  for (std::size_t at : found) e_.bind(at, e_.pos());
+}
+
 void Translator::loop(std::uint32_t i) {
   // bpf_loop(nr_loops = r1, callback = r2, ctx = r3, flags = r4), as the interpreter's op_LOOP:
   // flags first (-EINVAL), then the u32 count (-E2BIG past kMaxLoops; 0: no call), then the
@@ -117,23 +136,7 @@ void Translator::loop(std::uint32_t i) {
   e_.rr(false, 0x31, RAX, RAX);  // no loop: r0 = 0
   to_end.push_back(e_.jmp());
   e_.bind(some, e_.pos());
-  // r11 = the callback's code: compare r2 with each function an lddw named.
-  std::vector<std::size_t> found;
-  std::vector<std::uint32_t> targets;
-  for (std::uint32_t callback : program_.callbacks) {
-    e_.alu_imm(true, 7, RSI, static_cast<std::int32_t>(callback));
-    const std::size_t other = e_.jcc(kNE);
-    e_.rex(true, R11, 0, 0);  // lea r11, [rip + the callback's first instruction]
-    e_.byte(0x8d);
-    e_.byte(0x1d);
-    fixups_.push_back({e_.pos(), callback});
-    e_.imm32(0);
-    found.push_back(e_.jmp());
-    e_.bind(other, e_.pos());
-  }
-  set_pc(i);
-  jmp_stub(Stub::kBadHelper);
-  for (std::size_t at : found) e_.bind(at, e_.pos());
+  callback_code(i, RSI);  // r11 = the callback's code
   // The loop's state on the native stack (32 bytes keep it 16-byte aligned): [rsp] the index,
   // [rsp + 8] ctx, [rsp + 16] the count, [rsp + 24] the callback.
   e_.push(R11);
@@ -189,21 +192,7 @@ void Translator::driven_callback(std::uint32_t i, const vm::Op& o) {
   const std::size_t no_call = e_.jcc(kE);
   // The callback must be a function an lddw named (as op_LOOP): its code into [rsp + 80].
   e_.rm(true, 0x8b, R10, RSP, kCallbackAt);
-  std::vector<std::size_t> found;
-  for (std::uint32_t callback : program_.callbacks) {
-    e_.alu_imm(true, 7, R10, static_cast<std::int32_t>(callback));
-    const std::size_t other = e_.jcc(kNE);
-    e_.rex(true, R11, 0, 0);  // lea r11, [rip + the callback's first instruction]
-    e_.byte(0x8d);
-    e_.byte(0x1d);
-    fixups_.push_back({e_.pos(), callback});
-    e_.imm32(0);
-    found.push_back(e_.jmp());
-    e_.bind(other, e_.pos());
-  }
-  set_pc(i);
-  jmp_stub(Stub::kBadHelper);
-  for (std::size_t at : found) e_.bind(at, e_.pos());
+  callback_code(i, R10);
   e_.rm(true, 0x89, R11, RSP, kCallbackAt);
   const std::size_t top = e_.pos();
   for (int r = 0; r < 5; ++r) e_.rm(true, 0x8b, kArgs[r], RSP, kStepArgs + 8 * r);

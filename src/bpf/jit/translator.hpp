@@ -142,6 +142,9 @@ class Translator {
   // A bpf-to-bpf call in a frame of its own: to instruction `target`, or (loop callbacks) to the
   // address at [rsp + `address_slot`] as it was before the call sequence's pushes.
   void local_call(std::uint32_t i, std::uint32_t target, std::int32_t address_slot);
+  // r11 = the code of the callback whose instruction index `index` holds (a function an lddw
+  // named, as the interpreter requires); any other value stops the run with kBadHelper.
+  void callback_code(std::uint32_t i, Reg index);
   void loop(std::uint32_t i);
   // Any other callback-calling helper (bpf_find_vma): its CallbackDriver's steps, as the
   // interpreter's op_LOOP takes them, around the JIT's local call of the callback.

@@ -17,7 +17,7 @@
 
 #include "support/cgroup_tree.hpp"
 #include "support/current_task_seen.hpp"
-#include "support/test_events.hpp"
+#include "support/own_task_clock.hpp"
 #include "userperf/userperf.h"
 
 namespace userperf::testing {
@@ -56,27 +56,7 @@ Seen sample_a_thread(int prog, int seen_fd) {
   const std::uint32_t zero = 0;
   Seen initial{};
   EXPECT_EQ(userperf_bpf_map_update_elem(seen_fd, &zero, &initial, BPF_ANY), 0);
-  std::thread worker([&] {
-    perf_event_attr attr{};
-    attr.size = sizeof attr;
-    attr.type = PERF_TYPE_SOFTWARE;
-    attr.config = PERF_COUNT_SW_TASK_CLOCK;
-    attr.sample_period = 1'000'000;  // 1 ms of this thread's CPU time
-    attr.sample_type = PERF_SAMPLE_IP;
-    attr.disabled = 1;
-    const int fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
-    ASSERT_GE(fd, 0) << strerror(errno);
-    {
-      MappedRing ring(fd, 16);
-      ASSERT_TRUE(ring.ok());
-      ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_SET_BPF, static_cast<unsigned long>(prog)), 0)
-          << strerror(errno);
-      ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
-      spin_thread_cpu(30'000'000);
-      ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
-    }
-    userperf_close(fd);
-  });
+  std::thread worker([&] { run_on_own_task_clock(prog, 30'000'000); });
   worker.join();
   Seen s{};
   EXPECT_EQ(userperf_bpf_map_lookup_elem(seen_fd, &zero, &s), 0) << strerror(errno);

@@ -18,7 +18,7 @@
 
 #include "bpf/perf/find_vma.hpp"
 #include "support/current_task_seen.hpp"
-#include "support/test_events.hpp"
+#include "support/own_task_clock.hpp"
 #include "userperf/userperf.h"
 
 namespace userperf::testing {
@@ -110,25 +110,7 @@ TEST(FindVma, BtfTaskAndVmaReadsGiveTheThreadAndItsMappings) {
     prctl(PR_SET_NAME, "findvma-e2e");
     prctl(PR_GET_NAME, comm);
     tid = static_cast<pid_t>(syscall(SYS_gettid));
-    perf_event_attr attr{};
-    attr.size = sizeof attr;
-    attr.type = PERF_TYPE_SOFTWARE;
-    attr.config = PERF_COUNT_SW_TASK_CLOCK;
-    attr.sample_period = 1'000'000;
-    attr.sample_type = PERF_SAMPLE_IP;
-    attr.disabled = 1;
-    const int fd = userperf_perf_event_open(&attr, 0, -1, -1, 0);
-    ASSERT_GE(fd, 0) << strerror(errno);
-    {
-      MappedRing ring(fd, 16);
-      ASSERT_TRUE(ring.ok());
-      ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_SET_BPF, static_cast<unsigned long>(prog)), 0)
-          << strerror(errno);
-      ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
-      spin_thread_cpu(30'000'000);
-      ASSERT_EQ(userperf_ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
-    }
-    userperf_close(fd);
+    run_on_own_task_clock(prog, 30'000'000);
   });
   worker.join();
 
