@@ -32,7 +32,12 @@ class NativeFilter : public core::OverflowHandler {
 
 enum class Handler { kNone, kBpf, kNative };
 
-void run(benchmark::State& state, Handler handler) {
+// Whole path (`fire`, the default) or the handler alone: its on_overflow called directly with the
+// sample the path passes it, which is all the BPF filter adds to a sample, measured without the
+// rest of the path (the clock, the ring) and its noise.
+enum class Scope { kPath, kHandlerOnly };
+
+void run(benchmark::State& state, Handler handler, Scope scope = Scope::kPath) {
   BenchEvent event(
       PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_PERIOD,
       64);
@@ -60,11 +65,17 @@ void run(benchmark::State& state, Handler handler) {
   data.addr = 0x7f0010;
   data.extras = &extras;
   std::uint64_t written = 0;
-  for (auto _ : state) {
-    fire(event.fd(), 1, data);
-    if ((++written & 63) == 0) consume_all(event.consumer_control());
+  if (scope == Scope::kHandlerOnly) {
+    data.period = 1;  // as the path sets it
+    core::OverflowHandler* h = event.event().handler.load();
+    for (auto _ : state) benchmark::DoNotOptimize(h->on_overflow(event.event(), data));
+  } else {
+    for (auto _ : state) {
+      fire(event.fd(), 1, data);
+      if ((++written & 63) == 0) consume_all(event.consumer_control());
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(written));
   }
-  state.SetItemsProcessed(static_cast<std::int64_t>(written));
   if (handler == Handler::kNative) event.event().handler.store(nullptr);
   if (prog >= 0) userperf_close(prog);
 }
@@ -79,9 +90,18 @@ void BM_Overflow_BpfFilter(benchmark::State& state) {
   run(state, Handler::kBpf);
 }
 
+void BM_Handler_NativeFilter(benchmark::State& state) {
+  run(state, Handler::kNative, Scope::kHandlerOnly);
+}
+void BM_Handler_BpfFilter(benchmark::State& state) {
+  run(state, Handler::kBpf, Scope::kHandlerOnly);
+}
+
 BENCHMARK(BM_Overflow_NoHandler);
 BENCHMARK(BM_Overflow_NativeFilter);
 BENCHMARK(BM_Overflow_BpfFilter);
+BENCHMARK(BM_Handler_NativeFilter);
+BENCHMARK(BM_Handler_BpfFilter);
 
 }  // namespace
 }  // namespace userperf::bench
