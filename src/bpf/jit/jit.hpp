@@ -91,6 +91,9 @@ class Jit {
   // Unchecked code that calls no helper, local function, bpf_loop or tail call: run() enters it
   // without the run's State, and neither it nor run() reads `regions` or `env`.
   bool leaf() const { return leaf_ != nullptr; }
+  using LeafEntry = std::uint64_t (*)(std::uint64_t r1, std::uint64_t r2);
+  // A leaf's code, for a caller that calls it itself (nullptr: not a leaf). SIGNAL-SAFE.
+  LeafEntry leaf_entry() const { return leaf_; }
   // The stack bytes run() reserves (frames.hpp).
   std::uint32_t stack_reserve() const;
   // The generated machine code (read+execute memory), for tests that inspect it.
@@ -101,7 +104,7 @@ class Jit {
   RunResult run_with_state(std::uint64_t r1, std::uint64_t r2,
                            std::span<const MemoryRegion> regions, void* env) const;
   friend struct JitTailCall;
-  std::uint64_t (*leaf_)(std::uint64_t r1, std::uint64_t r2) = nullptr;  // x86jit::LeafFn
+  LeafEntry leaf_ = nullptr;  // x86jit::LeafFn
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

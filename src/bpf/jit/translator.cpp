@@ -98,6 +98,11 @@ void Translator::leaf_prologue() {
   for (int r = 3; r <= 9; ++r) {
     if (named[r]) e_.rr(false, 0x31, kMap[r], kMap[r]);
   }
+  // A leaf that saves nothing and has no frame falls into its main function, whose `ret` is then
+  // the entry's: a call and a return less per run. Otherwise the entry calls the main function and
+  // undoes its pushes after: its code must end in a plain `ret`, as a tail call's target does
+  // (entered by a jump into its first instruction, in its caller's frame).
+  if (saved.empty() && frame == 0) return;
   e_.byte(0xe8);  // call main
   fixups_.push_back({e_.pos(), 0});
   e_.imm32(0);

@@ -123,6 +123,8 @@ class Translator {
   // The entry of a leaf program, a LeafFn: nothing in it can fail or leave the code, so it needs
   // no State, no saved stack pointer and no stubs; only the callee-saved registers the program
   // names are saved, and its frame (Frames::reserve) is made on the native stack by the code.
+  // The main function's code follows it, entered by a call, or, when the entry saved nothing and
+  // made no frame, by falling into it.
   void leaf_prologue();
   // The error stubs and the unwinding to the entry's saved stack pointer, where `after_main`
   // (the jump after the entry's call) lands too.

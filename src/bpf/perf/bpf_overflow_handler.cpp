@@ -11,31 +11,42 @@ namespace userperf::bpf {
 namespace {
 // Initial-exec, as every TLS variable the signal path touches: no __tls_get_addr call.
 __attribute__((tls_model("initial-exec"))) constinit thread_local bool t_program_active = false;
+
+const std::uint64_t* regs_of(const core::SampleData& data) {
+  const core::SampleRegs* regs = data.extra().regs_intr;
+  return regs != nullptr ? regs->values : kNoRegs;
+}
 }  // namespace
 
 bool BpfOverflowHandler::on_overflow(core::Event& event, const core::SampleData& data) {
-  if (t_program_active) {
+  if (t_program_active) [[unlikely]] {
     misses_.fetch_add(1, std::memory_order_relaxed);
     return false;
   }
   t_program_active = true;
-  // The program's r1 and the helpers' env are the same context.
-  const core::SampleRegs* regs = data.extra().regs_intr;
-  PerfEventRunCtx ctx{&data, regs != nullptr ? regs->values : kNoRegs, &event, task_layout_};
-  // The regions only for a run that reads them (a JIT leaf does not: LoadedProgram::reads_regions).
-  RunResult result;
-  if (reads_regions_) {
-    const PerfEventRunRegions regions(ctx);
-    result = program_->run(&ctx, regions.regions, &ctx);
-  } else {
-    result = program_->run(&ctx, {}, &ctx);
+  // The sample path of most filters: a leaf reads only what its ctx loads reach, and cannot fail.
+  if (leaf_ != nullptr) [[likely]] {
+    const PerfEventCtxReads reads{&data, regs_of(data)};
+    const std::uint64_t r0 = leaf_(reinterpret_cast<std::uintptr_t>(&reads), 0);
+    t_program_active = false;
+    return r0 != 0;
   }
+  const RunResult result = run_with_regions(event, data);
   t_program_active = false;
   if (result.status != RunStatus::kOk) {
     faults_.fetch_add(1, std::memory_order_relaxed);
     return true;
   }
   return result.r0 != 0;
+}
+
+RunResult BpfOverflowHandler::run_with_regions(core::Event& event,
+                                               const core::SampleData& data) const {
+  // The program's r1 and the helpers' env are the same context.
+  FoundVma vma;
+  PerfEventRunCtx ctx{&data, regs_of(data), &event, task_layout_, &vma};
+  const PerfEventRunRegions regions(ctx);
+  return program_->run(&ctx, regions.regions, &ctx);
 }
 
 int BpfOverflowHandler::can_attach(const core::Event& event) const {

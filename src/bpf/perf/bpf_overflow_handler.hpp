@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "bpf/jit/jit.hpp"
+#include "bpf/perf/perf_event_ctx.hpp"
 #include "bpf/runtime/bpf_object.hpp"
 #include "core/event.hpp"
 
@@ -17,7 +19,7 @@ class BpfOverflowHandler : public core::OverflowHandler {
   explicit BpfOverflowHandler(std::shared_ptr<LoadedProgram> program)
       : program_(std::move(program)),
         task_layout_(&program_->object()->image().task_layout),
-        reads_regions_(program_->reads_regions()) {}
+        leaf_(program_->jit_code() != nullptr ? program_->jit_code()->leaf_entry() : nullptr) {}
 
   // SIGNAL-SAFE. Runs are not counted: a locked increment per sample on a counter every thread
   // shares cost more than the filter's instructions (docs/benchmarks.md §6b), and the kernel
@@ -39,7 +41,14 @@ class BpfOverflowHandler : public core::OverflowHandler {
   std::shared_ptr<LoadedProgram> program_;
   // Looked up once at attach, not per sample.
   const KernelTaskLayout* task_layout_;
-  bool reads_regions_;
+  // The program's JIT code when it is a leaf (Jit::leaf_entry), called with the context alone:
+  // the sample path of most filters. nullptr: every run goes through run_with_regions().
+  Jit::LeafEntry leaf_;
+
+  // The run of a program that is not a JIT leaf: its whole context, the memory regions it may
+  // reach and storage for bpf_find_vma's mapping, on a stack frame the leaf path does not pay for.
+  [[gnu::noinline]] RunResult run_with_regions(core::Event& event,
+                                               const core::SampleData& data) const;
   std::atomic<std::uint64_t> faults_{0};
   std::atomic<std::uint64_t> misses_{0};
 };

@@ -94,8 +94,9 @@ CallbackStep find_vma_begin(const std::uint64_t* args, void* env, CallbackState&
   const auto tid = static_cast<std::uint32_t>(support::current_tid());
   const auto pid = static_cast<std::uint32_t>(support::current_pid());
   auto& ctx = *static_cast<PerfEventRunCtx*>(env);
-  if ((task != synthetic_task_address(tid) && task != synthetic_task_address(pid)) ||
-      !find_mapping(args[1], ctx.vma)) {
+  if (ctx.vma == nullptr ||
+      (task != synthetic_task_address(tid) && task != synthetic_task_address(pid)) ||
+      !find_mapping(args[1], *ctx.vma)) {
     step.result = negative(ENOENT);
     return step;
   }
@@ -157,7 +158,7 @@ bool find_mapping(std::uint64_t addr, FoundVma& out) {
 
 bool probe_read_synthetic(void* env, std::uint64_t addr, void* dst, std::uint64_t size) {
   auto& ctx = *static_cast<PerfEventRunCtx*>(env);
-  const TaskReadContext read{ctx.task_layout, ctx.regs, &ctx.vma};
+  const TaskReadContext read{ctx.task_layout, ctx.regs, ctx.vma};
   return read_synthetic_kernel(read, addr, dst, size) == 0;
 }
 

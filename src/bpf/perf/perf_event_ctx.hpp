@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 
 #include "bpf/isa/kernel_task_layout.hpp"
@@ -22,9 +23,21 @@ struct PerfEventRunCtx {
   core::Event* event = nullptr;
   // The running kernel's task_struct layout (the program's image): bpf_get_current_task's task.
   const KernelTaskLayout* task_layout = nullptr;
-  // The mapping bpf_find_vma found, read by its callback through the synthetic vma.
-  FoundVma vma;
+  // Where bpf_find_vma keeps the mapping it found, read by its callback through the synthetic vma:
+  // storage of the run's caller (nullptr: none, and bpf_find_vma finds nothing, -ENOENT). Not a
+  // member: the overflow path builds a context per sample, and most programs never call it.
+  FoundVma* vma = nullptr;
 };
+
+// What the programs' rewritten ctx loads read (perf_event_ctx_layout): the first two members of
+// PerfEventRunCtx. The rest is the helpers' (CallContext::env), so a run that calls no helper (a
+// JIT leaf) is given only this.
+struct PerfEventCtxReads {
+  const core::SampleData* sample;
+  const std::uint64_t* regs;
+};
+static_assert(offsetof(PerfEventRunCtx, sample) == offsetof(PerfEventCtxReads, sample) &&
+              offsetof(PerfEventRunCtx, regs) == offsetof(PerfEventCtxReads, regs));
 
 // The memory a run may read through the context: the context, the sample and the registers.
 struct PerfEventRunRegions {

@@ -240,7 +240,7 @@ u64 get_stack(u64, u64 buf, u64 size, u64 flags, u64, CallContext& call) {
 
 TaskReadContext task_read_context(const CallContext& call) {
   const PerfEventRunCtx& ctx = run_ctx(call);
-  return TaskReadContext{ctx.task_layout, ctx.regs, &ctx.vma};
+  return TaskReadContext{ctx.task_layout, ctx.regs, ctx.vma};
 }
 
 u64 get_current_task(u64, u64, u64, u64, u64, CallContext&) {

@@ -161,7 +161,6 @@ Expected<std::shared_ptr<LoadedProgram>> LoadedProgram::load(std::shared_ptr<Bpf
   program->index_ = index;
   program->verdict_ = std::move(verdict);
   program->vm_ = std::move(*vm);
-  program->reads_regions_ = jit == nullptr || !jit->leaf();
   program->jit_ = std::move(jit);
   program->id_ = next_program_id.fetch_add(1, std::memory_order_relaxed);
   return program;

@@ -89,9 +89,6 @@ class LoadedProgram {
   std::uint32_t id() const { return id_; }
   bool jitted() const { return jit_ != nullptr; }     // run() runs x86-64 code
   const Jit* jit_code() const { return jit_.get(); }  // nullptr: not jitted
-  // run() reads its `regions` (false: JIT code that is a leaf, Jit::leaf(), which reads only
-  // what the verifier proved through r1): callers may skip building them.
-  bool reads_regions() const { return reads_regions_; }
 
  private:
   LoadedProgram() = default;
@@ -99,7 +96,6 @@ class LoadedProgram {
   std::size_t index_ = 0;
   VerifyResult verdict_;
   std::unique_ptr<Interpreter> vm_;
-  bool reads_regions_ = true;
   // The verified program as unchecked x86-64 code (ProgramLoadOptions::jit): run() prefers it.
   std::unique_ptr<Jit> jit_;
   std::uint32_t id_ = 0;

@@ -247,6 +247,31 @@ TEST(JitLeaf, ProgramsThatCallNothingAreLeavesAndStartAsTheInterpreterDoes) {
   EXPECT_EQ(result.r0, 5u + 6u + 7u + 100u);
 }
 
+// A leaf that names none of r6..r10 and has no frame: its entry zeroes r0 (and the r3..r9 it
+// names) and falls into the code, whose `exit` is the entry's return: no call, no second `ret`.
+// The bytes are xor eax, eax; xor edx, edx (r3); then the program.
+TEST(JitLeaf, ALeafThatSavesNothingFallsIntoItsCode) {
+  auto jit = load(
+      "mov %r0, %r1\n"
+      "add %r0, %r3\n"
+      "jeq %r2, 0, +1\n"
+      "exit\n"
+      "add %r0, 1\n"
+      "exit\n",
+      {{0, 0}});
+  ASSERT_NE(jit, nullptr);
+  ASSERT_TRUE(jit->leaf());
+  const std::span<const std::uint8_t> code = jit->code();
+  ASSERT_GE(code.size(), 5u);
+  EXPECT_EQ(code[0], 0x31);  // xor eax, eax
+  EXPECT_EQ(code[1], 0xc0);
+  EXPECT_EQ(code[2], 0x31);  // xor edx, edx
+  EXPECT_EQ(code[3], 0xd2);
+  EXPECT_NE(code[4], 0xe8);                         // the program's first instruction, not a call
+  EXPECT_EQ(jit->run(41, 0, {}, nullptr).r0, 42u);  // r2 == 0: past the first exit
+  EXPECT_EQ(jit->run(41, 1, {}, nullptr).r0, 41u);
+}
+
 TEST(JitLeaf, CallsCheckedCodeAndTailCallsAreNotLeaves) {
   EXPECT_FALSE(load(kTwoFunctions, {{0, 40}, {kSubStart, 24}})->leaf());
   EXPECT_FALSE(load("mov %r1, 0\ncall 1\nexit\n", {{0, 0}})->leaf());
