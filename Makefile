@@ -13,8 +13,8 @@ build: deps
 	@cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
-# The main build runs every test; an ASan+UBSan build runs the unit and concurrency tests, a TSan
-# build the concurrency tests. Each prints ctest's summary; the last line sums the three.
+# The main build runs every test; an ASan+UBSan build runs the concurrency tests and the unit tests
+# of the modules that handle raw memory and outside bytes, a TSan build the concurrency tests. Each prints ctest's summary; the last line sums the three.
 test: deps
 	@bash scripts/run-tests.sh
 
