@@ -11,6 +11,8 @@
 #include <cstring>
 #include <limits>
 
+#include "support/proc_lines.hpp"
+
 namespace userperf::bpf {
 
 namespace {
@@ -62,31 +64,11 @@ int open_if_cgroup2_root(char* line) {
 // The first cgroup2 mount of the root in /proc/self/mountinfo, read a block at a time into a stack
 // buffer (a line longer than the buffer is skipped).
 int find_cgroup2_root() {
-  const int info = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
-  if (info < 0) return kNoMount;
-  char buf[4096];
-  std::size_t have = 0;
-  bool skipping = false;  // inside a line too long for the buffer
   int found = kNoMount;
-  while (found < 0) {
-    const ssize_t n = read(info, buf + have, sizeof buf - 1 - have);
-    if (n <= 0) break;
-    have += static_cast<std::size_t>(n);
-    buf[have] = '\0';
-    char* line = buf;
-    for (char* end; found < 0 && (end = std::strchr(line, '\n')) != nullptr; line = end + 1) {
-      *end = '\0';
-      if (!skipping) found = open_if_cgroup2_root(line);
-      skipping = false;
-    }
-    have = static_cast<std::size_t>(buf + have - line);
-    std::memmove(buf, line, have);
-    if (have == sizeof buf - 1) {  // no newline in a whole buffer
-      have = 0;
-      skipping = true;
-    }
-  }
-  close(info);
+  support::for_each_proc_line("/proc/self/mountinfo", [&](char* line, char*, bool cut) {
+    if (!cut) found = open_if_cgroup2_root(line);  // a cut line is no whole mount entry
+    return found >= 0;
+  });
   return found >= 0 ? found : kNoMount;
 }
 

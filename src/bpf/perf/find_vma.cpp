@@ -1,12 +1,10 @@
 #include "bpf/perf/find_vma.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstring>
 
 #include "bpf/perf/perf_event_ctx.hpp"
+#include "support/proc_lines.hpp"
 #include "support/task_ids.hpp"
 
 namespace userperf::bpf {
@@ -121,38 +119,13 @@ const CallbackDriver& find_vma_driver() {
 }
 
 bool find_mapping(std::uint64_t addr, FoundVma& out) {
-  const int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  // Lines are read into a window; a line longer than the window (a path near PATH_MAX) is
-  // parsed from its start, its name cut at the window.
-  char buf[4096];
-  std::size_t have = 0;
+  // A line longer than the reader's window (a path near PATH_MAX) is parsed from its start, its
+  // name cut at the window.
   bool found = false;
-  bool eof = false;
-  bool in_long_line = false;  // the rest of a line longer than the window: not a line start
-  while (!found && !(eof && have == 0)) {
-    if (!eof && have < sizeof buf) {
-      const ssize_t n = read(fd, buf + have, sizeof buf - have);
-      if (n <= 0) {
-        eof = true;
-      } else {
-        have += static_cast<std::size_t>(n);
-      }
-    }
-    auto* nl = static_cast<char*>(std::memchr(buf, '\n', have));
-    const std::size_t line =
-        nl ? static_cast<std::size_t>(nl - buf) : (eof || have == sizeof buf ? have : 0);
-    if (line == 0 && !nl) {
-      if (eof) break;
-      continue;
-    }
-    if (!in_long_line) found = parse_line(buf, buf + line, addr, out);
-    in_long_line = nl == nullptr;
-    const std::size_t consumed = nl ? line + 1 : line;
-    std::memmove(buf, buf + consumed, have - consumed);
-    have -= consumed;
-  }
-  close(fd);
+  support::for_each_proc_line("/proc/self/maps", [&](char* begin, char* end, bool) {
+    found = parse_line(begin, end, addr, out);
+    return found;
+  });
   return found;
 }
 
