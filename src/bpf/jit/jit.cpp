@@ -158,15 +158,27 @@ Expected<std::unique_ptr<Jit>> Jit::load(std::span<const Insn> insns, JitOptions
   x86jit::Translator translator(impl.program, impl.options, impl.frames);
   std::vector<std::uint8_t> code = translator.translate();
   impl.main_offset = translator.main_offset();
+  // The code's pages, then the constant pool's (blinding): written, then the code read+exec and
+  // the pool read-only, so no constant the program chose is ever executable.
   const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-  const std::size_t mapped = (code.size() + page - 1) / page * page;
+  if (page != x86jit::kPoolAlign) return make_error(ENOTSUP, "JIT code needs 4 KiB pages");
+  const std::size_t code_mapped = (code.size() + page - 1) / page * page;
+  const std::vector<std::uint64_t>& pool = translator.pool();
+  const std::size_t pool_bytes = pool.size() * sizeof(std::uint64_t);
+  const std::size_t mapped = code_mapped + (pool_bytes + page - 1) / page * page;
   void* mem = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) return make_error(errno, "mmap for JIT code");
   std::memcpy(mem, code.data(), code.size());
-  if (mprotect(mem, mapped, PROT_READ | PROT_EXEC) != 0) {
+  if (!pool.empty()) {
+    std::memcpy(static_cast<std::uint8_t*>(mem) + translator.pool_offset(), pool.data(),
+                pool_bytes);
+  }
+  if (mprotect(mem, code_mapped, PROT_READ | PROT_EXEC) != 0 ||
+      (mapped > code_mapped && mprotect(static_cast<std::uint8_t*>(mem) + code_mapped,
+                                        mapped - code_mapped, PROT_READ) != 0)) {
     const int err = errno;
     munmap(mem, mapped);
-    return make_error(err, "mprotect of JIT code to read+exec");
+    return make_error(err, "mprotect of JIT code to read+exec, of its constants to read");
   }
   impl.code = mem;
   if (translator.leaf()) jit->leaf_ = reinterpret_cast<x86jit::LeafFn>(mem);

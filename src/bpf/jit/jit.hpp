@@ -48,13 +48,14 @@ struct JitOptions {
   // Checked mode: backward jumps and local calls a run may take before it stops with kBudget;
   // 0 = no limit.
   std::uint64_t budget = 0;
-  // Constant blinding (the kernel's bpf_jit_blind_constants): every immediate of the program —
-  // ALU/ALU64 K operands (shift counts included), JMP/JMP32 K comparands, ST immediates, both
-  // halves of lddw — reaches its register or memory through a scratch register the program
-  // cannot name, as `mov scratch, imm ^ key; xor scratch, key`, with a fresh random key per
-  // instruction. So no constant the program's author chose appears in executable memory (a
-  // JIT-spraying gadget). For programs from objects userperf does not trust: the runtime sets it
-  // for every program it loads (docs/bpf.md).
+  // Constant blinding (the kernel's bpf_jit_blind_constants, by other means): every immediate of
+  // the program — ALU/ALU64 K operands (shift counts included), JMP/JMP32 K comparands, ST
+  // immediates, both halves of lddw — reaches its register or memory through a scratch register
+  // the program cannot name, loaded RIP-relative from a constant pool in read-only,
+  // non-executable pages after the code. So no constant the program's author chose appears in
+  // executable memory (a JIT-spraying gadget), and no key is needed: one load per constant where
+  // the kernel's xor with a random key takes two instructions. For programs from objects userperf
+  // does not trust: the runtime sets it for every program it loads (docs/bpf.md).
   bool blind_constants = false;
   // The verifier's measure of each function's own stack (VerifyResult::function_stacks): each
   // frame is round_up(depth, 8) bytes and a run reserves the deepest chain's sum (frames.hpp).

@@ -1,68 +1,37 @@
-// The translation's frame: blinded constants, the entry's prologue, checked mode's access and
-// budget tests, and translate(), which lays out the instructions, the error stubs and the
-// unwinding, then binds every jump.
+// The translation's frame: constants (blinded: from the pool), the entry's prologue, checked mode's
+// access and budget tests, and translate(), which lays out the instructions, the error stubs and
+// the unwinding, then binds every jump.
 #include "bpf/jit/translator.hpp"
-
-#include <sys/random.h>
-#include <time.h>
 
 namespace userperf::bpf::x86jit {
 
-// The seed of one program's blinding keys: from the kernel's random pool; should getrandom fail,
-// from the clock and an address (weaker, never fixed).
-std::uint64_t blinding_seed() {
-  std::uint64_t seed = 0;
-  if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) == static_cast<ssize_t>(sizeof(seed))) {
-    return seed;
-  }
-  timespec now{};
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return static_cast<std::uint64_t>(now.tv_nsec) * 0x9e3779b97f4a7c15ull ^
-         reinterpret_cast<std::uintptr_t>(&seed) ^ static_cast<std::uint64_t>(now.tv_sec);
-}
-
 Translator::Translator(const vm::Program& program, const JitOptions& options, const Frames& frames)
-    : program_(program),
-      options_(options),
-      frames_(frames),
-      key_state_(options.blind_constants ? blinding_seed() : 0) {}
+    : program_(program), options_(options), frames_(frames) {}
+
+void Translator::pool_load(Reg r, std::uint64_t v) {
+  std::size_t entry = 0;
+  while (entry < pool_.size() && pool_[entry] != v) ++entry;
+  if (entry == pool_.size()) pool_.push_back(v);
+  e_.rex(true, r, 0, 0);  // mov r64, qword [rip + disp32]: mod 00, rm 101
+  e_.byte(0x8b);
+  e_.byte(static_cast<std::uint8_t>((r & 7) << 3 | 5));
+  pool_refs_.push_back({e_.pos(), static_cast<std::uint32_t>(entry)});
+  e_.imm32(0);
+}
 
 void Translator::const32(Reg r, std::uint32_t v) {
   if (!blind()) return e_.mov_imm64(r, v);
-  const auto key = static_cast<std::uint32_t>(next_key());
-  e_.rex(false, 0, 0, r);  // mov r32, v ^ key
-  e_.byte(static_cast<std::uint8_t>(0xb8 + (r & 7)));
-  e_.imm32(static_cast<std::int32_t>(v ^ key));
-  e_.rex(false, 0, 0, r);  // xor r32, key
-  e_.byte(0x81);
-  e_.modrm_rr(6, r);
-  e_.imm32(static_cast<std::int32_t>(key));
+  pool_load(r, v);
 }
 
 void Translator::const_sext32(Reg r, std::uint64_t v) {
   if (!blind()) return e_.mov_imm64(r, v);
-  // sext(a) ^ sext(b) == sext(a ^ b): two sign-extending imm32 forms give sext(low half of v).
-  const auto key = static_cast<std::uint32_t>(next_key());
-  e_.rex(true, 0, 0, r);  // mov r64, sext(v ^ key)
-  e_.byte(0xc7);
-  e_.modrm_rr(0, r);
-  e_.imm32(static_cast<std::int32_t>(static_cast<std::uint32_t>(v) ^ key));
-  e_.rex(true, 0, 0, r);  // xor r64, sext(key)
-  e_.byte(0x81);
-  e_.modrm_rr(6, r);
-  e_.imm32(static_cast<std::int32_t>(key));
+  pool_load(r, v);
 }
 
 void Translator::const64(Reg r, std::uint64_t v) {
   if (!blind()) return e_.mov_imm64(r, v);
-  const std::uint64_t key = next_key();
-  e_.rex(true, 0, 0, r);  // movabs r, v ^ key
-  e_.byte(static_cast<std::uint8_t>(0xb8 + (r & 7)));
-  e_.imm64(v ^ key);
-  e_.rex(true, 0, 0, R10);  // movabs r10, key
-  e_.byte(static_cast<std::uint8_t>(0xb8 + (R10 & 7)));
-  e_.imm64(key);
-  e_.rr(true, 0x31, R10, r);  // xor r, r10
+  pool_load(r, v);
 }
 
 void Translator::prologue() {
@@ -181,6 +150,8 @@ std::vector<std::uint8_t> Translator::translate() {
   }
   if (!leaf_) stubs_and_unwinding(after_main);
   for (const Fixup& f : fixups_) e_.bind(f.at, insn_pos_[f.target]);
+  pool_offset_ = (e_.pos() + kPoolAlign - 1) / kPoolAlign * kPoolAlign;
+  for (const auto& [at, entry] : pool_refs_) e_.bind(at, pool_offset_ + 8 * entry);
   return std::move(e_.code);
 }
 

@@ -63,6 +63,10 @@ const std::int32_t kOffTailR0 = off_of(offsetof(State, tail_r0));
 const std::int32_t kPerProgramWords[] = {kOffStatics, kOffStatics + 8, kOffHelpers,
                                          kOffHelperCount};
 
+// The constant pool starts at the first page boundary after the code, so that it can be mapped
+// without execute permission (x86-64 pages are 4 KiB; jit.cpp checks).
+inline constexpr std::size_t kPoolAlign = 4096;
+
 struct Fixup {
   std::size_t at;
   std::uint32_t target;  // instruction index
@@ -73,6 +77,11 @@ class Translator {
   Translator(const vm::Program& program, const JitOptions& options, const Frames& frames);
 
   std::vector<std::uint8_t> translate();
+  // After translate(): the blinded constants (JitOptions::blind_constants), 8 bytes each, which
+  // the code reads RIP-relative at pool_offset() from its start: the caller maps them there,
+  // read-only and not executable.
+  const std::vector<std::uint64_t>& pool() const { return pool_; }
+  std::size_t pool_offset() const { return pool_offset_; }
   std::size_t main_offset() const { return insn_pos_.empty() ? 0 : insn_pos_[0]; }
   // After translate(): the code is a leaf (leaf_prologue()).
   bool leaf() const { return leaf_; }
@@ -87,21 +96,22 @@ class Translator {
   std::vector<std::size_t> insn_pos_;
   std::vector<Fixup> fixups_;
   std::vector<std::size_t> stub_refs_[static_cast<int>(Stub::kCount)];
-  std::uint64_t key_state_;
+  std::vector<std::uint64_t> pool_;  // distinct blinded constants
+  struct PoolRef {
+    std::size_t at;       // a load's disp32
+    std::uint32_t entry;  // its pool_ index
+  };
+  std::vector<PoolRef> pool_refs_;
+  std::size_t pool_offset_ = 0;
 
-  // A fresh blinding key (splitmix64 over the per-program seed).
-  std::uint64_t next_key() {
-    std::uint64_t z = (key_state_ += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  // Program constants into registers; with blinding, through a random key (jit.hpp). r = the
-  // zero extension of v.
+  // r = v from the constant pool: mov r, [rip + disp32], bound by translate().
+  void pool_load(Reg r, std::uint64_t v);
+  // Program constants into registers; blinded, loaded from the pool (jit.hpp). r = the zero
+  // extension of v.
   void const32(Reg r, std::uint32_t v);
   // r = v, which is the sign extension of its low 32 bits (a K operand of a 64-bit op).
   void const_sext32(Reg r, std::uint64_t v);
-  // r = any 64-bit v (lddw); blinded, r10 holds the key.
+  // r = any 64-bit v (lddw).
   void const64(Reg r, std::uint64_t v);
   // A K operand as its op reads it: 64-bit ops sign-extend, 32-bit ones take the low half.
   void const_k(Reg r, const vm::Op& o, bool w) {
