@@ -12,11 +12,11 @@ void Translator::alu(std::uint32_t, const vm::Op& o, bool w, int kind, bool x) {
   const auto imm = static_cast<std::int32_t>(static_cast<std::uint32_t>(o.imm));
   // kind: 0 add, 1 or, 4 and, 5 sub, 6 xor (group-1 extensions)
   static constexpr std::uint8_t kRegOp[] = {0x01, 0x09, 0, 0, 0x21, 0x29, 0x31};
+  static constexpr std::uint8_t kMemOp[] = {0x03, 0x0b, 0, 0, 0x23, 0x2b, 0x33};  // op r, r/m
   if (x) {
     e_.rr(w, kRegOp[kind], s, d);
-  } else if (blind()) {
-    const_k(R11, o, w);
-    e_.rr(w, kRegOp[kind], R11, d);
+  } else if (blind()) {  // the operand from the pool, in the op itself
+    pool_op(w, kMemOp[kind], d, k_value(o, w));
   } else {
     e_.alu_imm(w, kind, d, imm);
   }
@@ -108,9 +108,8 @@ void Translator::jump(const vm::Op& o, std::uint32_t i, bool w, Cond c, bool x, 
   const Reg d = kMap[o.dst];
   const Reg s = kMap[o.src & 0xf];
   const auto imm = static_cast<std::int32_t>(static_cast<std::uint32_t>(o.imm));
-  if (!x && blind()) {  // the comparand through r11, then as a register compare
-    const_k(R11, o, w);
-    e_.rr(w, test ? 0x85 : 0x39, R11, d);
+  if (!x && blind()) {  // the comparand from the pool: cmp d, [rip + x] (or test)
+    pool_op(w, test ? 0x85 : 0x3b, d, k_value(o, w));
   } else if (test) {
     if (x) {
       e_.rr(w, 0x85, s, d);
@@ -228,10 +227,7 @@ void Translator::op(std::uint32_t i, const vm::Op& o) {
       case K::XOR64_X:
         return alu(i, o, w, 6, x);
       case K::MUL64_K:
-        if (blind()) {
-          const_k(R11, o, w);
-          return e_.rr0f(w, 0xaf, d, R11);
-        }
+        if (blind()) return pool_op(w, 0xaf, d, k_value(o, w), true);  // imul d, [rip + x]
         e_.rex(w, d, 0, d);
         e_.byte(0x69);
         e_.modrm_rr(d, d);

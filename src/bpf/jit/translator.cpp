@@ -8,29 +8,32 @@ namespace userperf::bpf::x86jit {
 Translator::Translator(const vm::Program& program, const JitOptions& options, const Frames& frames)
     : program_(program), options_(options), frames_(frames) {}
 
-void Translator::pool_load(Reg r, std::uint64_t v) {
+void Translator::pool_op(bool w, std::uint8_t op, Reg reg, std::uint64_t v, bool two_byte) {
   std::size_t entry = 0;
   while (entry < pool_.size() && pool_[entry] != v) ++entry;
   if (entry == pool_.size()) pool_.push_back(v);
-  e_.rex(true, r, 0, 0);  // mov r64, qword [rip + disp32]: mod 00, rm 101
-  e_.byte(0x8b);
-  e_.byte(static_cast<std::uint8_t>((r & 7) << 3 | 5));
+  e_.rex(w, reg, 0, 0);
+  if (two_byte) e_.byte(0x0f);
+  e_.byte(op);
+  e_.byte(static_cast<std::uint8_t>((reg & 7) << 3 | 5));  // mod 00, rm 101: [rip + disp32]
   pool_refs_.push_back({e_.pos(), static_cast<std::uint32_t>(entry)});
   e_.imm32(0);
 }
 
+// Blinded, a constant is a pool load, except 0 (no bits an author could choose; the kernel does
+// not blind a zero either).
 void Translator::const32(Reg r, std::uint32_t v) {
-  if (!blind()) return e_.mov_imm64(r, v);
+  if (!blind() || v == 0) return e_.mov_imm64(r, v);
   pool_load(r, v);
 }
 
 void Translator::const_sext32(Reg r, std::uint64_t v) {
-  if (!blind()) return e_.mov_imm64(r, v);
+  if (!blind() || v == 0) return e_.mov_imm64(r, v);
   pool_load(r, v);
 }
 
 void Translator::const64(Reg r, std::uint64_t v) {
-  if (!blind()) return e_.mov_imm64(r, v);
+  if (!blind() || v == 0) return e_.mov_imm64(r, v);
   pool_load(r, v);
 }
 
@@ -62,8 +65,15 @@ void Translator::leaf_prologue() {
   const auto frame = static_cast<std::int32_t>(frames_.reserve);
   if (named[10]) e_.mov_rr(true, RBP, RSP);
   if (frame != 0) e_.alu_imm(true, 5, RSP, frame);
-  // The interpreter starts r0 and r3..r9 at zero.
-  e_.rr(false, 0x31, RAX, RAX);
+  // The interpreter starts r0 and r3..r9 at zero; r0 not when the first instruction sets it
+  // without reading it (filters often begin with `r0 = 0`).
+  const vm::Op& first = program_.ops.front();
+  using K = vm::OpKind;
+  const bool sets_r0 =
+      first.dst == 0 &&
+      (first.kind == K::MOV64_K || first.kind == K::MOV32_K || first.kind == K::LDDW ||
+       ((first.kind == K::MOV64_X || first.kind == K::MOV32_X) && (first.src & 0xf) != 0));
+  if (!sets_r0) e_.rr(false, 0x31, RAX, RAX);
   for (int r = 3; r <= 9; ++r) {
     if (named[r]) e_.rr(false, 0x31, kMap[r], kMap[r]);
   }

@@ -104,8 +104,15 @@ class Translator {
   std::vector<PoolRef> pool_refs_;
   std::size_t pool_offset_ = 0;
 
-  // r = v from the constant pool: mov r, [rip + disp32], bound by translate().
-  void pool_load(Reg r, std::uint64_t v);
+  // `op reg, [rip + disp32]` on pool entry v (its low 4 bytes when !w), bound by translate();
+  // two_byte: a 0x0f-prefixed opcode.
+  void pool_op(bool w, std::uint8_t op, Reg reg, std::uint64_t v, bool two_byte = false);
+  // r = v from the constant pool: mov r, [rip + disp32].
+  void pool_load(Reg r, std::uint64_t v) { pool_op(true, 0x8b, r, v); }
+  // A K operand's value as its op reads it (below), for the pool.
+  static std::uint64_t k_value(const vm::Op& o, bool w) {
+    return w ? o.imm : static_cast<std::uint32_t>(o.imm);
+  }
   // Program constants into registers; blinded, loaded from the pool (jit.hpp). r = the zero
   // extension of v.
   void const32(Reg r, std::uint32_t v);

@@ -252,7 +252,7 @@ TEST(JitLeaf, ProgramsThatCallNothingAreLeavesAndStartAsTheInterpreterDoes) {
 // The bytes are xor eax, eax; xor edx, edx (r3); then the program.
 TEST(JitLeaf, ALeafThatSavesNothingFallsIntoItsCode) {
   auto jit = load(
-      "mov %r0, %r1\n"
+      "add %r0, %r1\n"
       "add %r0, %r3\n"
       "jeq %r2, 0, +1\n"
       "exit\n"
@@ -270,6 +270,12 @@ TEST(JitLeaf, ALeafThatSavesNothingFallsIntoItsCode) {
   EXPECT_NE(code[4], 0xe8);                         // the program's first instruction, not a call
   EXPECT_EQ(jit->run(41, 0, {}, nullptr).r0, 42u);  // r2 == 0: past the first exit
   EXPECT_EQ(jit->run(41, 1, {}, nullptr).r0, 41u);
+
+  // A first instruction that sets r0 without reading it: no zeroing before it.
+  auto sets_r0 = load("mov %r0, 7\nexit\n", {{0, 0}});
+  ASSERT_NE(sets_r0, nullptr);
+  EXPECT_FALSE(sets_r0->code()[0] == 0x31 && sets_r0->code()[1] == 0xc0);
+  EXPECT_EQ(sets_r0->run(0, 0, {}, nullptr).r0, 7u);
 }
 
 TEST(JitLeaf, CallsCheckedCodeAndTailCallsAreNotLeaves) {
