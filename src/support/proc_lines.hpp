@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstddef>
 #include <cstring>
 
@@ -13,11 +14,11 @@ namespace userperf::support {
 inline constexpr std::size_t kProcLineWindow = 4096;
 
 // Calls on_line(char* begin, char* end, bool cut) for each line of the file at `path`, `*end`
-// replaced by a NUL; a true return stops the reading. A line of kProcLineWindow bytes or more
-// (no newline in a full window) is passed once, its first kProcLineWindow bytes with cut = true,
-// and the rest of it is skipped (callers
-// that need only a line's start, as /proc/self/maps' address range, can still use it). False when
-// the file cannot be opened.
+// replaced by a NUL; a true return stops the reading. A line of kProcLineWindow bytes or more (no
+// newline in a full window) is passed once, its first kProcLineWindow bytes with cut = true, and
+// the rest of it is skipped: a caller that needs only a line's start (/proc/self/maps' address
+// range) can still use it. A read interrupted by a signal is retried. False when the file cannot
+// be opened.
 template <typename OnLine>
 bool for_each_proc_line(const char* path, OnLine&& on_line) {
   const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
@@ -29,6 +30,7 @@ bool for_each_proc_line(const char* path, OnLine&& on_line) {
   for (bool stop = false; !stop && !(eof && have == 0);) {
     if (!eof && have < kProcLineWindow) {
       const ssize_t n = ::read(fd, buf + have, kProcLineWindow - have);
+      if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
         eof = true;
       } else {

@@ -50,12 +50,13 @@ struct JitOptions {
   std::uint64_t budget = 0;
   // Constant blinding (the kernel's bpf_jit_blind_constants, by other means): every immediate of
   // the program — ALU/ALU64 K operands (shift counts included), JMP/JMP32 K comparands, ST
-  // immediates, both halves of lddw — reaches its register or memory through a scratch register
-  // the program cannot name, loaded RIP-relative from a constant pool in read-only,
-  // non-executable pages after the code. So no constant the program's author chose appears in
-  // executable memory (a JIT-spraying gadget), and no key is needed: one load per constant where
-  // the kernel's xor with a random key takes two instructions. For programs from objects userperf
-  // does not trust: the runtime sets it for every program it loads (docs/bpf.md).
+  // immediates, both halves of lddw — is read RIP-relative from a constant pool in read-only,
+  // non-executable pages after the code: by the op itself where x86 has a memory form (ALU, mul,
+  // compares: as many instructions as unblinded code), else by a load into its register or a
+  // scratch register the program cannot name. So no constant the program's author chose appears
+  // in executable memory (a JIT-spraying gadget), and no key is needed (the kernel's xor with a
+  // random key adds two instructions per constant). For programs from objects userperf does not
+  // trust: the runtime sets it for every program it loads (docs/bpf.md).
   bool blind_constants = false;
   // The verifier's measure of each function's own stack (VerifyResult::function_stacks): each
   // frame is round_up(depth, 8) bytes and a run reserves the deepest chain's sum (frames.hpp).

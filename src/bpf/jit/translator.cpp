@@ -67,10 +67,10 @@ void Translator::leaf_prologue() {
   if (frame != 0) e_.alu_imm(true, 5, RSP, frame);
   // The interpreter starts r0 and r3..r9 at zero; r0 not when the first instruction sets it
   // without reading it (filters often begin with `r0 = 0`).
-  const vm::Op& first = program_.ops.front();
+  const vm::Op first = program_.ops.empty() ? vm::Op{} : program_.ops.front();
   using K = vm::OpKind;
   const bool sets_r0 =
-      first.dst == 0 &&
+      !program_.ops.empty() && first.dst == 0 &&
       (first.kind == K::MOV64_K || first.kind == K::MOV32_K || first.kind == K::LDDW ||
        ((first.kind == K::MOV64_X || first.kind == K::MOV32_X) && (first.src & 0xf) != 0));
   if (!sets_r0) e_.rr(false, 0x31, RAX, RAX);

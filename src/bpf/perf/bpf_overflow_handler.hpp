@@ -8,7 +8,6 @@
 #include <memory>
 
 #include "bpf/jit/jit.hpp"
-#include "bpf/perf/perf_event_ctx.hpp"
 #include "bpf/runtime/bpf_object.hpp"
 #include "core/event.hpp"
 
