@@ -2,12 +2,16 @@
 // PERF_EVENT_IOC_SET_BPF to test-PMU events, run at each overflow.
 #include <gtest/gtest.h>
 #include <linux/bpf.h>
+#include <signal.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 #include <string>
 
+#include "bpf/perf/bpf_overflow_handler.hpp"
 #include "support/test_events.hpp"
 #include "userperf/userperf.h"
 
@@ -589,6 +593,81 @@ TEST(OverflowHandler, BpfLoopCallbacksRunAtEachOverflow) {
     EXPECT_EQ(static_cast<std::int64_t>(array_value(result.fd, 3)), -EINVAL) << "addr " << addr;
   }
   EXPECT_EQ(ring.drain().size(), 6u);
+}
+
+namespace nested {
+core::OverflowHandler* inner_handler = nullptr;
+core::Event* inner_event = nullptr;
+const core::SampleData* inner_sample = nullptr;
+std::atomic<int> calls{0};  // lock-free: signal-safe
+std::atomic<int> dropped{0};
+
+void on_signal(int) {
+  ++calls;
+  if (!inner_handler->on_overflow(*inner_event, *inner_sample)) ++dropped;
+}
+}  // namespace nested
+
+// The kernel's bpf_prog_active rule: an overflow whose program would run while another program
+// runs on the same thread (here a timer signal landing in a run) drops its sample and counts a
+// recursion miss; the program does not run. The outer program is the bench filter (a JIT leaf
+// on x86-64), the inner one handler_filter, which counts its runs in a map.
+TEST(OverflowHandler, ASampleNestedInAProgramRunIsDroppedAndCounted) {
+  Program outer_prog("bench_filter", "sample_filter");
+  Program inner_prog("handler_filter", "filter");
+  ASSERT_GE(outer_prog.fd, 0) << outer_prog.log;
+  ASSERT_GE(inner_prog.fd, 0) << inner_prog.log;
+  perf_event_attr attr = test_attr(PERF_SAMPLE_ADDR);
+  Fd outer(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  Fd inner(userperf_perf_event_open(&attr, 0, -1, -1, 0));
+  ASSERT_TRUE(attach_and_enable(outer.fd, outer_prog.fd));
+  ASSERT_TRUE(attach_and_enable(inner.fd, inner_prog.fd));
+  core::Event* outer_event = engine().event(outer.fd);
+  ASSERT_NE(outer_event, nullptr);
+  core::OverflowHandler* outer_handler = outer_event->handler.load();
+  nested::inner_event = engine().event(inner.fd);
+  ASSERT_NE(nested::inner_event, nullptr);
+  nested::inner_handler = nested::inner_event->handler.load();
+  auto* inner_bpf = dynamic_cast<bpf::BpfOverflowHandler*>(nested::inner_handler);
+  ASSERT_NE(inner_bpf, nullptr);
+  const core::SampleData kept = sample_with(0x2000);  // handler_filter keeps it: counts[0]
+  nested::inner_sample = &kept;
+
+  struct sigaction sa {};
+  sa.sa_handler = nested::on_signal;
+  sigemptyset(&sa.sa_mask);
+  struct sigaction old {};
+  ASSERT_EQ(sigaction(SIGPROF, &sa, &old), 0);
+  sigevent sev{};
+  sev.sigev_notify = SIGEV_THREAD_ID;
+  sev.sigev_signo = SIGPROF;
+  sev._sigev_un._tid = static_cast<pid_t>(this_tid());
+  timer_t timer;
+  ASSERT_EQ(timer_create(CLOCK_MONOTONIC, &sev, &timer), 0);
+  itimerspec every{{0, 20'000}, {0, 20'000}};  // 20 us
+  ASSERT_EQ(timer_settime(timer, 0, &every, nullptr), 0);
+  // Most of this loop's time is inside the outer program's run (its handler's guard is set).
+  const core::SampleData sample = sample_with(0x401234);
+  while (nested::calls < 2000) {
+    for (int i = 0; i < 1000; ++i) (void)outer_handler->on_overflow(*outer_event, sample);
+  }
+  itimerspec off{};
+  timer_settime(timer, 0, &off, nullptr);
+  timer_delete(timer);
+  sigaction(SIGPROF, &old, nullptr);
+
+  const std::uint64_t calls = static_cast<std::uint64_t>(nested::calls.load());
+  const std::uint64_t misses = inner_bpf->recursion_misses();
+  EXPECT_GT(misses, 0u) << "no signal landed in a run of " << calls;
+  EXPECT_LT(misses, calls) << "some signals land between runs";
+  // Every drop was a recursion miss, and the program ran exactly at the others.
+  EXPECT_EQ(misses, static_cast<std::uint64_t>(nested::dropped.load()));
+  const Fd counts(inner_prog.map("counts"));
+  ASSERT_GE(counts.fd, 0);
+  EXPECT_EQ(array_value(counts.fd, 0), calls - misses);
+  // Outside a run, the same call runs the program.
+  EXPECT_TRUE(nested::inner_handler->on_overflow(*nested::inner_event, kept));
+  EXPECT_EQ(inner_bpf->recursion_misses(), misses);
 }
 
 }  // namespace
