@@ -11,9 +11,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <random>
 
 #include "support/monotonic_clock.hpp"
+#include "support/thread_signal_timer.hpp"
 
 namespace userperf::support {
 namespace {
@@ -133,19 +135,8 @@ void storm_handler(int) {
 
 TEST(TscClock, SignalHandlersInterruptingAReanchor) {
   if (!tsc_clock_in_use()) GTEST_SKIP() << "no invariant TSC";
-  struct sigaction sa {};
-  sa.sa_handler = storm_handler;
-  sigemptyset(&sa.sa_mask);
-  struct sigaction old {};
-  ASSERT_EQ(sigaction(SIGPROF, &sa, &old), 0);
-  sigevent sev{};
-  sev.sigev_notify = SIGEV_THREAD_ID;
-  sev.sigev_signo = SIGPROF;
-  sev._sigev_un._tid = gettid();
-  timer_t timer;
-  ASSERT_EQ(timer_create(CLOCK_MONOTONIC, &sev, &timer), 0);
-  itimerspec its{{0, 20'000}, {0, 20'000}};  // every 20 us
-  ASSERT_EQ(timer_settime(timer, 0, &its, nullptr), 0);
+  auto storm = std::make_unique<testing::ThreadSignalTimer>(SIGPROF, storm_handler, 20'000);
+  ASSERT_TRUE(storm->ok());
 
   std::uint64_t back = 0;
   std::uint64_t worst = 0;
@@ -165,8 +156,7 @@ TEST(TscClock, SignalHandlersInterruptingAReanchor) {
     g_main_last.store(t, std::memory_order_relaxed);
     worst = std::max(worst, outside(t, before, after));
   }
-  timer_delete(timer);
-  sigaction(SIGPROF, &old, nullptr);
+  storm.reset();
   EXPECT_EQ(back, 0u);
   EXPECT_EQ(g_handler_back.load(), 0u);
   EXPECT_LE(worst, kBoundNs);

@@ -9,10 +9,12 @@
 
 #include <atomic>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "bpf/perf/bpf_overflow_handler.hpp"
 #include "support/test_events.hpp"
+#include "support/thread_signal_timer.hpp"
 #include "userperf/userperf.h"
 
 namespace userperf::testing {
@@ -633,28 +635,14 @@ TEST(OverflowHandler, ASampleNestedInAProgramRunIsDroppedAndCounted) {
   const core::SampleData kept = sample_with(0x2000);  // handler_filter keeps it: counts[0]
   nested::inner_sample = &kept;
 
-  struct sigaction sa {};
-  sa.sa_handler = nested::on_signal;
-  sigemptyset(&sa.sa_mask);
-  struct sigaction old {};
-  ASSERT_EQ(sigaction(SIGPROF, &sa, &old), 0);
-  sigevent sev{};
-  sev.sigev_notify = SIGEV_THREAD_ID;
-  sev.sigev_signo = SIGPROF;
-  sev._sigev_un._tid = static_cast<pid_t>(this_tid());
-  timer_t timer;
-  ASSERT_EQ(timer_create(CLOCK_MONOTONIC, &sev, &timer), 0);
-  itimerspec every{{0, 20'000}, {0, 20'000}};  // 20 us
-  ASSERT_EQ(timer_settime(timer, 0, &every, nullptr), 0);
+  auto storm = std::make_unique<ThreadSignalTimer>(SIGPROF, nested::on_signal, 20'000);
+  ASSERT_TRUE(storm->ok());
   // Most of this loop's time is inside the outer program's run (its handler's guard is set).
   const core::SampleData sample = sample_with(0x401234);
   while (nested::calls < 2000) {
     for (int i = 0; i < 1000; ++i) (void)outer_handler->on_overflow(*outer_event, sample);
   }
-  itimerspec off{};
-  timer_settime(timer, 0, &off, nullptr);
-  timer_delete(timer);
-  sigaction(SIGPROF, &old, nullptr);
+  storm.reset();
 
   const std::uint64_t calls = static_cast<std::uint64_t>(nested::calls.load());
   const std::uint64_t misses = inner_bpf->recursion_misses();
