@@ -1,9 +1,14 @@
 # userperf_bpf_objects(TARGET OUTPUT_DIR <dir> SOURCES <x.bpf.c>...): compiles each BPF C source
 # with clang (-O2 -g -target bpf -mcpu=v3, as libbpf users do) into <dir>/<x>.bpf.o, built with ALL.
-# Plain -target bpf does not find <asm/types.h>: add the multiarch include directory.
+# Plain -target bpf does not find <asm/types.h>: add the multiarch include directory (Debian's
+# x86_64-linux-gnu, which CMake found; clang's -dumpmachine says x86_64-pc-linux-gnu instead).
 find_program(USERPERF_CLANG clang REQUIRED)
-execute_process(COMMAND ${CMAKE_C_COMPILER} -dumpmachine OUTPUT_VARIABLE USERPERF_TRIPLET
-                OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(CMAKE_LIBRARY_ARCHITECTURE)
+  set(USERPERF_TRIPLET ${CMAKE_LIBRARY_ARCHITECTURE})
+else()
+  execute_process(COMMAND ${CMAKE_C_COMPILER} -dumpmachine OUTPUT_VARIABLE USERPERF_TRIPLET
+                  OUTPUT_STRIP_TRAILING_WHITESPACE)
+endif()
 
 function(userperf_bpf_objects target)
   cmake_parse_arguments(ARG "" "OUTPUT_DIR" "SOURCES" ${ARGN})

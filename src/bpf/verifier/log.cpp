@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cinttypes>
+#include <cstdarg>
 
 #include "bpf/isa/helper_names.hpp"
 
@@ -138,6 +139,45 @@ std::string disasm_atomic(const Insn& in) {
 const char* helper_label(std::int32_t id) {
   const char* name = helper_name(id);
   return name ? name : "unknown";
+}
+
+namespace {
+std::string vformat_text(const char* f, std::va_list args) {
+  char buf[256];
+  std::vsnprintf(buf, sizeof buf, f, args);
+  return buf;
+}
+}  // namespace
+
+std::string format_text(const char* f, ...) {
+  std::va_list args;
+  va_start(args, f);
+  std::string text = vformat_text(f, args);
+  va_end(args);
+  return text;
+}
+
+void VerifierLog::note(const char* f, ...) {
+  if (level_ < 1 || trace_.size() >= kTraceLimit) return;
+  std::va_list args;
+  va_start(args, f);
+  trace_ += vformat_text(f, args) + "\n";
+  va_end(args);
+}
+
+int VerifierLog::reject(int err, const char* f, ...) {
+  std::va_list args;
+  va_start(args, f);
+  reason_ = vformat_text(f, args);
+  va_end(args);
+  return err;
+}
+
+void VerifierLog::add_to_reason(const char* f, ...) {
+  std::va_list args;
+  va_start(args, f);
+  reason_ += "\n" + vformat_text(f, args);
+  va_end(args);
 }
 
 std::string disasm_insn(std::span<const Insn> insns, std::size_t idx) {

@@ -18,13 +18,9 @@
 
 namespace userperf::bpf {
 
-// printf into a string of at most 255 characters (every line of the log is shorter).
-template <class... Args>
-std::string format_text(const char* f, Args... args) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, f, args...);
-  return buf;
-}
+// printf into a string of at most 255 characters (every line of the log is shorter). A C
+// variadic function, so that both compilers check each call's arguments against its format.
+std::string format_text(const char* f, ...) __attribute__((format(printf, 1, 2)));
 
 // "r0 = *(u64 *)(r1 +0)"; idx selects the instruction (an lddw takes its pair).
 std::string disasm_insn(std::span<const Insn> insns, std::size_t idx);
@@ -64,10 +60,7 @@ class VerifierLog {
   }
   // A line the kernel prints from level 1 on, not a rejection reason ("Func#1 ('f') is global and
   // assumed valid."): in the level-2 trace where it happens; at level 1 before the failing path.
-  template <class... Args>
-  void note(const char* f, Args... args) {
-    if (level_ >= 1 && trace_.size() < kTraceLimit) trace_ += format_text(f, args...) + "\n";
-  }
+  void note(const char* f, ...) __attribute__((format(printf, 2, 3)));
   // The walk is about to check insn `idx` in `state`.
   void insn(std::uint32_t idx, const VerifierState& state) {
     stopped_at_ = idx;
@@ -85,21 +78,14 @@ class VerifierLog {
   void path_start(std::uint32_t from, std::uint32_t to, const VerifierState& state);
 
   // ---- the rejection reason (the log's last lines before the counters)
-  template <class... Args>
-  int reject(int err, const char* f, Args... args) {
-    reason_ = format_text(f, args...);
-    return err;
-  }
+  int reject(int err, const char* f, ...) __attribute__((format(printf, 3, 4)));
   // `reason` as it is (a message made elsewhere: ctx rewriting's Error).
   int reject_verbatim(int err, std::string reason) {
     reason_ = std::move(reason);
     return err;
   }
   // One more line for the reason.
-  template <class... Args>
-  void add_to_reason(const char* f, Args... args) {
-    reason_ += "\n" + format_text(f, args...);
-  }
+  void add_to_reason(const char* f, ...) __attribute__((format(printf, 2, 3)));
   // One more line for the reason: `label` and the state.
   void add_state_to_reason(const char* label, const VerifierState& state);
 
