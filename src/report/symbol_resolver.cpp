@@ -73,31 +73,46 @@ const ElfFile& SymbolResolver::image(const std::string& path) {
   return *it->second;
 }
 
-void SymbolResolver::load_kallsyms() {
-  kallsyms_loaded_ = true;
-  std::FILE* file = std::fopen("/proc/kallsyms", "re");
-  if (file == nullptr) return;
-  char line[512];
-  while (std::fgets(line, sizeof line, file) != nullptr) {
-    unsigned long long address = 0;
-    char type = 0;
-    char name[256];
-    if (std::sscanf(line, "%llx %c %255s", &address, &type, name) != 3 || address == 0) continue;
-    if (type != 't' && type != 'T' && type != 'w' && type != 'W') continue;
-    kallsyms_.push_back({address, name});
-  }
-  std::fclose(file);
-  std::sort(kallsyms_.begin(), kallsyms_.end(),
-            [](const KernelSymbol& a, const KernelSymbol& b) { return a.address < b.address; });
+namespace {
+
+struct KernelSymbol {
+  std::uint64_t address;
+  std::string name;
+};
+
+// This machine's kernel functions, sorted by address: read once per process (every resolver,
+// and every report a process makes, names kernel addresses from the same running kernel).
+const std::vector<KernelSymbol>& machine_kallsyms() {
+  static const std::vector<KernelSymbol> symbols = [] {
+    std::vector<KernelSymbol> out;
+    std::FILE* file = std::fopen("/proc/kallsyms", "re");
+    if (file == nullptr) return out;
+    char line[512];
+    while (std::fgets(line, sizeof line, file) != nullptr) {
+      unsigned long long address = 0;
+      char type = 0;
+      char name[256];
+      if (std::sscanf(line, "%llx %c %255s", &address, &type, name) != 3 || address == 0) continue;
+      if (type != 't' && type != 'T' && type != 'w' && type != 'W') continue;
+      out.push_back({address, name});
+    }
+    std::fclose(file);
+    std::sort(out.begin(), out.end(),
+              [](const KernelSymbol& a, const KernelSymbol& b) { return a.address < b.address; });
+    return out;
+  }();
+  return symbols;
 }
+
+}  // namespace
 
 const std::string& SymbolResolver::kernel_function(std::uint64_t address) {
   static const std::string kNone;
-  if (!kallsyms_loaded_) load_kallsyms();
+  const std::vector<KernelSymbol>& kallsyms = machine_kallsyms();
   auto it = std::upper_bound(
-      kallsyms_.begin(), kallsyms_.end(), address,
+      kallsyms.begin(), kallsyms.end(), address,
       [](std::uint64_t a, const KernelSymbol& symbol) { return a < symbol.address; });
-  return it == kallsyms_.begin() ? kNone : std::prev(it)->name;
+  return it == kallsyms.begin() ? kNone : std::prev(it)->name;
 }
 
 }  // namespace userperf::report

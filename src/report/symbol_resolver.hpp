@@ -1,6 +1,7 @@
 // The symbol tables a report names addresses with: each mapped ELF file (ElfFile, when the file
 // exists on this machine), opened once; this machine's /proc/kallsyms for kernel addresses when it
-// is readable (the file is assumed to come from the running kernel, as for the ELF files).
+// is readable (the file is assumed to come from the running kernel, as for the ELF files; read
+// once per process).
 #pragma once
 
 #include <cstdint>
@@ -39,19 +40,12 @@ class SymbolResolver {
   const std::map<std::string, PerfMap>& perf_maps() const { return perf_maps_; }
 
  private:
-  struct KernelSymbol {
-    std::uint64_t address;
-    std::string name;
-  };
-  void load_kallsyms();
   void copy_vdso();
 
   std::map<std::string, std::unique_ptr<ElfFile>> images_;
   std::map<std::string, PerfMap> perf_maps_;
-  std::vector<KernelSymbol> kallsyms_;  // sorted by address
   int vdso_fd_ = -1;  // a memfd holding this process's vDSO, made at the first "[vdso]"
   bool vdso_copied_ = false;
-  bool kallsyms_loaded_ = false;
 };
 
 // "libc.so.6" for "/usr/lib/x86_64-linux-gnu/libc.so.6"; "[vdso]" stays as it is; "[JIT] tid 42"
