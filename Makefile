@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 BUILD ?= build
 CMAKE_FLAGS ?=
 
-.PHONY: deps build test test-main test-asan test-tsan run bench format clean
+.PHONY: deps build test test-main test-asan test-tsan run bench fuzz format clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -29,6 +29,12 @@ run: build
 
 bench: build
 	@bash bench/run.sh
+
+# Long fuzzing campaigns (docs/reliability.md): every libFuzzer target of fuzz/ for FUZZ_SECONDS
+# on a corpus kept in build-asan/fuzz-corpus; FUZZ_TARGETS="perfdata ..." picks some.
+FUZZ_SECONDS ?= 600
+fuzz: deps
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) bash scripts/fuzz-campaign.sh
 
 format:
 	@clang-format -i $$(git ls-files '*.cpp' '*.hpp' '*.h' '*.c')

@@ -9,6 +9,7 @@ packages=(
   clang-format
   libcli11-dev
   libbpf-dev libelf-dev libdw-dev zlib1g-dev clang llvm lld
+  libclang-rt-14-dev  # libFuzzer and the sanitizer runtimes of the clang ASan+UBSan build (fuzz/)
   linux-perf libgoogle-perftools4 uftrace
   xz-utils sqlite3 time procps
   python3  # tests/integration: pprof decoding checks, callgraph_ties.py
