@@ -327,6 +327,19 @@ case $scenario in
     n=$(perf script -i "$dir/small/f.data" -F tid 2>/dev/null | wc -l)
     echo "disk-full: 64 KiB tmpfs -> exit $rc, $n samples kept: $(head -1 "$dir/err")"
     ((n >= 20)) || fail "only $n samples kept in the full file"
+    # userperf's own readers read the same records as perf (up to the header's data size, the
+    # recorder's last checkpoint), exit 0, and say on stderr that the file is incomplete.
+    for tool in report script; do
+      "$userperf" $tool -i "$dir/small/f.data" >"$dir/u$tool.txt" 2>"$dir/u$tool.err" ||
+        fail "userperf $tool exited $? on the full file: $(head -3 "$dir/u$tool.err")"
+      grep -q "f.data: file is incomplete (no header features: its writer stopped before the end): records read up to" \
+        "$dir/u$tool.err" || fail "userperf $tool does not say the file is incomplete: $(head -3 "$dir/u$tool.err")"
+      echo "disk-full: userperf $tool: $(head -1 "$dir/u$tool.err")"
+    done
+    u=$(grep -c 'PERF_RECORD_SAMPLE' "$dir/uscript.txt")
+    ((u == n)) || fail "userperf script reads $u samples, perf script $n"
+    u=$(sed -n "s/^# Samples: \([0-9]*\) .*/\1/p" "$dir/ureport.txt" | head -1)
+    ((u == n)) || fail "userperf report counts ${u:-no} samples, perf script $n"
     ;;
   unprivileged)
     # As nobody, with no capability: the tools and the program copied where nobody can read them.
