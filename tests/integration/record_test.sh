@@ -3,7 +3,7 @@
 # Usage: record_test.sh SCENARIO BIN_DIR PLUGIN_SO
 #   BIN_DIR holds userperf, hotspots, workload_hotspots_nofp, workload_family, workload_dlopen_host,
 #   workload_traced, workload_logged, workload_sigcount, workload_exec_variants, workload_sigmask,
-#   workload_static, workload_closer, workload_tp_loop
+#   workload_static, workload_closer, workload_tp_loop, workload_ring_scribble
 #   (the build's bin/; the agent is found by userperf itself in BIN_DIR/../lib).
 # Every file a scenario writes must be read by perf report and perf script (Debian linux-perf)
 # with exit 0 and nothing on stderr.
@@ -340,6 +340,37 @@ case $scenario in
     ((u == n)) || fail "userperf script reads $u samples, perf script $n"
     u=$(sed -n "s/^# Samples: \([0-9]*\) .*/\1/p" "$dir/ureport.txt" | head -1)
     ((u == n)) || fail "userperf report counts ${u:-no} samples, perf script $n"
+    ;;
+  ring-scribble)
+    # Four threads damage their own rings (data_tail rewound, random bytes over the records,
+    # garbage data_head, a random control page) while three workers burn 1 s of CPU each: the
+    # recorder names each damaged ring once, loses only those, writes no record twice, and every
+    # worker's samples add up to its CPU time.
+    "$userperf" record -o "$dir/s.data" -- "$bin/workload_ring_scribble" 1 3 >"$dir/out" 2>"$dir/err"
+    rc=$?
+    ((rc == 0)) || fail "record returned $rc, the command's status is 0: $(cat "$dir/err")"
+    perf_reads "$dir/s.data"
+    scribblers=$(awk '$1 == "scribbler" { print $3 }' "$dir/out")
+    [[ $(wc -w <<<"$scribblers") -eq 4 ]] || fail "not 4 scribblers: $(cat "$dir/out")"
+    for tid in $scribblers; do
+      grep -q "userperf record: the ring of thread $tid (process [0-9]*) is corrupt (.*); it is no longer read" "$dir/err" ||
+        fail "the damaged ring of thread $tid is not said: $(cat "$dir/err")"
+    done
+    n=$(grep -c 'is corrupt' "$dir/err")
+    ((n == 4)) || fail "$n rings said to be corrupt, 4 were damaged: $(cat "$dir/err")"
+    sed -n 's/^userperf record: the ring of thread/ring-scribble: thread/p' "$dir/err"
+    dups=$(perf script -i "$dir/s.data" -F tid,time 2>/dev/null | sort | uniq -d | wc -l)
+    ((dups == 0)) || fail "$dups samples written twice (same thread and time)"
+    perf script -i "$dir/s.data" -F tid,period 2>/dev/null |
+      awk '{ ms[$1] += $2 / 1e6 } END { for (t in ms) printf "%s %d\n", t, ms[t] }' >"$dir/ms"
+    while read -r _ tid cpu; do
+      ms=$(awk -v t="$tid" '$1 == t { print $2 }' "$dir/ms")
+      echo "ring-scribble: worker $tid: ${ms:-0} ms of samples for $cpu ms of CPU"
+      ((${ms:-0} * 100 >= cpu * 90)) || fail "worker $tid: ${ms:-0} ms of samples for $cpu ms of CPU"
+    done < <(grep '^worker ' "$dir/out")
+    [[ $(grep -c '^worker ' "$dir/out") -eq 3 ]] || fail "not 3 workers: $(cat "$dir/out")"
+    "$userperf" report -i "$dir/s.data" --stdio >/dev/null 2>"$dir/ureport.err" ||
+      fail "userperf report exited $?: $(head -3 "$dir/ureport.err")"
     ;;
   unprivileged)
     # As nobody, with no capability: the tools and the program copied where nobody can read them.
