@@ -298,6 +298,27 @@ case $scenario in
     n=$(perf script -i "$dir/r.data" -F ip,sym 2>/dev/null | grep -c 'hot_parse\|warm_transform\|cool_checksum')
     echo "recorder-death: $n samples of the demo's functions in the file of the killed recorder"
     ((n >= 200)) || fail "only $n samples in the file after 0.5 s of the demo's CPU time"
+    # A multi-threaded command with 4-page rings: once the recorder is gone its rings fill and the
+    # threads it starts find no recorder; every thread still does all its work (200 threads of
+    # 10 ms CPU, measured by each), the status is 0, and it takes no longer than 3 times its bare
+    # run + 2 s (nothing waits on a full ring or for a recorder that is gone).
+    t0=$(date +%s%N)
+    "$bin/workload_many_tasks" threads 200 10 >/dev/null || fail "bare run failed"
+    bare_ms=$((($(date +%s%N) - t0) / 1000000))
+    t0=$(date +%s%N)
+    "$userperf" record -q -m 4 -o "$dir/r2.data" -- \
+      sh -c "'$bin/workload_many_tasks' threads 200 10 >'$dir/out2'; echo \$? >'$dir/status2'" 2>/dev/null &
+    recorder=$!
+    sleep 0.5
+    kill -9 "$recorder"
+    for _ in $(seq 300); do [[ -s $dir/status2 ]] && break; sleep 0.1; done
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    [[ $(cat "$dir/status2" 2>/dev/null) == 0 ]] || fail "threaded command after the recorder died: status '$(cat "$dir/status2" 2>/dev/null)'"
+    read -r _ threads _ cpu_ms <"$dir/out2"
+    echo "recorder-death: 200 threads after the recorder died: '$(cat "$dir/out2")' in $ms ms (bare run $bare_ms ms)"
+    ((threads == 200 && cpu_ms >= 200 * 10)) || fail "the threads did not all do their work: $(cat "$dir/out2")"
+    ((ms <= 3 * bare_ms + 2000)) || fail "$ms ms with the recorder killed, the bare run took $bare_ms ms"
+    perf report -i "$dir/r2.data" --stdio >/dev/null 2>&1 || fail "perf report refused the second killed recorder's file"
     ;;
   disk-full)
     # The output's disk fills mid-run: said at once, the recording stops, the command runs on and

@@ -699,6 +699,9 @@ void count_ending_thread_periods() {
                                     ? static_cast<std::uint64_t>(pending) / period
                                     : 0;
     if (whole == 0 && slot.reaimed_periods.load(std::memory_order_relaxed) == 0) continue;
+    // A thread that blocks the signal has its periods counted when the clock stops
+    // (count_unsampled: LOST_SAMPLES in its ring, and the recorder names it).
+    if (blocks_clock_signal(self)) continue;
     if (!gate_asked && !sample_gate_open()) return;
     gate_asked = true;
     slot.accounted_cpu_ns.fetch_add(whole * period, std::memory_order_relaxed);
