@@ -311,6 +311,7 @@ case $scenario in
     recorder=$!
     sleep 0.5
     kill -9 "$recorder"
+    wait "$recorder" 2>/dev/null
     for _ in $(seq 300); do [[ -s $dir/status2 ]] && break; sleep 0.1; done
     ms=$((($(date +%s%N) - t0) / 1000000))
     [[ $(cat "$dir/status2" 2>/dev/null) == 0 ]] || fail "threaded command after the recorder died: status '$(cat "$dir/status2" 2>/dev/null)'"

@@ -671,7 +671,7 @@ int clock_timers_fork_child(pid_t parent_tid, void (*followed)()) {
   return t_nforked;
 }
 
-void count_ending_thread_periods() {
+void count_ending_thread_periods(bool blocks_signal) {
   const pid_t self = support::current_tid();
   timespec now{};
   if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now) != 0) return;
@@ -701,7 +701,7 @@ void count_ending_thread_periods() {
     if (whole == 0 && slot.reaimed_periods.load(std::memory_order_relaxed) == 0) continue;
     // A thread that blocks the signal has its periods counted when the clock stops
     // (count_unsampled: LOST_SAMPLES in its ring, and the recorder names it).
-    if (blocks_clock_signal(self)) continue;
+    if (blocks_signal) continue;
     if (!gate_asked && !sample_gate_open()) return;
     gate_asked = true;
     slot.accounted_cpu_ns.fetch_add(whole * period, std::memory_order_relaxed);

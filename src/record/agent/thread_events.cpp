@@ -390,7 +390,7 @@ void count_ending_periods() {
   sigaddset(&clock_only, pmu::clock_signal());
   // Raw, as in announce_for_offcpu: the handler takes periods and announces too.
   syscall(SYS_rt_sigprocmask, SIG_BLOCK, &clock_only, &old, _NSIG / 8);
-  pmu::count_ending_thread_periods();
+  pmu::count_ending_thread_periods(sigismember(&old, pmu::clock_signal()) == 1);
   syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, nullptr, _NSIG / 8);
 }
 
