@@ -110,6 +110,7 @@ Expected<void> Reader::parse() {
   bool any_feature = false;
   for (std::uint64_t word : header_.adds_features) any_feature |= word != 0;
   complete_ = header_.data.size != 0 || any_feature;
+  finished_ = any_feature || header_size == kHeaderSizeNoFeatures;
   data_end_ = complete_ ? header_.data.offset + header_.data.size : file_size;
   if (Expected<void> attrs = parse_attrs(); !attrs) return attrs;
   return parse_features();
@@ -214,6 +215,25 @@ Expected<void> Reader::parse_features() {
     return malformed_at(body_at, "GROUP_DESC: " + groups.error().message);
   }
   return {};
+}
+
+std::string Reader::unfinished_note(std::uint64_t torn_tail) const {
+  if (finished_) return "";
+  const std::uint64_t file_size = file_.size();
+  std::string note = "file is incomplete (no header features: its writer stopped before the end): ";
+  if (!complete_) {
+    note += "data.size 0, records read to the end of the file";
+    if (torn_tail != 0) {
+      note += "; its last " + std::to_string(torn_tail) + " bytes are a torn record, not read";
+    }
+    return note;
+  }
+  note += "records read up to the header's data size, " + std::to_string(header_.data.size) +
+          " bytes, ending at offset " + std::to_string(data_end_);
+  if (file_size > data_end_) {
+    note += "; the " + std::to_string(file_size - data_end_) + " bytes after it are not read";
+  }
+  return note;
 }
 
 int Reader::attr_index_of_id(std::uint64_t id) const {

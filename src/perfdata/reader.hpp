@@ -79,6 +79,13 @@ class Reader {
 
   const FileHeader& header() const { return header_; }
   bool complete() const { return complete_; }
+  // Whether the writer reached its end: the header lists features (perf record and `userperf
+  // record` always write some), or it is the 72-byte header of files older than features.
+  bool finished() const { return finished_; }
+  // What a reader says of a file whose writer never finished (a recorder killed, a full disk):
+  // "" for a finished file, else which records are read and which bytes are not. `torn_tail` is
+  // the cursor's truncated_tail() after its walk.
+  std::string unfinished_note(std::uint64_t torn_tail) const;
   const std::vector<AttrEntry>& attrs() const { return attrs_; }
   const Features& features() const { return features_; }
   const std::vector<FeatureSection>& feature_sections() const { return sections_; }
@@ -106,6 +113,7 @@ class Reader {
   std::vector<std::uint8_t> owned_;
   FileHeader header_;
   bool complete_ = true;
+  bool finished_ = true;
   std::uint64_t data_end_ = 0;
   std::vector<AttrEntry> attrs_;
   std::unordered_map<std::uint64_t, int> attr_by_id_;

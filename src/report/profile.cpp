@@ -91,7 +91,10 @@ class ProfileBuilder {
         progress(done, 2 * size);
       }
       const auto next = cursor.next(record);
-      if (next == perfdata::RecordCursor::Next::kEnd) return {};
+      if (next == perfdata::RecordCursor::Next::kEnd) {
+        out_.unfinished = reader_.unfinished_note(cursor.truncated_tail());
+        return {};
+      }
       if (next == perfdata::RecordCursor::Next::kError) return cursor.error();
       const std::uint32_t type = record.header.type;
       if (!wanted(type)) continue;

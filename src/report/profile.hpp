@@ -105,6 +105,8 @@ struct Profile {
   // What the report says on stderr besides its views: "/tmp/perf-42.map: 3 malformed lines
   // skipped" for a JIT map with lines that are not "START SIZE name".
   std::vector<std::string> notes;
+  // perfdata::Reader::unfinished_note of the file: "" when its writer finished.
+  std::string unfinished;
 
   std::span<const LocationId> frames_of(const Stack& stack) const {
     return {frames.data() + stack.first, stack.depth};

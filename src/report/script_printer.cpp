@@ -76,12 +76,9 @@ class Printer {
       if (Expected<void> printed = print(record); !printed) return printed;
     }
     if (next == RecordCursor::Next::kError) return cursor.error();
-    if (!reader_.complete()) {
-      std::fprintf(out_, "# unfinished file (data.size 0): read to the end of the file");
-      if (cursor.truncated_tail() != 0) {
-        std::fprintf(out_, ", last %" PRIu64 " bytes are a torn record", cursor.truncated_tail());
-      }
-      std::fputc('\n', out_);
+    if (const std::string note = reader_.unfinished_note(cursor.truncated_tail()); !note.empty()) {
+      std::fprintf(out_, "# %s\n", note.c_str());
+      if (options_.on_note) options_.on_note(note);
     }
     return {};
   }

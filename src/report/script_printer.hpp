@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <string>
 
 #include "perfdata/reader.hpp"
@@ -20,6 +21,9 @@ struct ScriptOptions {
   // Sees every record in file order before it is printed (so MMAP, COMM and FORK records have
   // built the address spaces that later samples name), and names addresses. nullptr: hex only.
   ProcessSymbols* symbols = nullptr;
+  // Told what the file lacks when its writer never finished (Reader::unfinished_note), after the
+  // last record: the command says it on stderr.
+  std::function<void(const std::string&)> on_note;
 };
 
 // The first malformed record is malformed_at its file offset; the lines of the records before it

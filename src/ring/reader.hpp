@@ -54,6 +54,8 @@ class ReaderBase {
   std::uint64_t lost() const { return lost_; }
   // Records returned so far.
   std::uint64_t records() const { return records_; }
+  // Ring position of the next record: after a drain that committed, the data_tail it stored.
+  std::uint64_t position() const { return pos_; }
 
  protected:
   explicit ReaderBase(RingView view);

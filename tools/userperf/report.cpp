@@ -185,6 +185,9 @@ std::optional<report::Profile> load_profile(const std::string& path, const Repor
                  profile.error().message.c_str());
     return std::nullopt;
   }
+  if (!profile->unfinished.empty()) {
+    std::fprintf(stderr, "userperf report: %s: %s\n", path.c_str(), profile->unfinished.c_str());
+  }
   for (const std::string& note : profile->notes) {
     std::fprintf(stderr, "userperf report: %s\n", note.c_str());
   }

@@ -25,6 +25,10 @@ void add_script_command(CLI::App& app, int& exit_code) {
     report::ProcessSymbols symbols;
     report::ScriptOptions options;
     if (!*raw) options.symbols = &symbols;
+    options.on_note = [&](const std::string& note) {
+      std::fflush(stdout);
+      std::fprintf(stderr, "userperf script: %s: %s\n", input->c_str(), note.c_str());
+    };
     if (const Expected<void> printed = report::print_script(**reader, stdout, options); !printed) {
       std::fflush(stdout);
       std::fprintf(stderr, "userperf script: %s: %s\n", input->c_str(),

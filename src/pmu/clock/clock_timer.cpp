@@ -671,6 +671,47 @@ int clock_timers_fork_child(pid_t parent_tid, void (*followed)()) {
   return t_nforked;
 }
 
+void count_ending_thread_periods(bool blocks_signal) {
+  const pid_t self = support::current_tid();
+  timespec now{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now) != 0) return;
+  const std::uint64_t cpu = static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000u +
+                            static_cast<std::uint64_t>(now.tv_nsec);
+  bool gate_asked = false;
+  const int end = g_clock_slot_end.load(std::memory_order_acquire);
+  for (int i = 0; i < end; ++i) {
+    ClockSlot& slot = g_clock_slots[static_cast<std::size_t>(i)];
+    if ((slot.generation.load(std::memory_order_acquire) & 1) == 0 ||
+        slot.tid.load(std::memory_order_relaxed) != self) {
+      continue;
+    }
+    core::Event* event = slot.event.load(std::memory_order_acquire);
+    if (event == nullptr ||
+        event->state.load(std::memory_order_relaxed) != core::EventState::kActive) {
+      continue;
+    }
+    const std::uint64_t period = event->sample_period.load(std::memory_order_relaxed);
+    const auto pending =
+        static_cast<std::int64_t>(cpu - slot.accounted_cpu_ns.load(std::memory_order_relaxed));
+    // Periods set aside for the next tick (reaim_at_next_tick, or a closed gate) are counted
+    // already; the whole ones pending since are not.
+    const std::uint64_t whole = period != 0 && pending >= static_cast<std::int64_t>(period)
+                                    ? static_cast<std::uint64_t>(pending) / period
+                                    : 0;
+    if (whole == 0 && slot.reaimed_periods.load(std::memory_order_relaxed) == 0) continue;
+    // A thread that blocks the signal has its periods counted when the clock stops
+    // (count_unsampled: LOST_SAMPLES in its ring, and the recorder names it).
+    if (blocks_signal) continue;
+    if (!gate_asked && !sample_gate_open()) return;
+    gate_asked = true;
+    slot.accounted_cpu_ns.fetch_add(whole * period, std::memory_order_relaxed);
+    event->count.fetch_add(whole * period, std::memory_order_relaxed);
+    event->lost_samples.fetch_add(
+        whole + slot.reaimed_periods.exchange(0, std::memory_order_relaxed),
+        std::memory_order_relaxed);
+  }
+}
+
 bool forked_clocks_pending() {
   return t_follow_pending;
 }

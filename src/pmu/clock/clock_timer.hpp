@@ -84,6 +84,16 @@ void clock_timer_destroy(ClockTimer& timer);
 // had no room.
 bool clock_slot_count_lost(int slot, std::uint32_t generation, std::uint64_t lost);
 
+// The calling thread is ending (its thread returns, or the process calls exit()): the whole
+// periods each of its clocks ran since its last sample, which no sample will take now, are counted
+// lost (the event's lost_samples and count), as the kernel's clock would have sampled them. The
+// sample gate (set_clock_sample_gate) opens first, so that the recorder hears of a thread, or a
+// process, that ends before its first sample. Normal context, the clock signal blocked by the
+// caller, who says whether the thread blocked it before (`blocks_signal`: its periods are left to
+// the clock's stop, which counts them as LOST_SAMPLES in its ring). A fork child's clocks that have
+// not followed it are not counted.
+void count_ending_thread_periods(bool blocks_signal);
+
 // A fork child's clocks follow its thread lazily. In the child (one thread: the one that forked),
 // clock_timers_fork_child starts a CPU-time timer over it for each clock of the forking thread
 // (`parent_tid`) and leaves the slot table, the events and everything else as the parent wrote

@@ -142,7 +142,12 @@ namespace {
 // drains the rings when the connection ends.
 void at_exit() {
   Session* session = current_session();
-  if (session == nullptr || !heard(*session)) return;
+  if (session == nullptr) return;
+  // A fork child whose clocks have not followed it (no tick yet) counts nothing here: following
+  // them in normal context at exit left the parent's ring corrupt in 4 runs of 4 (not understood
+  // yet), so its periods and its records are missing (docs/record.md, Recording under faults).
+  count_ending_periods();
+  if (!heard(*session)) return;
   send_all_counts(*session, true);
   ProcessExitMessage message;
   message.pid = session->pid;

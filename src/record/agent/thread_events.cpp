@@ -242,7 +242,10 @@ void unregister_thread(ThreadEvents* t, EventCountsMessage* counts = nullptr) {
 }
 
 void finish_thread(ThreadEvents* t) {
-  if (t_thread == t) t_offcpu = OffCpuTarget{};  // before its events close
+  if (t_thread == t) {
+    t_offcpu = OffCpuTarget{};  // before its events close
+    count_ending_periods();
+  }
   // Closing stops the clocks, which may count periods lost and so announce the thread: t stays
   // the thread's until then.
   EventCountsMessage counts;
@@ -378,6 +381,18 @@ bool announce_for_offcpu() {
 }
 
 }  // namespace
+
+void count_ending_periods() {
+  if (t_thread == nullptr) return;
+  sigset_t clock_only;
+  sigset_t old;
+  sigemptyset(&clock_only);
+  sigaddset(&clock_only, pmu::clock_signal());
+  // Raw, as in announce_for_offcpu: the handler takes periods and announces too.
+  syscall(SYS_rt_sigprocmask, SIG_BLOCK, &clock_only, &old, _NSIG / 8);
+  pmu::count_ending_thread_periods(sigismember(&old, pmu::clock_signal()) == 1);
+  syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, nullptr, _NSIG / 8);
+}
 
 void write_offcpu_sample(const OffCpuTarget& target, std::uint64_t ip, std::uint64_t period,
                          const std::uint64_t* chain, std::uint64_t chain_nr) {

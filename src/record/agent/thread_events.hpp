@@ -28,6 +28,13 @@ void start_thread(Session& session, pid_t ptid);
 // events close when the session ends. False when they could not be opened.
 bool start_attached_thread(Session& session, pid_t tid);
 
+// The calling thread ends (its start routine returned, or the process calls exit()): the whole
+// periods its clocks ran since their last sample are counted lost
+// (pmu::count_ending_thread_periods), announcing the thread (and its process) first when the
+// recorder has not heard of it, so that its EventCounts carry them and the recorder writes its
+// FORK, COMM and EXIT.
+void count_ending_periods();
+
 // The clock handler's gate (pmu::set_clock_sample_gate): true once the calling thread's
 // ThreadStart is sent, sending it (and Hello) first. SIGNAL-SAFE.
 bool may_sample();

@@ -316,8 +316,15 @@ bool Recorder::write_image_state(Connection& c, const HelloMessage& m) {
   ++stats_.processes;
   p.ppid = m.ppid;
   p.image = &c;
-  if (m.parent_tid != 0 && !write_task(PERF_RECORD_FORK, m.pid, m.ppid, m.pid, m.parent_tid,
-                                       synthetic_attr(), s, writer_)) {
+  // A child whose fork side said nothing (it exec'd or ended before its first sample, its parent
+  // was not heard of yet, or posix_spawn or vfork started it) still has the FORK the kernel
+  // writes, from its parent's main thread (which thread forked is not known). Not for the
+  // command (the recorder's child) or a process attached with -p.
+  const pid_t forking_tid = m.parent_tid != 0                                     ? m.parent_tid
+                            : m.attached == 0 && m.ppid > 1 && m.ppid != getpid() ? m.ppid
+                                                                                  : 0;
+  if (forking_tid != 0 && !write_task(PERF_RECORD_FORK, m.pid, m.ppid, m.pid, forking_tid,
+                                      synthetic_attr(), s, writer_)) {
     return !(failed_ = true);
   }
   // A fork child has its parent's address space: the parent's mappings, as last read, without a

@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -46,7 +47,12 @@ Expected<std::unique_ptr<ThreadRing>> ThreadRing::map(int memfd, pid_t pid, pid_
 
 ThreadRing::ThreadRing(void* base, std::size_t length, const ring::RingView& view, pid_t pid,
                        pid_t tid, std::vector<RingEvent> events)
-    : base_(base), length_(length), reader_(view), pid_(pid), tid_(tid) {
+    : base_(base),
+      length_(length),
+      reader_(view),
+      pid_(pid),
+      tid_(tid),
+      tail_(std::atomic_ref<__u64>(view.control->data_tail).load(std::memory_order_relaxed)) {
   for (const RingEvent& e : events) {
     events_.push_back(
         {e.id, e.attr.sample_type, e.config_index, abi::SampleFormat::from_attr(e.attr)});
@@ -102,28 +108,42 @@ Expected<void> ThreadRing::check_copy() {
 
 Expected<void> ThreadRing::drain(perfdata::Writer& writer, DrainCounts& counts) {
   if (broken_) return {};
-  const std::uint64_t lost_before = reader_.lost();
   std::string bad;
-  const ring::ReadStatus status = ring::drain(reader_, [&](const ring::Record& r) {
-    copy_.assign(r.bytes.begin(), r.bytes.end());
-    if (const Expected<void> checked = check_copy(); !checked) {
-      bad = checked.error().message;
-      return false;
-    }
-    if (!writer.append(copy_)) return false;
-    ++counts.records;
-    if (r.header.type == PERF_RECORD_SAMPLE) {
-      ++counts.samples;
-      if (checked_->config_index < kMaxThreadEvents) ++counts.samples_of[checked_->config_index];
-    }
-    if (r.header.type == PERF_RECORD_LOST_SAMPLES && copy_.size() >= 16) {
-      std::uint64_t lost = 0;
-      std::memcpy(&lost, copy_.data() + 8, sizeof lost);
-      counts.lost_samples += lost;
-    }
-    return true;
-  });
-  counts.lost += reader_.lost() - lost_before;
+  const std::uint64_t tail =
+      std::atomic_ref<__u64>(static_cast<perf_event_mmap_page*>(base_)->data_tail)
+          .load(std::memory_order_relaxed);
+  ring::ReadStatus status = ring::ReadStatus::kEmpty;
+  if (tail != tail_) {
+    bad = "data_tail " + std::to_string(tail) + " is not where the recorder left it, " +
+          std::to_string(tail_);
+  } else {
+    status = ring::drain(reader_, [&](const ring::Record& r) {
+      copy_.assign(r.bytes.begin(), r.bytes.end());
+      if (const Expected<void> checked = check_copy(); !checked) {
+        bad = checked.error().message;
+        return false;
+      }
+      if (!writer.append(copy_)) return false;
+      ++counts.records;
+      if (r.header.type == PERF_RECORD_SAMPLE) {
+        ++counts.samples;
+        if (checked_->config_index < kMaxThreadEvents) ++counts.samples_of[checked_->config_index];
+      }
+      // Counted from the checked copy: a LOST record the check refused counts nothing.
+      if (r.header.type == PERF_RECORD_LOST && copy_.size() >= 24) {
+        std::uint64_t lost = 0;
+        std::memcpy(&lost, copy_.data() + 16, sizeof lost);
+        counts.lost += lost;
+      }
+      if (r.header.type == PERF_RECORD_LOST_SAMPLES && copy_.size() >= 16) {
+        std::uint64_t lost = 0;
+        std::memcpy(&lost, copy_.data() + 8, sizeof lost);
+        counts.lost_samples += lost;
+      }
+      return true;
+    });
+    if (status == ring::ReadStatus::kEmpty) tail_ = reader_.position();  // drain() committed it
+  }
   if (writer.failed()) return writer.error();
   if (bad.empty() && status != ring::ReadStatus::kEmpty) bad = ring::to_string(status);
   if (!bad.empty()) {

@@ -80,6 +80,10 @@ class ThreadRing {
   const CheckedEvent* checked_ = nullptr;  // the event of the record check_copy accepted last
   std::vector<std::uint8_t> copy_;         // the record being checked, out of the program's reach
   abi::ParsedSample parsed_;               // reused: its field list keeps its capacity
+  // data_tail as this recorder last stored it (as found at map time before the first drain): the
+  // program can write the control page, and a tail it moved would have records read twice or
+  // skipped, so one that differs marks the ring corrupt.
+  std::uint64_t tail_ = 0;
   bool broken_ = false;
 };
 

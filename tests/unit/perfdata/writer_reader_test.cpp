@@ -70,6 +70,8 @@ TEST(PerfdataRoundTrip, AttrsIdsFeaturesAndRecords) {
   auto reader = testing::open_reader(path);
   ASSERT_TRUE(reader);
   EXPECT_TRUE(reader->complete());
+  EXPECT_TRUE(reader->finished());
+  EXPECT_EQ(reader->unfinished_note(0), "");
   ASSERT_EQ(reader->attrs().size(), 3u);
   EXPECT_EQ(reader->header().attr_size, sizeof(perf_event_attr) + 16);
   const perf_event_attr expected[] = {sample_attr(9, 0), sample_attr(PERF_TYPE_SOFTWARE, 0),
@@ -263,6 +265,11 @@ TEST(PerfdataWriter, CheckpointedFileReadsWholeUpToTheCheckpoint) {
   ASSERT_TRUE(reader);
   EXPECT_TRUE(reader->complete());
   EXPECT_EQ(reader->header().data.size, 3 * record.size());
+  EXPECT_FALSE(reader->finished());
+  EXPECT_NE(reader->unfinished_note(0).find(std::to_string(2 * record.size()) +
+                                            " bytes after it are not read"),
+            std::string::npos)
+      << reader->unfinished_note(0);
   RecordCursor cursor = reader->records();
   RecordView v;
   int n = 0;
@@ -285,6 +292,8 @@ TEST(PerfdataWriter, UnfinishedFileReadsUpToTheLastWholeRecord) {
   ASSERT_TRUE(reader);
   EXPECT_FALSE(reader->complete());
   EXPECT_EQ(reader->header().data.size, 0u);
+  EXPECT_FALSE(reader->finished());
+  EXPECT_NE(reader->unfinished_note(0).find("read to the end of the file"), std::string::npos);
   auto count = [](const Reader& r, std::uint64_t& tail) {
     RecordCursor cursor = r.records();
     RecordView v;

@@ -159,5 +159,21 @@ TEST_F(CorruptRing, SampleWhoseCallchainRunsPastIt) {
   expect_corrupt_after_three_samples("a sample:");
 }
 
+TEST_F(CorruptRing, DataTailMovedByTheProgram) {
+  // The program rewinds data_tail after a drain: the records already written would read as new.
+  DrainCounts first;
+  ASSERT_TRUE(ring_->drain(*writer_, first));
+  EXPECT_EQ(first.samples, 3u);
+  std::atomic_ref<__u64>(mapped_->control()->data_tail).store(0, std::memory_order_release);
+  DrainCounts second;
+  const Expected<void> drained = ring_->drain(*writer_, second);
+  ASSERT_FALSE(drained);
+  EXPECT_NE(drained.error().message.find("data_tail 0 is not where the recorder left it"),
+            std::string::npos)
+      << drained.error().message;
+  EXPECT_EQ(second.records, 0u) << "records written twice";
+  EXPECT_TRUE(ring_->broken());
+}
+
 }  // namespace
 }  // namespace userperf::record
