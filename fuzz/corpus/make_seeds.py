@@ -117,7 +117,111 @@ ATTR_SEEDS = {
                                                                   'write_backward', 'watermark'))),
 }
 
-TARGETS = {'ring_reader': RING_SEEDS, 'perf_event_attr': ATTR_SEEDS}
+
+# ---- agent_protocol (fuzz/agent_protocol_fuzzer.cpp): a config byte (0 cpu-clock, 1 cpu-clock +
+# fp callchains + loop:tick, 2 task-clock + dwarf), then ops. What the agent of
+# src/record/agent does in tests/integration's recordings: Hello, ThreadStart with its ring,
+# records in the ring, Comm, EventCounts, ThreadExit, ProcessExit.
+CONNECT, PUMP = u8(0), u8(5)
+PID = 0  # fake pid index: the recorder sees 4194304 + PID
+
+
+def hello(client=0, pid=PID, ppid=1, parent=None, inherits=0, version=None):
+    out = u8(1) + u8(client)
+    out += u8(1) + u32(version) if version is not None else u8(0)
+    out += u8(pid) + u8(ppid)
+    out += u8(1) + u8(parent) if parent is not None else u8(0)
+    return out + u32(1000) + u8(inherits) + u8(0)
+
+
+def thread_start(client=0, tid=PID, events=((0, 1),), pages=0, shape=0, full=True):
+    # events: (config_index, clock) with the connection's own ids.
+    out = u8(2) + u8(client) + u8(1) + u8(tid) + u8(0) + u8(0) + u32(2000) + u8(len(events))
+    out += u8(1) + u8(34)
+    for config_index, clock in events:
+        out += u8(config_index) + u8(clock) + u8(0)
+    return out + u8(pages) + u8(shape) + u8(1 if full else 0)
+
+
+def ring_record(ring, rtype, body, id_index=0, publish=True):
+    units = (8 + len(body)) // 8
+    return u8(3) + u8(ring) + u8(0) + u8(rtype) + u8(units - 1) + u8(id_index) + u8(len(body)) + \
+        body + u8(1 if publish else 0)
+
+
+def cpu_clock_sample(ip, time):
+    # IDENTIFIER (filled in), IP, TID, TIME, PERIOD
+    return u64(0) + u64(ip) + u32(4194304) + u32(4194304) + u64(time) + u64(1000000)
+
+
+def fp_sample(ip, time, frames):
+    return cpu_clock_sample(ip, time) + u64(len(frames)) + b''.join(u64(f) for f in frames)
+
+
+def comm_record(name):  # pid, tid, comm[16], sample_id trailer (TID, TIME, IDENTIFIER)
+    return u32(4194304) + u32(4194304) + name.ljust(16, b'\0') + u32(4194304) + u32(4194304) + \
+        u64(3000) + u64(0)
+
+
+def lost_record(n):  # id, lost, trailer
+    return u64(0) + u64(n) + u32(4194304) + u32(4194304) + u64(3000) + u64(0)
+
+
+def thread_exit(client=0, tid=PID):
+    return u8(7) + u8(client) + u8(1) + u8(tid) + u32(9000)
+
+
+def comm(client=0, tid=PID, name=b'worker'):
+    return u8(8) + u8(client) + u8(1) + u8(tid) + u32(2500) + u8(len(name)) + name
+
+
+def exec_notice(client=0, target=0, failed=0, path=b'/bin/true'):
+    return u8(9) + u8(client) + u8(1) + u8(target) + u8(failed) + u16(len(path)) + path
+
+
+def tracepoint(client=0, index=1, text=b'name: tick\nID: 1000\nformat:\n'):
+    return u8(10) + u8(client) + u8(index) + u16(len(text)) + text + u8(1)
+
+
+def event_counts(client=0, tid=PID, counts=((5, 0),)):
+    out = u8(12) + u8(client) + u8(1) + u8(tid) + u32(8000) + u8(len(counts))
+    for i, (count, lost) in enumerate(counts):
+        out += u8(1) + u8(1) + u8(i) + u16(count) + u16(lost)
+    return out
+
+
+def process_exit(client=0):
+    return u8(13) + u8(client) + u8(1) + u8(0) + u32(9500)
+
+
+AGENT_SEEDS = {
+    # One process, one thread, a few samples, an orderly end.
+    'cpu_clock_process': u8(0) + CONNECT + hello() + thread_start() + PUMP +
+        ring_record(0, 9, cpu_clock_sample(0x401000, 3000)) +
+        ring_record(0, 9, cpu_clock_sample(0x401010, 3100)) + ring_record(0, 3, comm_record(b'main')) +
+        comm() + event_counts(counts=((2, 0),)) + thread_exit() + process_exit() + PUMP,
+    # Frame-pointer callchains, a tracepoint format, a LOST record, a second thread.
+    'fp_tracepoint': u8(1) + CONNECT + hello() + tracepoint() +
+        thread_start(events=((0, 1), (1, 0))) + PUMP +
+        ring_record(0, 9, fp_sample(0x401000, 3000, [0x401000, 0x402000])) +
+        ring_record(0, 2, lost_record(3)) + thread_start(tid=1, events=((0, 2), (1, 0))) + PUMP +
+        ring_record(1, 9, fp_sample(0x401000, 3000, [0x401000])) + thread_exit(tid=1) +
+        process_exit() + PUMP,
+    # A fork child that inherits, an exec notice, an unsealed ring, a connection that just closes.
+    'fork_exec': u8(0) + CONNECT + hello() + thread_start() + PUMP + CONNECT +
+        hello(client=1, pid=2, ppid=PID, parent=PID, inherits=1) + exec_notice(target=2) +
+        thread_start(client=1, tid=2, shape=2) + PUMP + ring_record(0, 9, cpu_clock_sample(1, 2)) +
+        u8(6) + u8(0) + PUMP,
+    # A refused Hello (old protocol version), a message before Hello, a truncated ThreadStart.
+    'refusals': u8(0) + CONNECT + hello(version=2) + CONNECT + thread_exit(client=1) + CONNECT +
+        hello(client=2) + thread_start(client=2, full=False) + PUMP,
+    # DWARF samples (no registers: ABI_NONE, an empty stack copy) on a wrapping ring.
+    'dwarf_wrap': u8(2) + CONNECT + hello() + thread_start(pages=0) + PUMP +
+        b''.join(ring_record(0, 9, fp_sample(0x401000 + i, 3000 + i, []) + u64(0) + u64(0)) for i in range(4)) +
+        process_exit() + PUMP,
+}
+
+TARGETS = {'ring_reader': RING_SEEDS, 'perf_event_attr': ATTR_SEEDS, 'agent_protocol': AGENT_SEEDS}
 
 if __name__ == '__main__':
     target, out = sys.argv[1], sys.argv[2]
