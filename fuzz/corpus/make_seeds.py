@@ -221,7 +221,53 @@ AGENT_SEEDS = {
         process_exit() + PUMP,
 }
 
-TARGETS = {'ring_reader': RING_SEEDS, 'perf_event_attr': ATTR_SEEDS, 'agent_protocol': AGENT_SEEDS}
+
+# ---- tracepoint_format (fuzz/tracepoint_format_fuzzer.cpp): ops 0 make a descriptor, 1 register,
+# 2 unregister, 3 check (then the index of the descriptor). The descriptors of
+# tests/unit/pmu's tracepoint tests and examples/ (myapp:request with id, path, status).
+POOL = {'a': 0, 'b': 1, 'myapp': 2, 'request': 3, 'id': 4, 'path': 5, '_x9': 6, 'Z': 7}
+U8_, U16_, U32_, U64_, S8_, S16_, S32_, S64_, STRING_, BYTES_ = range(1, 11)
+
+
+def tp_text(t):
+    if t in POOL:
+        return u8(1) + u8(POOL[t])
+    return u8(0) + u8(len(t)) + t.encode()
+
+
+def descriptor(provider, name, fields, version_ok=True):
+    out = u8(0) + (u8(1) if version_ok else u8(0) + u32(2)) + tp_text(provider) + u8(1)
+    out += tp_text(name) + u8(len(fields))
+    for fname, kind in fields:
+        out += tp_text(fname) + u8(kind)
+    return out + (u8(1) if fields else b'')
+
+
+def REGISTER(i): return u8(1) + u8(i)
+def UNREGISTER(i): return u8(2) + u8(i)
+def CHECK(i): return u8(3) + u8(i)
+
+
+REQUEST = [('id', U64_), ('path', STRING_), ('status', S32_)]
+TP_SEEDS = {
+    'request': descriptor('myapp', 'request', REQUEST) + CHECK(0) + REGISTER(0) + UNREGISTER(0),
+    # Two translation units' copies of one tracepoint, and a third with other fields (EEXIST).
+    'same_name_conflict': descriptor('myapp', 'request', REQUEST) +
+        descriptor('myapp', 'request', REQUEST) + descriptor('myapp', 'request', [('id', U32_)]) +
+        REGISTER(0) + REGISTER(1) + REGISTER(2) + UNREGISTER(0) + UNREGISTER(1) + REGISTER(2),
+    # Every kind, padding between fields, a byte array.
+    'all_kinds': descriptor('loop', 'tick', [('u8f', U8_), ('u64f', U64_), ('s16f', S16_),
+                                             ('s8f', S8_), ('u32f', U32_), ('bytes', BYTES_),
+                                             ('s64f', S64_), ('u16f', U16_), ('s32f', S32_),
+                                             ('str', STRING_)]) + REGISTER(0),
+    # Refusals: bad ABI version, a name with a dash, a duplicate field, too long a provider.
+    'refusals': descriptor('myapp', 'request', REQUEST, version_ok=False) +
+        descriptor('my-app', 'request', []) + descriptor('a', 'b', [('id', U8_), ('id', U8_)]) +
+        descriptor('p' * 64, 'b', []) + CHECK(0) + CHECK(1) + CHECK(2) + CHECK(3) + REGISTER(1),
+}
+
+TARGETS = {'ring_reader': RING_SEEDS, 'perf_event_attr': ATTR_SEEDS, 'agent_protocol': AGENT_SEEDS,
+           'tracepoint_format': TP_SEEDS}
 
 if __name__ == '__main__':
     target, out = sys.argv[1], sys.argv[2]
