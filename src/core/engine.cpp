@@ -202,9 +202,6 @@ int Engine::open_locked(perf_event_attr* uattr, pid_t pid, int cpu, int group_fd
     if (leader != nullptr && leader->attr.inherit != attr.inherit) return -EINVAL;
   }
   if (const int err = abi::check_event_alloc(attr, cpu, has_task, limits); err != 0) return err;
-  // userperf has no cgroup events: refused where the kernel goes on to connect the cgroup,
-  // rather than opened as an event of the calling thread.
-  if (cgroup) return -EOPNOTSUPP;
 
   const auto pmu_it = pmus_.find(static_cast<int>(attr.type));
   if (pmu_it == pmus_.end()) return -ENOENT;
@@ -216,6 +213,9 @@ int Engine::open_locked(perf_event_attr* uattr, pid_t pid, int cpu, int group_fd
   if (const int err = event->pmu->event_init(*event); err != 0) return err;
   // perf_event_alloc's PMU-capability checks for AUX, for every PMU (none has AUX_OUTPUT/PAUSE).
   if (const int err = abi::check_pmu_aux_caps(attr); err != 0) return err;
+  // userperf has no cgroup events: refused where the kernel connects the cgroup (after the PMU's
+  // init, before the callchain buffers; Linux 6.18), never opened as an event of the caller.
+  if (cgroup) return -EOPNOTSUPP;
   if (const int err = abi::get_callchain_buffers(attr, limits); err != 0) return err;
   if (const int err = abi::perf_event_set_clock(attr); err != 0) return err;
 
