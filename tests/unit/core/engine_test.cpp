@@ -46,6 +46,13 @@ TEST(Engine, CgroupEventHasNoTask) {
   errno = 0;
   EXPECT_EQ(testing::event_open(&attr, 0, 0, -1, PERF_FLAG_PID_CGROUP), -1);
   EXPECT_EQ(errno, EINVAL);
+  // The kernel finds the PMU before it connects the cgroup: no PMU of that type is ENOENT.
+  attr.sigtrap = 0;
+  attr.remove_on_exec = 0;
+  attr.type = 0x7ffffff0;
+  errno = 0;
+  EXPECT_EQ(testing::event_open(&attr, 0, 0, -1, PERF_FLAG_PID_CGROUP), -1);
+  EXPECT_EQ(errno, ENOENT);
 }
 
 }  // namespace
