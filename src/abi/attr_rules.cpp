@@ -36,17 +36,38 @@ bool perfmon_capable(const OpenLimits& limits) {
   return limits.privileged;
 }
 
+// check_zeroed_user() over [begin, end) when part of it is unreadable: the kernel reads it one
+// aligned word at a time and stops at the first non-zero word, so a non-zero byte before the
+// unreadable word is E2BIG, not EFAULT. An aligned word never straddles a page.
+int scan_zeroed_words(const unsigned char* begin, const unsigned char* end) {
+  constexpr std::uintptr_t kWord = sizeof(std::uint64_t);
+  const auto first = reinterpret_cast<std::uintptr_t>(begin);
+  const auto last = reinterpret_cast<std::uintptr_t>(end);
+  for (std::uintptr_t word = first & ~(kWord - 1); word < last; word += kWord) {
+    unsigned char bytes[kWord];
+    if (!support::read_user(reinterpret_cast<const void*>(word), bytes, kWord)) return -EFAULT;
+    for (std::uintptr_t i = 0; i < kWord; ++i) {
+      if (word + i >= first && word + i < last && bytes[i] != 0) return -E2BIG;
+    }
+  }
+  return 0;
+}
+
 // copy_struct_from_user(): copy what both sides know; a caller's tail beyond our struct must be
 // zero (E2BIG otherwise), and our tail beyond the caller's struct is zero-filled. The caller's
 // memory is read without trusting it: an unreadable byte is EFAULT, as the kernel's copy is.
 int copy_struct(perf_event_attr& out, const unsigned char* src, std::uint32_t usize) {
   std::memset(&out, 0, sizeof(out));
   const std::uint32_t copied = std::min(usize, kOurAttrSize);
-  // check_zeroed_user() first, as the kernel does: in chunks, no page-sized buffer.
+  // check_zeroed_user() first, as the kernel does: in chunks, no page-sized buffer; a chunk that
+  // cannot be read whole is scanned word by word, as the kernel scans.
   for (std::uint32_t at = kOurAttrSize; at < usize;) {
     unsigned char chunk[256];
     const std::uint32_t n = std::min<std::uint32_t>(sizeof chunk, usize - at);
-    if (!support::read_user(src + at, chunk, n)) return -EFAULT;
+    if (!support::read_user(src + at, chunk, n)) {
+      if (const int err = scan_zeroed_words(src + at, src + at + n); err != 0) return err;
+      return -EFAULT;  // not reached: an unreadable chunk has an unreadable word
+    }
     for (std::uint32_t i = 0; i < n; ++i) {
       if (chunk[i] != 0) return -E2BIG;
     }

@@ -114,7 +114,9 @@ int check_flags(unsigned long flags);
 // (128) back into uattr->size. On success out.size is the caller's size and a zero
 // sample_max_stack is replaced by limits.max_stack. The branch-privilege rule consults `limits`.
 // The caller's bytes are read as copy_from_user would (support/user_memory): a NULL or unmapped
-// attr, or a size that runs into an unmapped page, is EFAULT, never a fault.
+// attr, or a size that runs into an unmapped page, is EFAULT, never a fault - unless a non-zero
+// tail byte comes before the unmapped page: the kernel's tail check reads word by word and says
+// E2BIG there.
 int copy_attr(perf_event_attr* uattr, perf_event_attr& out, const OpenLimits& limits = {});
 
 // The x86-64 perf_reg_validate(): an empty mask, DS/ES/FS/GS, or a reserved bit → EINVAL.

@@ -189,8 +189,11 @@ int Engine::open_locked(perf_event_attr* uattr, pid_t pid, int cpu, int group_fd
   Event* output = group != nullptr && (flags & PERF_FLAG_FD_OUTPUT) ? group : nullptr;
   Event* leader = group != nullptr && !(flags & PERF_FLAG_FD_NO_GROUP) ? group : nullptr;
 
+  // With PERF_FLAG_PID_CGROUP, pid is a cgroup directory's descriptor: the event has no task.
+  const bool cgroup = (flags & PERF_FLAG_PID_CGROUP) != 0;
+  const bool has_task = pid != -1 && !cgroup;
   pid_t target = -1;
-  if (pid != -1) {
+  if (has_task) {
     target = pid == 0 ? support::current_tid() : pid;
     // The calling thread itself (the agent opens every thread's events on it) exists.
     if (pid > 0 && pid != support::current_tid() && kill(pid, 0) != 0 && errno == ESRCH)
@@ -198,7 +201,7 @@ int Engine::open_locked(perf_event_attr* uattr, pid_t pid, int cpu, int group_fd
     // A task event joins only a group whose leader agrees on inherit.
     if (leader != nullptr && leader->attr.inherit != attr.inherit) return -EINVAL;
   }
-  if (const int err = abi::check_event_alloc(attr, cpu, pid != -1, limits); err != 0) return err;
+  if (const int err = abi::check_event_alloc(attr, cpu, has_task, limits); err != 0) return err;
 
   const auto pmu_it = pmus_.find(static_cast<int>(attr.type));
   if (pmu_it == pmus_.end()) return -ENOENT;
@@ -210,6 +213,9 @@ int Engine::open_locked(perf_event_attr* uattr, pid_t pid, int cpu, int group_fd
   if (const int err = event->pmu->event_init(*event); err != 0) return err;
   // perf_event_alloc's PMU-capability checks for AUX, for every PMU (none has AUX_OUTPUT/PAUSE).
   if (const int err = abi::check_pmu_aux_caps(attr); err != 0) return err;
+  // userperf has no cgroup events: refused where the kernel connects the cgroup (after the PMU's
+  // init, before the callchain buffers; Linux 6.18), never opened as an event of the caller.
+  if (cgroup) return -EOPNOTSUPP;
   if (const int err = abi::get_callchain_buffers(attr, limits); err != 0) return err;
   if (const int err = abi::perf_event_set_clock(attr); err != 0) return err;
 

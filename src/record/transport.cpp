@@ -67,6 +67,12 @@ ssize_t receive_message(int socket, void* buf, std::size_t cap, int* fds, int ma
     *nfds = 0;
     return -EMSGSIZE;
   }
+  // An empty message reads like the connection's end (0): callers stop there and would never
+  // close the descriptors a hostile peer attached to it.
+  if (n == 0) {
+    for (int i = 0; i < *nfds; ++i) close(fds[i]);
+    *nfds = 0;
+  }
   return n;
 }
 

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <linux/perf_event.h>
+#include <sys/mman.h>
 
 #include <array>
 #include <cerrno>
@@ -128,6 +129,34 @@ TEST(CopyAttrSize, NonZeroTailBeyondOurStructIsE2big) {
   far.attr().size = 4096;
   far.bytes[4095] = 1;
   EXPECT_EQ(copy(far), -E2BIG);
+}
+
+// An attr whose declared size runs past the end of its mapping: the kernel's check_zeroed_user()
+// reads the tail word by word, so a non-zero byte before the unmapped page is E2BIG and only a
+// zero tail that reaches the page is EFAULT (checked on Linux 6.18 with a 768-byte size and a
+// non-zero byte at offset 140: E2BIG, size written back; the same with no non-zero byte: EFAULT).
+// Found by fuzz/perf_event_attr_fuzzer.cpp.
+TEST(CopyAttrSize, NonZeroTailBeforeAnUnmappedPageIsE2bigNotEfault) {
+  constexpr std::size_t kPage = 4096;
+  void* mapping =
+      mmap(nullptr, 2 * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(mapping, MAP_FAILED);
+  auto* page = static_cast<unsigned char*>(mapping);
+  ASSERT_EQ(mprotect(page + kPage, kPage, PROT_NONE), 0);
+  for (const std::size_t available : {144, 264, 504}) {
+    for (const bool nonzero : {false, true}) {
+      unsigned char* bytes = page + kPage - available;
+      std::memset(bytes, 0, available);
+      auto* attr = reinterpret_cast<perf_event_attr*>(bytes);
+      attr->type = PERF_TYPE_SOFTWARE;
+      attr->size = 768;
+      if (nonzero) bytes[140] = 1;
+      perf_event_attr out{};
+      EXPECT_EQ(copy_attr(attr, out, root()), nonzero ? -E2BIG : -EFAULT) << available;
+      EXPECT_EQ(attr->size, nonzero ? kOurSize : 768U) << available;
+    }
+  }
+  munmap(mapping, 2 * kPage);
 }
 
 TEST(CopyAttrSize, ZeroTailBeyondOurStructIsAccepted) {

@@ -32,5 +32,28 @@ TEST(Engine, SampleReachesTheRing) {
   EXPECT_EQ(testing::event_close(fd), 0);
 }
 
+// PERF_FLAG_PID_CGROUP: pid is a cgroup fd, so the event has no task. sigtrap then needs a task
+// (EINVAL, as Linux 6.18 says for a cgroup fd with cpu 0); any other event is refused, never
+// opened as an event of the calling thread. Found by fuzz/perf_event_attr_fuzzer.cpp.
+TEST(Engine, CgroupEventHasNoTask) {
+  perf_event_attr attr = test_attr(PERF_SAMPLE_IP);
+  attr.exclude_kernel = 1;
+  errno = 0;
+  EXPECT_EQ(testing::event_open(&attr, 0, 0, -1, PERF_FLAG_PID_CGROUP), -1);
+  EXPECT_EQ(errno, EOPNOTSUPP);
+  attr.sigtrap = 1;
+  attr.remove_on_exec = 1;
+  errno = 0;
+  EXPECT_EQ(testing::event_open(&attr, 0, 0, -1, PERF_FLAG_PID_CGROUP), -1);
+  EXPECT_EQ(errno, EINVAL);
+  // The kernel finds the PMU before it connects the cgroup: no PMU of that type is ENOENT.
+  attr.sigtrap = 0;
+  attr.remove_on_exec = 0;
+  attr.type = 0x7ffffff0;
+  errno = 0;
+  EXPECT_EQ(testing::event_open(&attr, 0, 0, -1, PERF_FLAG_PID_CGROUP), -1);
+  EXPECT_EQ(errno, ENOENT);
+}
+
 }  // namespace
 }  // namespace userperf
