@@ -87,5 +87,19 @@ TEST(VerifierRegisters, ScalarBoundsThroughAlu) {
                        "invalid access to map value, value_size=16 off=16 size=1"));
 }
 
+// A JSET's false branch keeps only the narrowed tnum: the kernel forgets the ranges first (6.17+),
+// so s32 [-63, 0] and a low byte of (0; 0xf8) give [0, 248], not 0. Found by the soundness campaign
+// (fuzz/soundness, seed 3), where userperf accepted what the kernel rejects; corpus 455 and 456.
+TEST(VerifierRegisters, JsetFalseBranchForgetsTheRanges) {
+  auto program = [](int from) {
+    return "ldxdw %r8, [%r1+0]\nand %r8, 63\nneg32 %r8\njset32 %r8, -249, +4\nmov %r7, %r10\n"
+           "add %r7, " +
+           std::to_string(from) + "\nadd %r7, %r8\nstdw [%r7], 0\nmov %r0, 0\nexit\n";
+  };
+  EXPECT_TRUE(
+      rejected(verify_text(program(-8)), EINVAL, "invalid variable-offset write to stack R7"));
+  EXPECT_TRUE(accepted(verify_text(program(-256))));
+}
+
 }  // namespace
 }  // namespace userperf::bpf::verifier_test
