@@ -153,6 +153,7 @@ int main(int argc, char** argv) {
 
   soundness::ProgramGenerator generator(o.seed);
   soundness::SoundnessOracle oracle;
+  if (o.verbose) oracle.set_log_level(2);
   Tally t;
   long unexplained = 0;
   const auto start = std::chrono::steady_clock::now();
@@ -200,7 +201,10 @@ int main(int argc, char** argv) {
     auto theirs = testing::kernel_bpf::load_image_program(image, 0, BPF_PROG_TYPE_PERF_EVENT);
     const bool kernel_accepts = theirs.program.get() >= 0;
     if (kernel_accepts) ++t.kernels;
-    if (o.verbose) std::printf("    kernel %s\n", kernel_accepts ? "accepts" : "rejects");
+    if (o.verbose) {
+      std::printf("    kernel %s\n--- userperf's log:\n%s\n--- the kernel's log:\n%s\n",
+                  kernel_accepts ? "accepts" : "rejects", ours.log.c_str(), theirs.log.c_str());
+    }
     if (ours.accepted && kernel_accepts) {
       ++t.both;
     } else if (!ours.accepted && !kernel_accepts) {

@@ -134,7 +134,12 @@ ProgramGenerator::Unit ProgramGenerator::scalar_source() {
       lddw_map(u.insns, 1, map);
       u.insns.push_back(call(BPF_FUNC_map_lookup_elem));
       exit_if(u, BPF_JEQ, false, 0, 0);
-      u.insns.push_back(ldx(kSizes[pick(0, 3)], kScalar, 0, 0));
+      if (chance(30)) {  // sign-extending (BPF_MEMSX)
+        u.insns.push_back(
+            make_insn(BPF_LDX | bpf::kModeMemsx | kSizes[pick(0, 2)], kScalar, 0, 0, 0));
+      } else {
+        u.insns.push_back(ldx(kSizes[pick(0, 3)], kScalar, 0, 0));
+      }
       break;
     }
     default:
@@ -185,6 +190,65 @@ ProgramGenerator::Unit ProgramGenerator::bound_scalar() {
   if (chance(15))
     u.insns.push_back(make_insn((chance(50) ? BPF_ALU : BPF_ALU64) | BPF_ADD | BPF_K, kScalar, 0, 0,
                                 pick(-2, 2)));
+  return u;
+}
+
+// Arithmetic on the bounded r8: every ALU op at both widths with constants and with a second
+// bounded register, sign extensions, byte swaps, then (sometimes) a refining compare. This is
+// where a verifier's bounds tracking goes wrong.
+ProgramGenerator::Unit ProgramGenerator::scalar_arith() {
+  Unit u;
+  static constexpr std::uint8_t kOps[] = {BPF_ADD, BPF_SUB, BPF_MUL, BPF_OR,   BPF_AND,
+                                          BPF_LSH, BPF_RSH, BPF_XOR, BPF_ARSH, BPF_NEG,
+                                          BPF_MOV, BPF_DIV, BPF_MOD};
+  const int count = pick(1, 3);
+  for (int i = 0; i < count; ++i) {
+    const std::uint8_t cls = chance(60) ? BPF_ALU64 : BPF_ALU;
+    const std::uint8_t op = kOps[pick(0, 12)];
+    const bool shift = op == BPF_LSH || op == BPF_RSH || op == BPF_ARSH;
+    if (op != BPF_NEG && chance(35)) {  // with r3, itself bounded or a constant
+      if (chance(50)) {
+        u.insns.push_back(mov_k(3, pick(-4, shift ? 40 : 64)));
+      } else {
+        u.insns.push_back(ldx(BPF_DW, 3, kCtx, 8 * pick(0, 20)));
+        u.insns.push_back(make_insn(BPF_ALU64 | BPF_AND | BPF_K, 3, 0, 0, shift ? 31 : 63));
+      }
+      std::int16_t off = 0;
+      if (op == BPF_MOV && chance(50)) off = static_cast<std::int16_t>(8 << pick(0, 2));
+      if ((op == BPF_DIV || op == BPF_MOD) && chance(30)) off = 1;
+      u.insns.push_back(make_insn(cls | op | BPF_X, kScalar, 3, off, 0));
+    } else if (op == BPF_MOV) {  // a sign extension of r8 itself
+      u.insns.push_back(make_insn(cls | BPF_MOV | BPF_X, kScalar, kScalar,
+                                  static_cast<std::int16_t>(chance(30) ? 0 : 8 << pick(0, 2)), 0));
+    } else {
+      const std::int32_t imm = shift        ? pick(0, cls == BPF_ALU64 ? 63 : 31)
+                               : chance(50) ? pick(-9, 9)
+                                            : static_cast<std::int32_t>(rng_() >> pick(33, 60));
+      u.insns.push_back(make_insn(cls | op | BPF_K, kScalar, 0, 0,
+                                  op == BPF_NEG                                  ? 0
+                                  : (op == BPF_DIV || op == BPF_MOD) && imm == 0 ? 3
+                                                                                 : imm));
+    }
+  }
+  if (chance(25)) {  // a byte swap
+    static constexpr std::int32_t kWidths[] = {16, 32, 64};
+    u.insns.push_back(make_insn(BPF_ALU | BPF_END | (chance(50) ? BPF_TO_BE : BPF_TO_LE), kScalar,
+                                0, 0, kWidths[pick(0, 2)]));
+  }
+  if (chance(40)) {  // a JSET or a register compare refining it
+    if (chance(50)) {
+      u.to_exit.push_back(u.insns.size());
+      u.insns.push_back(make_insn((chance(50) ? BPF_JMP : BPF_JMP32) | BPF_JSET | BPF_K, kScalar, 0,
+                                  0, static_cast<std::int32_t>(~0xf8u)));
+    } else {
+      u.insns.push_back(mov_k(3, near(64)));
+      u.to_exit.push_back(u.insns.size());
+      static constexpr std::uint8_t kCmp[] = {BPF_JGT, BPF_JGE,  BPF_JSGT, BPF_JSGE, BPF_JLT,
+                                              BPF_JLE, BPF_JSLT, BPF_JSLE, BPF_JNE};
+      u.insns.push_back(make_insn((chance(50) ? BPF_JMP : BPF_JMP32) | kCmp[pick(0, 8)] | BPF_X,
+                                  chance(50) ? kScalar : 3, chance(50) ? 3 : kScalar, 0, 0));
+    }
+  }
   return u;
 }
 
@@ -409,8 +473,9 @@ ProgramGenerator::Unit ProgramGenerator::bounded_loop() {
 
 ProgramGenerator::Unit ProgramGenerator::unit() {
   const int kind = pick(0, 99);
-  if (kind < 10) return scalar_source();
-  if (kind < 28) return bound_scalar();
+  if (kind < 8) return scalar_source();
+  if (kind < 20) return bound_scalar();
+  if (kind < 28) return scalar_arith();
   if (kind < 40) return ctx_access();
   if (kind < 52) return stack_access();
   if (kind < 72) return map_access();

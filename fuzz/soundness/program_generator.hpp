@@ -40,6 +40,7 @@ class ProgramGenerator {
   Unit unit();
   Unit scalar_source();
   Unit bound_scalar();
+  Unit scalar_arith();
   Unit ctx_access();
   Unit stack_access();
   Unit map_access();

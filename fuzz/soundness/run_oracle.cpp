@@ -4,6 +4,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <alloca.h>
+
 #include <array>
 #include <cstdio>
 #include <cstring>
@@ -163,6 +165,19 @@ bool deterministic(const std::vector<bpf::Insn>& insns) {
 
 }  // namespace
 
+// The interpreter's run from a native frame `depth` bytes deeper: its stack, and so every stack
+// address the program sees, moves. A result that changes with it depends on a stack address
+// (root may read a spilled pointer's bytes), which the JIT's stack does not share.
+[[gnu::noinline]] bpf::RunResult run_deeper(const bpf::Interpreter& vm, std::uintptr_t ctx,
+                                            std::span<const bpf::MemoryRegion> regions, void* env,
+                                            std::size_t depth) {
+  volatile char* pad = static_cast<volatile char*>(alloca(depth));
+  pad[0] = 0;
+  bpf::RunResult result = vm.run(ctx, 0, regions, env);
+  pad[depth - 1] = 0;
+  return result;
+}
+
 std::string last_line(const std::string& log) {
   std::size_t end = log.size();
   while (end > 0) {
@@ -205,15 +220,17 @@ OracleResult SoundnessOracle::check(const std::vector<bpf::Insn>& insns, int run
   options.ctx_layout = &bpf::perf_event_ctx_layout();
   options.callback_helpers = {{BPF_FUNC_find_vma, &bpf::find_vma_driver()}};
   options.probe_read = &bpf::probe_read_synthetic;
-  options.log_level = 1;
+  options.log_level = log_level_;
   auto loaded = bpf::LoadedProgram::load(*object, 0, options);
   if (!loaded) {
     result.error = loaded.error().code;
     result.reason = last_line(loaded.error().message);
+    result.log = loaded.error().message;
     return result;
   }
   result.accepted = true;
   const bpf::LoadedProgram& program = **loaded;
+  result.log = program.verdict().log;
   g_maps.clear();
   for (const auto& m : (*object)->maps()) g_maps.push_back(m.get());
 
@@ -306,6 +323,12 @@ OracleResult SoundnessOracle::check(const std::vector<bpf::Insn>& insns, int run
       break;  // the JIT would run the same unsound access unchecked
     }
     if (!compare_jit) continue;
+    prepare();
+    g_checking = true;
+    const bpf::RunResult moved = run_deeper(
+        program.interpreter(), reinterpret_cast<std::uintptr_t>(ctx), regions, ctx, 1024);
+    g_checking = false;
+    if (moved.status != bpf::RunStatus::kOk || moved.r0 != ran.r0) continue;
     prepare();
     const bpf::RunResult jitted = program.run(ctx, regions, ctx);
     ++result.jit_runs;

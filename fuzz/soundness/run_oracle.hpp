@@ -27,6 +27,7 @@ struct OracleResult {
   bool accepted = false;
   int error = 0;                      // rejected: the verifier's errno
   std::string reason;                 // rejected: the log's last line
+  std::string log;                    // the verifier's log
   std::vector<std::string> findings;  // accepted: soundness findings (empty: none)
   int runs = 0;                       // interpreter runs made
   int jit_runs = 0;                   // JIT runs compared with the interpreter
@@ -46,10 +47,13 @@ class SoundnessOracle {
   // `crash_path` when not empty) before the process exits with status 3: the program.
   OracleResult check(const std::vector<bpf::Insn>& insns, int runs, std::uint64_t seed,
                      const std::string& report, const std::string& crash_path);
+  // The verifier's log level (VerifyOptions::log_level): 2 logs every instruction's state.
+  void set_log_level(std::uint32_t level) { log_level_ = level; }
 
  private:
   struct Memory;
   std::unique_ptr<Memory> memory_;
+  std::uint32_t log_level_ = 1;
 };
 
 }  // namespace userperf::soundness
