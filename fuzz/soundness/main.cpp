@@ -127,6 +127,7 @@ void print_classes(const char* title, const std::map<std::string, long>& classes
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a finding is on the log even if a crash follows
   Options o;
   if (!parse(argc, argv, o)) {
     usage();
@@ -226,7 +227,11 @@ int main(int argc, char** argv) {
     } else {
       ++t.only_kernel;
       const std::string c = soundness::verdict_class(ours.reason);
-      if (t.kernel_only_classes[c]++ == 0) t.class_example[c] = where;
+      if (t.kernel_only_classes[c]++ == 0) {
+        t.class_example[c] = where;
+        save(o, "reject-accept-" + std::to_string(index) + ".asm",
+             corpus_text(insns, "userperf rejects, the kernel accepts: " + c, o.seed, index));
+      }
     }
   }
   const double elapsed =
