@@ -101,5 +101,19 @@ TEST(VerifierRegisters, JsetFalseBranchForgetsTheRanges) {
   EXPECT_TRUE(accepted(verify_text(program(-256))));
 }
 
+// BPF_END of a scalar as the kernel's scalar_byte_swap (6.18): le64 keeps the bounds, a swap swaps
+// the tnum's bytes. Each program adds the result to fp-256 and stores there. Corpus 457-460.
+TEST(VerifierRegisters, ByteSwapsKeepOrSwapTheBounds) {
+  auto program = [](const char* setup) {
+    return std::string("ldxdw %r8, [%r1+0]\n") + setup +
+           "mov %r7, %r10\nadd %r7, -256\nadd %r7, %r8\nstdw [%r7], 0\nmov %r0, 0\nexit\n";
+  };
+  EXPECT_TRUE(accepted(verify_text(program("and %r8, 248\nle64 %r8\n"))));
+  EXPECT_TRUE(accepted(verify_text(program("and %r8, 63488\nbe16 %r8\n"))));
+  EXPECT_TRUE(accepted(verify_text(program("and %r8, 248\nlsh %r8, 56\nbswap64 %r8\n"))));
+  EXPECT_TRUE(rejected(verify_text(program("and %r8, 248\nbe32 %r8\n")), EACCES,
+                       "invalid unbounded variable-offset write to stack R7"));
+}
+
 }  // namespace
 }  // namespace userperf::bpf::verifier_test
