@@ -1,6 +1,5 @@
 #include "verdict_classes.hpp"
 
-#include <array>
 #include <cctype>
 
 namespace userperf::soundness {
@@ -29,20 +28,40 @@ std::string verdict_class(std::string_view reason) {
 
 namespace {
 
+// A conditional jump that compares a register with itself (`if r8 s<= r8`).
+bool compares_a_register_with_itself(std::span<const bpf::Insn> insns) {
+  for (const bpf::Insn& insn : insns) {
+    const std::uint8_t cls = bpf::insn_class(insn.code);
+    const std::uint8_t op = bpf::insn_op(insn.code);
+    if ((cls == BPF_JMP || cls == BPF_JMP32) && op != BPF_JA && op != BPF_CALL && op != BPF_EXIT &&
+        bpf::insn_source(insn.code) == BPF_X && insn.dst_reg == insn.src_reg)
+      return true;
+  }
+  return false;
+}
+
 struct Explained {
   std::string_view verdict_class;
+  bool (*applies)(std::span<const bpf::Insn> insns);
   const char* reason;
 };
 
-// "userperf accepts, the kernel rejects", on purpose, each with why. None today: the one class
-// the campaign found (a JSET's false branch, corpus 455) was a verifier difference, fixed.
-constexpr std::array<Explained, 0> kExplained{};
+// "userperf accepts, the kernel rejects", understood: each with the program shape it needs, so
+// that the same message from another cause still fails the campaign.
+constexpr Explained kExplained[] = {
+    {"math between map_value pointer and N is not allowed", compares_a_register_with_itself,
+     "a register compared with itself: the branch that cannot be taken is walked by both "
+     "verifiers; Linux 6.18 keeps only the tnum of its contradictory bounds and rejects a "
+     "constant it then adds to a map value, userperf narrows the register to a constant that "
+     "passes. The path is dead in both (docs/reliability.md)"},
+};
 
 }  // namespace
 
-const char* explained_kernel_rejection(std::string_view verdict_class) {
+const char* explained_kernel_rejection(std::string_view verdict_class,
+                                       std::span<const bpf::Insn> insns) {
   for (const Explained& e : kExplained) {
-    if (verdict_class == e.verdict_class) return e.reason;
+    if (verdict_class == e.verdict_class && e.applies(insns)) return e.reason;
   }
   return nullptr;
 }
