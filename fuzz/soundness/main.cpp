@@ -256,8 +256,10 @@ int main(int argc, char** argv) {
         t.only_kernel, t.neither);
     print_classes("userperf accepts, kernel rejects (the kernel's last log line)",
                   t.ours_only_classes, t.ours_only_example);
-    for (const std::string& c : t.unexplained_classes)
-      std::printf("  UNEXPLAINED: %s\n", c.c_str());
+    for (const auto& [c, n] : t.ours_only_classes) {
+      std::printf("  %s: %s\n", t.unexplained_classes.count(c) ? "UNEXPLAINED" : "explained",
+                  c.c_str());
+    }
     std::printf("  programs in no explained class: %ld\n", t.unexplained_programs);
     print_classes("userperf rejects, kernel accepts (userperf's last log line)",
                   t.kernel_only_classes, t.kernel_only_example);
