@@ -3,7 +3,7 @@
 // arithmetic, stack pointers with variable offsets, map lookups with and without their NULL check,
 // accesses bounded by 32- and 64-bit compares that are sometimes off by one, spills and fills of
 // pointers and scalars at full and partial width, helper calls with memory arguments, bounded
-// loops). Roughly half of them are valid; the rest break one rule by a small margin.
+// loops). About 40% of them are valid; the rest break a rule, often by a small margin.
 #pragma once
 
 #include <cstdint>
