@@ -106,7 +106,8 @@ void save(const Options& o, const std::string& name, const std::string& text) {
 }
 
 struct Tally {
-  long generated = 0, ours = 0, kernels = 0, runs = 0, jit_runs = 0, findings = 0;
+  long generated = 0, ours = 0, kernels = 0, runs = 0, checked_jit_runs = 0, jit_runs = 0,
+       findings = 0;
   long both = 0, only_ours = 0, only_kernel = 0, neither = 0;
   std::map<std::string, long> ours_only_classes;    // userperf accepts, kernel rejects
   std::map<std::string, long> kernel_only_classes;  // userperf rejects, kernel accepts
@@ -183,6 +184,7 @@ int main(int argc, char** argv) {
         insns, o.runs, o.seed ^ (static_cast<std::uint64_t>(index) * 0x9e3779b97f4a7c15ULL), report,
         crash_path);
     t.runs += ours.runs;
+    t.checked_jit_runs += ours.checked_jit_runs;
     t.jit_runs += ours.jit_runs;
     if (ours.accepted) {
       ++t.ours;
@@ -241,10 +243,10 @@ int main(int argc, char** argv) {
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf(
-      "programs %ld in %.1f s; userperf accepts %ld (%.1f%%); interpreter runs %ld, JIT runs "
-      "compared %ld; soundness findings %ld\n",
+      "programs %ld in %.1f s; userperf accepts %ld (%.1f%%); interpreter runs %ld, checked JIT "
+      "runs %ld, JIT runs compared %ld; soundness findings %ld\n",
       t.generated, elapsed, t.ours, t.generated ? 100.0 * t.ours / t.generated : 0.0, t.runs,
-      t.jit_runs, t.findings);
+      t.checked_jit_runs, t.jit_runs, t.findings);
   print_classes("userperf's rejections", t.rejection_classes, t.rejection_example);
   if (kernel) {
     std::printf(

@@ -12,6 +12,7 @@
 #include <new>
 #include <random>
 
+#include "bpf/jit/jit.hpp"
 #include "bpf/perf/find_vma.hpp"
 #include "bpf/perf/perf_event_ctx.hpp"
 #include "bpf/perf/perf_helpers.hpp"
@@ -274,6 +275,29 @@ OracleResult SoundnessOracle::check(const std::vector<bpf::Insn>& insns, int run
     }
   };
   const bool compare_jit = program.jitted() && deterministic(insns);
+  // The JIT's checked mode over the same verified, fixed-up program: every access checked
+  // against the same regions, helpers given the run's regions as the interpreter gives them.
+  std::unique_ptr<bpf::Jit> checked_jit;
+  if (bpf::jit_supported()) {
+    std::vector<bpf::Insn> fixed = program.verdict().insns;
+    if (auto ok = bpf::fix_map_references(fixed, **object); !ok) {
+      result.findings.push_back("map references: " + ok.error().message);
+      return result;
+    }
+    bpf::JitOptions jit_options;
+    jit_options.helpers = memory_->helpers;
+    jit_options.checked = true;
+    jit_options.probe_read = options.probe_read;
+    jit_options.callback_helpers = options.callback_helpers;
+    for (const auto& m : (*object)->maps()) jit_options.static_regions.push_back(m->value_region());
+    auto compiled = bpf::Jit::load(fixed, std::move(jit_options));
+    if (!compiled) {
+      result.findings.push_back("checked JIT refused a verified program: " +
+                                compiled.error().message);
+      return result;
+    }
+    checked_jit = std::move(*compiled);
+  }
   const auto& maps = (*object)->maps();
   for (int run = 0; run < runs; ++run) {
     // This run's contents: registers, sample, and each map's value (the hash's key 0 present or
@@ -321,6 +345,24 @@ OracleResult SoundnessOracle::check(const std::vector<bpf::Insn>& insns, int run
                     ran.status == bpf::RunStatus::kAborted ? g_misuse : "");
       result.findings.push_back(line);
       break;  // the JIT would run the same unsound access unchecked
+    }
+    if (checked_jit) {
+      prepare();
+      g_checking = true;
+      const bpf::RunResult checked =
+          checked_jit->run(reinterpret_cast<std::uintptr_t>(ctx), 0, regions, ctx);
+      g_checking = false;
+      ++result.checked_jit_runs;
+      if (checked.status != bpf::RunStatus::kOk) {
+        char line[384];
+        std::snprintf(line, sizeof line, "run %d: checked JIT %s at insn %u, address 0x%llx%s%s",
+                      run, bpf::to_string(checked.status), checked.pc,
+                      static_cast<unsigned long long>(checked.fault_addr),
+                      checked.status == bpf::RunStatus::kAborted ? ": " : "",
+                      checked.status == bpf::RunStatus::kAborted ? g_misuse : "");
+        result.findings.push_back(line);
+        break;
+      }
     }
     if (!compare_jit) continue;
     prepare();

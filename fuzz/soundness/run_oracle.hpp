@@ -30,7 +30,8 @@ struct OracleResult {
   std::string log;                    // the verifier's log
   std::vector<std::string> findings;  // accepted: soundness findings (empty: none)
   int runs = 0;                       // interpreter runs made
-  int jit_runs = 0;                   // JIT runs compared with the interpreter
+  int checked_jit_runs = 0;           // runs of the JIT's checked mode
+  int jit_runs = 0;                   // runs of the product's (unchecked) JIT code compared
 };
 
 // A verifier log's last non-empty line: its reason.
