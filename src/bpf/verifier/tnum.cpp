@@ -81,8 +81,6 @@ Tnum tnum_xor(Tnum a, Tnum b) {
   return {v & ~mu, mu};
 }
 
-// Long multiplication over the known bits of a: each set bit adds b shifted, each unknown bit
-// adds b's possible bits as unknown.
 // The kernel's multiplication (Linux 6.18; its verifier log shows these tnums): for each bit of
 // `a`, a certain 1 adds `b` (shifted), an unknown bit takes the union of the accumulator with and
 // without it. The older algorithm (the known product plus an accumulated mask) is sometimes tighter
