@@ -37,7 +37,18 @@ void set_lddw(Insn* lddw, std::uint64_t value) {
   lddw[1].imm = static_cast<std::int32_t>(value >> 32);
 }
 
-// The kernel's resolve_pseudo_ldimm64 after verification: map references become addresses.
+std::atomic<std::uint32_t> next_program_id{1};
+
+// A notice that programs wanted on the JIT run on the interpreter: once a process per `said`.
+void say_once(std::atomic<bool>& said, const std::string& what) {
+  if (said.exchange(true)) return;
+  std::fprintf(stderr, "userperf: bpf: %s\n", what.c_str());
+}
+std::atomic<bool> said_unsupported{false};
+std::atomic<bool> said_failed{false};
+
+}  // namespace
+
 Expected<bool> fix_map_references(std::vector<Insn>& insns, const BpfObject& object) {
   for (std::size_t i = 0; i + 1 < insns.size(); ++i) {
     Insn* insn = &insns[i];
@@ -70,18 +81,6 @@ Expected<bool> fix_map_references(std::vector<Insn>& insns, const BpfObject& obj
   }
   return true;
 }
-
-std::atomic<std::uint32_t> next_program_id{1};
-
-// A notice that programs wanted on the JIT run on the interpreter: once a process per `said`.
-void say_once(std::atomic<bool>& said, const std::string& what) {
-  if (said.exchange(true)) return;
-  std::fprintf(stderr, "userperf: bpf: %s\n", what.c_str());
-}
-std::atomic<bool> said_unsupported{false};
-std::atomic<bool> said_failed{false};
-
-}  // namespace
 
 TailCallSlot tail_call_slot(std::uint64_t map, std::uint32_t index) {
   auto* m = reinterpret_cast<Map*>(static_cast<std::uintptr_t>(map));

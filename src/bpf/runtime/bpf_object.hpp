@@ -101,6 +101,10 @@ class LoadedProgram {
   std::uint32_t id_ = 0;
 };
 
+// The kernel's resolve_pseudo_ldimm64 after verification, as LoadedProgram::load applies it: lddw
+// of a map becomes the Map's address, of a map value the value's address (`insns` verified).
+Expected<bool> fix_map_references(std::vector<Insn>& insns, const BpfObject& object);
+
 // The interpreter's TailCallResolver over userperf's maps: `map` is a PROG_ARRAY's Map* (the
 // fixed-up lddw), its objects LoadedProgram*. SIGNAL-SAFE.
 TailCallSlot tail_call_slot(std::uint64_t map, std::uint32_t index);

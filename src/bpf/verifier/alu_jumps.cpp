@@ -188,6 +188,8 @@ int Checker::do_alu(const Insn& in) {
       RegState zero = make_known_scalar(0);
       scalar_alu(zero, d, BPF_SUB, !is64);
       d = zero;
+    } else if (op == BPF_END && d.is_scalar()) {
+      scalar_byte_swap(d, is64, insn_source(in.code) == BPF_TO_LE, in.imm);
     } else {
       d = make_unknown_scalar();
     }

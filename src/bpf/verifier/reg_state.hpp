@@ -89,6 +89,10 @@ void zext_32_to_64(RegState& reg);                        // a 32-bit result: up
 void coerce_to_size(RegState& reg, int bytes);            // zero-extending load of `bytes`
 void coerce_to_size_sx(RegState& reg, int bytes);         // sign-extending load / movsx
 void coerce_subreg_to_size_sx(RegState& reg, int bytes);  // 32-bit movsx
+// BPF_END of a scalar (kernel: scalar_byte_swap, 6.18): a swap (ALU64 bswap, or `be` on this
+// little-endian host) swaps the tnum's bytes and re-derives the ranges from it; le16/le32 and the
+// swaps of 16 and 32 bits then truncate; le64 changes nothing.
+void scalar_byte_swap(RegState& reg, bool alu64, bool to_le, int bits);
 
 // The 64-bit ranges of dst + src and dst - src (kernel: scalar_min_max_add/sub), which pointer
 // arithmetic applies to a pointer's variable offset as scalar_alu does to scalars.

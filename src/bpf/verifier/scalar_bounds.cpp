@@ -461,6 +461,19 @@ void coerce_to_size(RegState& r, int bytes) {
   reg_bounds_sync(r);
 }
 
+void scalar_byte_swap(RegState& r, bool alu64, bool to_le, int bits) {
+  const bool swap = alu64 || !to_le;               // x86-64 is little-endian: `le` is no swap
+  if (swap || bits == 16 || bits == 32) r.id = 0;  // a changed value leaves its ties
+  if (swap) {
+    const Tnum t = bits == 16 ? r.var_off.cast(2) : bits == 32 ? r.var_off.cast(4) : r.var_off;
+    const int shift = 64 - bits;
+    r.var_off = {__builtin_bswap64(t.value) >> shift, __builtin_bswap64(t.mask) >> shift};
+    mark_unbounded(r);  // a swap scrambles the ranges: only the tnum says anything
+  }
+  if (bits == 16 || bits == 32) coerce_to_size(r, bits / 8);
+  reg_bounds_sync(r);
+}
+
 namespace {
 s64 sign_extend(u64 v, int bytes) {
   const int shift = 64 - bytes * 8;

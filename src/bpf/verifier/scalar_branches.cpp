@@ -214,6 +214,9 @@ void scalar_refine(RegState& a, RegState& b, std::uint8_t op, bool jmp32) {
       if (!const_of(*r2)) std::swap(r1, r2);
       if (!const_of(*r2)) break;
       const u64 v = r2->var_off.value;
+      // The kernel (6.18) forgets the ranges before narrowing the tnum ("to avoid invariant
+      // violations if we're on a dead branch"); only what the tnum gives survives the branch.
+      mark_unbounded(*r1);
       if (jmp32) {
         r1->var_off = r1->var_off.with_subreg(tnum_and(r1->var_off.subreg(), Tnum::constant(~v)));
       } else {

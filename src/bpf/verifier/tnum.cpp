@@ -81,21 +81,27 @@ Tnum tnum_xor(Tnum a, Tnum b) {
   return {v & ~mu, mu};
 }
 
-// Long multiplication over the known bits of a: each set bit adds b shifted, each unknown bit
-// adds b's possible bits as unknown.
+// The kernel's multiplication (Linux 6.18; its verifier log shows these tnums): for each bit of
+// `a`, a certain 1 adds `b` (shifted), an unknown bit takes the union of the accumulator with and
+// without it. The older algorithm (the known product plus an accumulated mask) is sometimes tighter
+// and sometimes looser, and userperf must reach the kernel's verdicts.
 Tnum tnum_mul(Tnum a, Tnum b) {
-  Tnum acc_v = Tnum::constant(a.value * b.value);
-  Tnum acc_m = Tnum::constant(0);
+  Tnum acc = Tnum::constant(0);
   while (a.value || a.mask) {
     if (a.value & 1) {
-      acc_m = tnum_add(acc_m, Tnum{0, b.mask});
+      acc = tnum_add(acc, b);
     } else if (a.mask & 1) {
-      acc_m = tnum_add(acc_m, Tnum{0, b.value | b.mask});
+      acc = tnum_union(acc, tnum_add(acc, b));
     }
     a = a.rshift(1);
     b = b.lshift(1);
   }
-  return tnum_add(acc_v, acc_m);
+  return acc;
+}
+
+Tnum tnum_union(Tnum a, Tnum b) {
+  const std::uint64_t mu = (a.value ^ b.value) | a.mask | b.mask;
+  return {a.value & b.value & ~mu, mu};
 }
 
 Tnum tnum_intersect(Tnum a, Tnum b) {

@@ -40,6 +40,8 @@ Tnum tnum_and(Tnum a, Tnum b);
 Tnum tnum_or(Tnum a, Tnum b);
 Tnum tnum_xor(Tnum a, Tnum b);
 Tnum tnum_mul(Tnum a, Tnum b);
+// Every value of either (kernel: tnum_union).
+Tnum tnum_union(Tnum a, Tnum b);
 Tnum tnum_intersect(Tnum a, Tnum b);
 
 }  // namespace userperf::bpf

@@ -1,4 +1,5 @@
 // Register rules: initialization, r10, ALU checks, pointer arithmetic (privileged rules).
+#include "bpf/verifier/tnum.hpp"
 #include "verifier_test_support.hpp"
 
 namespace userperf::bpf::verifier_test {
@@ -85,6 +86,52 @@ TEST(VerifierRegisters, ScalarBoundsThroughAlu) {
   too_far.replace(too_far.find("add %r0, 8"), 10, "add %r0, 9");
   EXPECT_TRUE(rejected(verify_text(too_far), EACCES,
                        "invalid access to map value, value_size=16 off=16 size=1"));
+}
+
+// A JSET's false branch keeps only the narrowed tnum: the kernel forgets the ranges first (6.17+),
+// so s32 [-63, 0] and a low byte of (0; 0xf8) give [0, 248], not 0. Found by the soundness campaign
+// (fuzz/soundness, seed 3), where userperf accepted what the kernel rejects; corpus 455 and 456.
+TEST(VerifierRegisters, JsetFalseBranchForgetsTheRanges) {
+  auto program = [](int from) {
+    return "ldxdw %r8, [%r1+0]\nand %r8, 63\nneg32 %r8\njset32 %r8, -249, +4\nmov %r7, %r10\n"
+           "add %r7, " +
+           std::to_string(from) + "\nadd %r7, %r8\nstdw [%r7], 0\nmov %r0, 0\nexit\n";
+  };
+  EXPECT_TRUE(
+      rejected(verify_text(program(-8)), EINVAL, "invalid variable-offset write to stack R7"));
+  EXPECT_TRUE(accepted(verify_text(program(-256))));
+}
+
+// BPF_END of a scalar as the kernel's scalar_byte_swap (6.18): le64 keeps the bounds, a swap swaps
+// the tnum's bytes. Each program adds the result to fp-256 and stores there. Corpus 457-460.
+TEST(VerifierRegisters, ByteSwapsKeepOrSwapTheBounds) {
+  auto program = [](const char* setup) {
+    return std::string("ldxdw %r8, [%r1+0]\n") + setup +
+           "mov %r7, %r10\nadd %r7, -256\nadd %r7, %r8\nstdw [%r7], 0\nmov %r0, 0\nexit\n";
+  };
+  EXPECT_TRUE(accepted(verify_text(program("and %r8, 248\nle64 %r8\n"))));
+  EXPECT_TRUE(accepted(verify_text(program("and %r8, 63488\nbe16 %r8\n"))));
+  EXPECT_TRUE(accepted(verify_text(program("and %r8, 248\nlsh %r8, 56\nbswap64 %r8\n"))));
+  EXPECT_TRUE(rejected(verify_text(program("and %r8, 248\nbe32 %r8\n")), EACCES,
+                       "invalid unbounded variable-offset write to stack R7"));
+}
+
+// The kernel's tnum multiplication (6.18): (0x2d400; 0x1ff) * 111128 leaves every bit of the low
+// word above bit 2 unknown, so the JSET falls through with the low byte (0; 0xf8) and fp + r8 is
+// out of the stack; the older algorithm knew 0xc8000000 and took the JSET always. Corpus 461 and
+// 462.
+TEST(VerifierRegisters, Mul32TnumIsTheKernels) {
+  auto program = [](const char* base) {
+    return std::string(
+               "ldxdw %r8, [%r1+0]\nand %r8, 511\nor %r8, 185344\nmul32 %r8, 111128\n"
+               "jset32 %r8, -249, +4\nmov %r7, %r10\n") +
+           base + "add %r7, %r8\nstdw [%r7], 0\nmov %r0, 0\nexit\n";
+  };
+  EXPECT_TRUE(rejected(verify_text(program("add %r7, 0\n")), EACCES,
+                       "invalid variable-offset write to stack R7"));
+  EXPECT_TRUE(accepted(verify_text(program("add %r7, -256\n"))));
+  const Tnum product = tnum_mul(Tnum{0x2d400, 0x1ff}, Tnum::constant(111128));
+  EXPECT_EQ(product.subreg(), (Tnum{0, 0xfffffff8}));
 }
 
 }  // namespace

@@ -11,36 +11,16 @@
 
 #include "bpf/isa/disassembler.hpp"
 #include "bpf/isa/opcode_facts.hpp"
+#include "support/guarded_pages.hpp"
 #include "vm_test_support.hpp"
 
 namespace userperf::bpf {
 namespace {
 
-// One page of data between two guard pages.
-class GuardedPage {
+// One page of data between two guard pages (tests/support/guarded_pages.hpp).
+class GuardedPage : public userperf::testing::GuardedPages {
  public:
-  GuardedPage() {
-    page_ = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-    void* p = mmap(nullptr, 3 * page_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) return;
-    base_ = static_cast<std::uint8_t*>(p);
-    mprotect(base_ + page_, page_, PROT_READ | PROT_WRITE);
-  }
-  ~GuardedPage() {
-    if (base_) munmap(base_, 3 * page_);
-  }
-  GuardedPage(const GuardedPage&) = delete;
-  GuardedPage& operator=(const GuardedPage&) = delete;
-
-  bool ok() const { return base_ != nullptr; }
-  std::uint8_t* data() const { return base_ + page_; }
-  std::size_t size() const { return page_; }
-  void make_read_only() { mprotect(data(), page_, PROT_READ); }
-  MemoryRegion region(bool writable) const { return testing::region_of(data(), page_, writable); }
-
- private:
-  std::uint8_t* base_ = nullptr;
-  std::size_t page_ = 0;
+  GuardedPage() : GuardedPages(static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), false) {}
 };
 
 std::uint64_t echo_helper(std::uint64_t r1, std::uint64_t, std::uint64_t, std::uint64_t,
