@@ -156,6 +156,10 @@ inline bpf::ProgramLoadOptions perf_event_load_options() {
   options.jit = true;
   options.say_fallback = false;
   options.log_level = 0;
+  // A walk to the kernel's 1,000,000 processed instructions takes tens of seconds under the
+  // sanitizers: an input that loops that long would stall the campaign. The fuzz targets reject
+  // programs past this many (E2BIG), enough for every seed.
+  options.verifier_insn_limit = 20000;
   return options;
 }
 
