@@ -37,9 +37,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if ((*object)->image().programs[i].prog_type != BPF_PROG_TYPE_PERF_EVENT) continue;
     auto program = bpf::LoadedProgram::load(*object, i, options);
     if (!program) continue;
-    const fuzz::GuardedOverflow overflow(sample.sample, sample.regs, &fuzz::fuzz_event(),
-                                         &(*object)->image().task_layout);
-    fuzz::run_and_compare(**program, overflow);
+    fuzz::run_and_compare(**program, sample, fuzz::fuzz_event());
   }
   return 0;
 }

@@ -47,9 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto loaded = bpf::LoadedProgram::load(*object, 0, options);
   if (loaded) {
     const fuzz::FuzzSample sample(header.ip, header.addr, header.period);
-    const fuzz::GuardedOverflow overflow(sample.sample, sample.regs, &fuzz::fuzz_event(),
-                                         &(*object)->image().task_layout);
-    fuzz::run_and_compare(**loaded, overflow);
+    fuzz::run_and_compare(**loaded, sample, fuzz::fuzz_event());
   }
   return 0;
 }

@@ -9,9 +9,10 @@
 // too many frames: the verifier let through what it should not have); and the tiers agree on r0
 // and on what the maps hold afterwards (array and hash maps by key, ring buffer records by
 // payload). Tiers are compared only for runs that are reproducible: the interpreter runs twice,
-// the second time deeper on the native stack over differently painted stack bytes, and a program
-// whose result changes (it reads uninitialised stack, which privileged programs may, returns or
-// stores a stack address, asks for the time or a random number) is counted as unstable instead.
+// the second time deeper on the native stack over differently painted stack bytes and with the
+// context at another address, and a program whose result changes (it reads uninitialised stack,
+// which privileged programs may, returns or stores a stack or ctx address, asks for the time or
+// a random number) is counted as unstable instead.
 // Maps are put back to their contents before the first run between runs.
 #pragma once
 
@@ -329,9 +330,16 @@ enum class Tier { kInterpreter, kJit, kJitLeaf };
   std::abort();
 }
 
-// Runs `program` (loaded with perf_event_load_options) on every tier over `overflow` and checks
-// the invariants above. The object's maps hold what they held before when this returns.
-inline void run_and_compare(const bpf::LoadedProgram& program, const GuardedOverflow& overflow) {
+// Runs `program` (loaded with perf_event_load_options) on every tier over `sample` and checks the
+// invariants above. The second interpreter run gets its own copy of the context (another address:
+// a program that computes with its ctx pointer is not reproducible, and the JIT's leaf entry is
+// given a different pointer, PerfEventCtxReads, as on the overflow path). The object's maps hold
+// what they held before when this returns.
+inline void run_and_compare(const bpf::LoadedProgram& program, const FuzzSample& sample,
+                            core::Event& event) {
+  const bpf::KernelTaskLayout* task_layout = &program.object()->image().task_layout;
+  const GuardedOverflow overflow(sample.sample, sample.regs, &event, task_layout);
+  const GuardedOverflow elsewhere(sample.sample, sample.regs, &event, task_layout);
   TierStats& stats = tier_stats();
   ++stats.runs;
   const auto& maps = program.object()->maps();
@@ -348,7 +356,7 @@ inline void run_and_compare(const bpf::LoadedProgram& program, const GuardedOver
   if (first.status != bpf::RunStatus::kOk && first.status != bpf::RunStatus::kAborted) {
     tier_failure("the interpreter stopped a verified program", program, first, first);
   }
-  TierOutcome second = run_tier_at(program, Tier::kInterpreter, overflow, 1024, 0xa5);
+  TierOutcome second = run_tier_at(program, Tier::kInterpreter, elsewhere, 1024, 0xa5);
   finish(second);
   const bool stable = first == second;
   const bpf::Jit* jit = program.jit_code();
