@@ -209,6 +209,12 @@ inline MapContents read_map(bpf::Map& map) {
       pos = record.next_pos;
     }
     ring.set_consumer_pos(pos);
+    // A reserved record holds whatever the ring held there before until the program writes it
+    // (the kernel does not clear it either): with the ring empty, clear it, so that each run's
+    // records start from the same bytes wherever in the ring they land.
+    if (pos == ring.producer_pos()) {
+      std::memset(reinterpret_cast<void*>(ring.value_region().begin), 0, ring.data_size());
+    }
     return out;
   }
   if (!keyed_map(spec.type)) return out;
