@@ -45,9 +45,12 @@
 namespace userperf::fuzz {
 
 // `bytes` of zeroed memory that end where a PROT_NONE page begins (one guards the start too).
+// `flipped`: placed instead where address bits 3..11 are the complement of the default place's,
+// for a run that must see other pointer values (a program computing with the low bits of its ctx
+// pointer is then seen to depend on it).
 class GuardedBytes {
  public:
-  explicit GuardedBytes(std::size_t bytes) {
+  explicit GuardedBytes(std::size_t bytes, bool flipped = false) {
     const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
     const std::size_t pages = (bytes + page - 1) / page * page;
     total_ = pages + 2 * page;
@@ -58,7 +61,13 @@ class GuardedBytes {
       std::abort();
     }
     base_ = base;
-    data_ = static_cast<char*>(base) + page + pages - bytes;
+    std::size_t offset = pages - bytes;
+    if (flipped) offset = (offset & ~std::size_t{0xfff}) | ((offset & 0xfff) ^ 0xff8);
+    if (offset + bytes > pages) {
+      std::fprintf(stderr, "fuzz: %zu bytes cannot be placed flipped\n", bytes);
+      std::abort();
+    }
+    data_ = static_cast<char*>(base) + page + offset;
   }
   ~GuardedBytes() { munmap(base_, total_); }
   GuardedBytes(const GuardedBytes&) = delete;
@@ -75,10 +84,11 @@ class GuardedBytes {
 class GuardedOverflow {
  public:
   GuardedOverflow(const core::SampleData& sample, const std::uint64_t (&regs)[PERF_REG_X86_64_MAX],
-                  core::Event* event, const bpf::KernelTaskLayout* task_layout)
-      : ctx_bytes_(sizeof(bpf::PerfEventRunCtx)),
-        sample_bytes_(sizeof(core::SampleData)),
-        regs_bytes_(sizeof regs) {
+                  core::Event* event, const bpf::KernelTaskLayout* task_layout,
+                  bool flipped = false)
+      : ctx_bytes_(sizeof(bpf::PerfEventRunCtx), flipped),
+        sample_bytes_(sizeof(core::SampleData), flipped),
+        regs_bytes_(sizeof regs, flipped) {
     sample_ = new (sample_bytes_.data()) core::SampleData(sample);
     std::memcpy(regs_bytes_.data(), regs, sizeof regs);
     ctx_ = new (ctx_bytes_.data()) bpf::PerfEventRunCtx{
@@ -337,7 +347,8 @@ enum class Tier { kInterpreter, kJit, kJitLeaf };
 }
 
 // Runs `program` (loaded with perf_event_load_options) on every tier over `sample` and checks the
-// invariants above. The second interpreter run gets its own copy of the context (another address:
+// invariants above. The second interpreter run gets its own copy of the context (another address,
+// its bits 3..11 flipped:
 // a program that computes with its ctx pointer is not reproducible, and the JIT's leaf entry is
 // given a different pointer, PerfEventCtxReads, as on the overflow path). The object's maps hold
 // what they held before when this returns.
@@ -345,7 +356,7 @@ inline void run_and_compare(const bpf::LoadedProgram& program, const FuzzSample&
                             core::Event& event) {
   const bpf::KernelTaskLayout* task_layout = &program.object()->image().task_layout;
   const GuardedOverflow overflow(sample.sample, sample.regs, &event, task_layout);
-  const GuardedOverflow elsewhere(sample.sample, sample.regs, &event, task_layout);
+  const GuardedOverflow elsewhere(sample.sample, sample.regs, &event, task_layout, true);
   TierStats& stats = tier_stats();
   ++stats.runs;
   const auto& maps = program.object()->maps();
