@@ -8,12 +8,13 @@
 // What is checked, per run: the interpreter never stops a verified program (a fault, a bad helper,
 // too many frames: the verifier let through what it should not have); and the tiers agree on r0
 // and on what the maps hold afterwards (array and hash maps by key, ring buffer records by
-// payload). Tiers are compared only for runs that are reproducible: the interpreter runs twice,
-// the second time deeper on the native stack over differently painted stack bytes and with the
-// context at another address, and a program whose result changes (it reads uninitialised stack,
-// which privileged programs may, returns or stores a stack or ctx address, asks for the time or
-// a random number) is counted as unstable instead.
-// Maps are put back to their contents before the first run between runs.
+// payload; large arrays by a digest of their storage, large hashes not at all). Tiers
+// are compared only for runs that are reproducible: the interpreter runs twice, the second time
+// deeper on the native stack over differently painted stack bytes and with the context at another
+// address, and a program whose result changes (it reads uninitialised stack, which privileged
+// programs may, returns or stores a stack or ctx address, asks for the time or a random number) is
+// counted as unstable instead. Maps are put back to their contents before the first run between
+// runs.
 #pragma once
 
 #include <alloca.h>
@@ -180,8 +181,16 @@ using Bytes = std::vector<std::uint8_t>;
 struct MapContents {
   std::vector<std::pair<Bytes, Bytes>> entries;
   std::vector<std::pair<int, Bytes>> records;  // state, payload
+  std::uint64_t storage_digest = 0;            // a large array: a digest of its value storage
   bool operator==(const MapContents&) const = default;
 };
+
+// Keyed maps with more entries are not read key by key (an input can declare millions): arrays
+// of up to kLargestDigested bytes are compared by a digest of their storage and put back by
+// clearing it (their initial contents are zeros: only single-entry global data has initial
+// bytes), larger ones and such hashes not at all.
+inline constexpr std::uint32_t kEntriesReadByKey = 4096;
+inline constexpr std::uint64_t kLargestDigested = 16 << 20;
 
 inline bool keyed_map(std::uint32_t type) {
   switch (type) {
@@ -199,6 +208,23 @@ inline bool keyed_map(std::uint32_t type) {
 
 inline bool hash_map(std::uint32_t type) {
   return keyed_map(type) && type != BPF_MAP_TYPE_ARRAY && type != BPF_MAP_TYPE_PERCPU_ARRAY;
+}
+
+inline bool digested_array(bpf::Map& map) {
+  const bpf::MemoryRegion storage = map.value_region();
+  return map.spec().max_entries > kEntriesReadByKey && !hash_map(map.spec().type) &&
+         storage.end - storage.begin <= kLargestDigested;
+}
+
+inline std::uint64_t storage_digest(bpf::Map& map) {
+  const bpf::MemoryRegion storage = map.value_region();
+  std::uint64_t digest = 0xcbf29ce484222325ull;
+  for (std::uintptr_t p = storage.begin; p + 8 <= storage.end; p += 8) {
+    std::uint64_t word;
+    std::memcpy(&word, reinterpret_cast<const void*>(p), sizeof word);
+    digest = (digest ^ word) * 0x100000001b3ull;
+  }
+  return digest;
 }
 
 // Reads a keyed map's entries, or drains a ring buffer (its consumer moves past what it read).
@@ -228,6 +254,10 @@ inline MapContents read_map(bpf::Map& map) {
     return out;
   }
   if (!keyed_map(spec.type)) return out;
+  if (spec.max_entries > kEntriesReadByKey) {
+    if (digested_array(map)) out.storage_digest = storage_digest(map);
+    return out;
+  }
   Bytes key(spec.key_size), next(spec.key_size), value(map.user_value_size());
   bool first = true;
   for (std::uint32_t n = 0; n <= spec.max_entries; ++n) {
@@ -245,6 +275,16 @@ inline void restore_map(bpf::Map& map, const MapContents& initial) {
   if (!keyed_map(map.spec().type)) return;
   const MapContents now = read_map(map);
   if (now == initial) return;
+  if (map.spec().max_entries > kEntriesReadByKey) {
+    if (!digested_array(map)) return;
+    const bpf::MemoryRegion storage = map.value_region();
+    std::memset(reinterpret_cast<void*>(storage.begin), 0, storage.end - storage.begin);
+    if (!(read_map(map) == initial)) {
+      std::fprintf(stderr, "fuzz: cannot restore map '%s'\n", map.spec().name.c_str());
+      std::abort();
+    }
+    return;
+  }
   if (hash_map(map.spec().type)) {
     for (const auto& [key, value] : now.entries) (void)map.delete_elem(key.data());
   }
