@@ -144,7 +144,9 @@ u64 read_branch_records(u64, u64 buf, u64 size, u64 flags, u64, CallContext& cal
 // bpf_perf_prog_read_value: count, enabled and running of the event that overflowed.
 u64 perf_prog_read_value(u64, u64 buf, u64 size, u64, u64, CallContext& call) {
   if (!call.may_access(buf, size, true)) return helper_error(EFAULT);
-  auto* out = static_cast<std::uint64_t*>(helper_ptr(buf));
+  // Any alignment: the verifier asks only for writable memory (a stack buffer at r10 - 235 is
+  // fine), so the values are copied in, never stored as u64s.
+  void* out = helper_ptr(buf);
   const core::Event& event = *run_ctx(call).event;
   int err = 0;
   if (size != sizeof(bpf_perf_event_value)) {
@@ -159,9 +161,8 @@ u64 perf_prog_read_value(u64, u64 buf, u64 size, u64, u64, CallContext& call) {
   std::uint64_t enabled = 0;
   std::uint64_t running = 0;
   event.read_times(event.clock_now(), enabled, running);
-  out[0] = event.count.load(std::memory_order_relaxed);
-  out[1] = enabled;
-  out[2] = running;
+  const std::uint64_t values[3] = {event.count.load(std::memory_order_relaxed), enabled, running};
+  std::memcpy(out, values, sizeof values);
   return 0;
 }
 

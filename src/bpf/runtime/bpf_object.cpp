@@ -101,6 +101,7 @@ Expected<std::shared_ptr<LoadedProgram>> LoadedProgram::load(std::shared_ptr<Bpf
   verify_options.maps = &object->image().maps;
   verify_options.ctx_layout = options.ctx_layout;
   verify_options.log_level = options.log_level;
+  verify_options.insn_limit = options.verifier_insn_limit;
   verify_options.kernel_btf = &object->image().kernel_btf;
   VerifyResult verdict = verify(image, verify_options);
   if (!verdict.accepted) {

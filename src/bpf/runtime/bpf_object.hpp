@@ -48,6 +48,7 @@ struct ProgramLoadOptions {
   std::vector<std::pair<std::int32_t, const CallbackDriver*>> callback_helpers;
   ProbeRead probe_read = nullptr;
   std::uint32_t log_level = 1;
+  std::uint64_t verifier_insn_limit = 1000000;  // VerifyOptions::insn_limit
   // The tier: the JIT (x86-64) unless false or the environment sets USERPERF_BPF_JIT=0; the
   // interpreter otherwise (`--no-bpf-jit`).
   bool jit = true;

@@ -27,8 +27,7 @@
 
 namespace userperf::bpf {
 
-inline constexpr std::uint64_t kInsnLimit = 1000000;  // BPF_COMPLEXITY_LIMIT_INSNS
-inline constexpr std::size_t kJmpSeqLimit = 8192;     // BPF_COMPLEXITY_LIMIT_JMP_SEQ
+inline constexpr std::size_t kJmpSeqLimit = 8192;  // BPF_COMPLEXITY_LIMIT_JMP_SEQ
 
 // Which pointer each load or store went through on the paths so far (its ctx loads are
 // rewritten, so it must see the ctx on every path or on none).
@@ -84,7 +83,8 @@ class Checker {
   int run() {
     const int err = run_checks();
     // The log is built after the walk so that it describes the state where it stopped.
-    result_.log = log_.finish(err, cur_, {processed_, kInsnLimit, total_states_, peak_states_});
+    result_.log =
+        log_.finish(err, cur_, {processed_, options_.insn_limit, total_states_, peak_states_});
     result_.processed_insns = processed_;
     result_.peak_states = peak_states_;
     return err;

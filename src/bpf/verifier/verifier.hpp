@@ -36,6 +36,10 @@ struct VerifyOptions {
   // (bpf_get_current_task_btf, bpf_find_vma's vma) are checked against. nullptr or empty: those
   // helpers are refused (no kernel BTF).
   const KernelBtfTypes* kernel_btf = nullptr;
+  // Instructions the walk may process before it rejects the program with E2BIG: the kernel's
+  // BPF_COMPLEXITY_LIMIT_INSNS. Only the fuzz targets lower it (a walk to the kernel's limit
+  // takes seconds here, under the sanitizers tens of seconds).
+  std::uint64_t insn_limit = 1000000;
 };
 
 struct VerifyResult {

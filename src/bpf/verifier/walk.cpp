@@ -12,7 +12,7 @@ int Checker::walk(std::uint32_t start) {
   std::uint32_t idx = start;
   history_tail_ = -1;
   for (;;) {
-    if (++processed_ > kInsnLimit) {
+    if (++processed_ > options_.insn_limit) {
       log_.stopped_at(idx);
       return log_.reject(E2BIG, "BPF program is too large. Processed %" PRIu64 " insn", processed_);
     }

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstring>
 
 #include "bpf/perf/perf_event_ctx.hpp"
 #include "bpf/perf/perf_helpers.hpp"
@@ -56,6 +57,35 @@ TEST(PerfHelpers, ReadBranchRecordsFindsNone) {
   EXPECT_EQ(read(buf, sizeof entries, 0), 0);
   EXPECT_EQ(read(buf, 16, 0), -EINVAL);
   EXPECT_EQ(read(0, 0, 0), -EINVAL);
+}
+
+// bpf_perf_prog_read_value writes bpf_perf_event_value into any writable memory the verifier
+// accepts, whatever its alignment (the kernel's ARG_PTR_TO_UNINIT_MEM): a stack buffer at an odd
+// offset gets the count, enabled and running times byte for byte (fuzz_bpf_insns found the
+// helper storing u64s there, undefined behaviour UBSan stops at).
+TEST(PerfHelpers, PerfProgReadValueFillsAnUnalignedBuffer) {
+  const std::vector<HelperFn> table = perf_event_helper_table();
+  core::SampleData sample;
+  core::Event event;
+  event.count.store(0x1122334455667788);
+  PerfEventRunCtx run{&sample, kNoRegs, &event, nullptr};
+  alignas(8) std::uint8_t stack[40] = {};
+  const MemoryRegion region{reinterpret_cast<std::uintptr_t>(stack),
+                            reinterpret_cast<std::uintptr_t>(stack) + sizeof stack, true};
+  CallContext call;
+  call.env = &run;
+  call.regions = {&region, 1};
+  const auto buf = reinterpret_cast<std::uint64_t>(stack + 5);
+  EXPECT_EQ(table[BPF_FUNC_perf_prog_read_value](0, buf, 24, 0, 0, call), 0u);
+  std::uint64_t values[3];
+  std::memcpy(values, stack + 5, sizeof values);
+  EXPECT_EQ(values[0], 0x1122334455667788u);
+  EXPECT_EQ(values[1], 0u);  // never enabled
+  EXPECT_EQ(values[2], 0u);
+  EXPECT_EQ(stack[4], 0) << "nothing written before the buffer";
+  EXPECT_EQ(stack[29], 0) << "nothing written past it";
+  EXPECT_EQ(static_cast<std::int64_t>(table[BPF_FUNC_perf_prog_read_value](0, buf, 23, 0, 0, call)),
+            -EINVAL);
 }
 
 }  // namespace

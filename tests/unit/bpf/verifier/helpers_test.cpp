@@ -261,5 +261,19 @@ TEST(VerifierHelpers, ReadOnlyGlobalDataIsConstant) {
                EACCES, "invalid access to map value, value_size=16 off=12 size=8"));
 }
 
+// bpf_perf_prog_read_value's buffer is uninitialised memory of any alignment: the kernel takes
+// one at an odd stack offset (the runtime's helper copies into it, helper_table_test.cpp).
+TEST(VerifierHelpers, PerfProgReadValueTakesAnUnalignedStackBuffer) {
+  const Outcome r = verify_text(R"(
+    mov %r2, %r10
+    add %r2, -235
+    mov %r3, 24
+    call bpf_perf_prog_read_value
+    mov %r0, 0
+    exit
+  )");
+  EXPECT_TRUE(accepted(r));
+}
+
 }  // namespace
 }  // namespace userperf::bpf::verifier_test
