@@ -3,7 +3,7 @@
 # clang ASan+UBSan configuration (build-asan, as make test does) and runs each libFuzzer target for N
 # seconds on a corpus kept across campaigns (build-asan/fuzz-corpus/<name>, seeded from
 # fuzz/corpus/<name>), J targets at a time; then the verifier soundness campaign for N seconds
-# (fuzz/soundness, main build). Each run appends one line to build-asan/fuzz-campaigns.log:
+# (fuzz/soundness, main build; FUZZ_TARGETS=soundness alone runs only it). Each run appends one line to build-asan/fuzz-campaigns.log:
 # date, target, seconds, executions, coverage, corpus size, result. A crash stops that target, keeps
 # its input (build-asan/fuzz-corpus/<name>.crash-*) and makes the script exit non-zero.
 set -uo pipefail
@@ -41,6 +41,7 @@ campaign() {  # name
 status=0
 running=0
 for name in $targets; do
+  [[ $name == soundness ]] && continue
   campaign "$name" &
   running=$((running + 1))
   if ((running >= jobs)); then
@@ -52,4 +53,21 @@ while ((running > 0)); do
   wait -n || status=1
   running=$((running - 1))
 done
+
+# The verifier soundness campaign (main build; --kernel compares every verdict with bpf(2)'s):
+# a random seed per campaign, printed in its log so that each finding reproduces.
+if [[ -z ${FUZZ_TARGETS:-} || " $targets " == *" soundness "* ]]; then
+  cmake -S . -B build -G Ninja >build.configure.log 2>&1 &&
+    cmake --build build -j "$(nproc)" --target verifier_soundness >build.soundness.log 2>&1 ||
+    { tail -50 build.soundness.log; exit 1; }
+  out=$dir/fuzz-corpus/soundness.log
+  mkdir -p "$dir/fuzz-corpus/soundness-findings"
+  build/bin/verifier_soundness --seconds "$seconds" --kernel \
+    --save-dir "$dir/fuzz-corpus/soundness-findings" >"$out" 2>&1
+  rc=$?
+  printf '%s soundness %ss %s %s\n' "$(date -u +%FT%TZ)" "$seconds" \
+    "$(grep -E '^(verifier_soundness: seed|programs )' "$out" | tr '\n' ' ')" \
+    "$( ((rc == 0)) && echo ok || echo "FAILED (exit $rc; $out)")" | tee -a "$log"
+  ((rc == 0)) || status=1
+fi
 exit $status
