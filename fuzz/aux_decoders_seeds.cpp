@@ -1,7 +1,7 @@
 // Writes the seeds of fuzz/corpus/aux_decoders: streams of the encoders the sources use (the
 // scenarios of tests/unit/trace/decoder_fuzz_test.cpp, shorter), each prefixed by the format byte
-// of fuzz/aux_decoders_fuzzer.cpp (0 synthetic, 1 calltrace, 2 log; +4 symbolizes). Built beside the
-// fuzz targets (aux_decoders_seeds): see fuzz/corpus/README.md.
+// of fuzz/aux_decoders_fuzzer.cpp (0 synthetic, 1 calltrace, 2 log; +4 symbolizes). Built beside
+// the fuzz targets (aux_decoders_seeds): see fuzz/corpus/README.md.
 #include <cstdint>
 #include <cstdio>
 #include <random>
