@@ -1,6 +1,6 @@
 // A fuzz input read front to back as a script of little-endian fields, so that seeds can be written
-// by hand (fuzz/corpus/make_seeds.py): unlike FuzzedDataProvider, which takes integers from the end.
-// A field past the end of the input reads as zero.
+// by hand (fuzz/corpus/make_seeds.py): unlike FuzzedDataProvider, which takes integers from the
+// end. A field past the end of the input reads as zero.
 #pragma once
 
 #include <cstddef>
