@@ -39,9 +39,8 @@ std::string name_of(const ::btf* b, std::uint32_t name_off) {
 }
 
 // A name without its "___flavor" suffix (libbpf's bpf_core_essential_name_len).
-std::string essential(const std::string& name) {
-  const auto pos = name.find("___");
-  return pos == std::string::npos ? name : name.substr(0, pos);
+std::string_view essential(std::string_view name) {
+  return name.substr(0, name.find("___"));
 }
 
 // Follows typedefs and modifiers (const, volatile, restrict, type tags) to the type they name.
@@ -170,18 +169,18 @@ std::optional<FieldSpec> target_field(const ::btf* b, std::uint32_t candidate,
 
 // Target types of the local root's kind whose essential name is the local one's.
 std::vector<std::uint32_t> candidates(const ::btf* local, std::uint32_t local_id,
-                                      const ::btf* target) {
+                                      const BtfHandle& target) {
   std::vector<std::uint32_t> out;
   const btf_type* lt = btf__type_by_id(local, local_id);
   if (lt == nullptr) return out;
-  const std::string wanted = essential(name_of(local, lt->name_off));
+  const std::string name = name_of(local, lt->name_off);
+  const std::string_view wanted = essential(name);
   if (wanted.empty()) return out;
-  const std::uint32_t count = btf__type_cnt(target);
-  for (std::uint32_t id = 1; id < count; ++id) {
-    const btf_type* t = btf__type_by_id(target, id);
+  for (const std::uint32_t id : target.types_named(wanted)) {
+    const btf_type* t = btf__type_by_id(target.get(), id);
     const bool same_kind =
         btf_kind(t) == btf_kind(lt) || (btf_is_any_enum(t) && btf_is_any_enum(lt));
-    if (same_kind && essential(name_of(target, t->name_off)) == wanted) out.push_back(id);
+    if (same_kind) out.push_back(id);
   }
   return out;
 }
@@ -301,6 +300,23 @@ Expected<std::shared_ptr<const BtfHandle>> BtfHandle::from_file(const std::strin
   return std::shared_ptr<const BtfHandle>(new BtfHandle(b));
 }
 
+std::vector<std::uint32_t> BtfHandle::types_named(std::string_view name) const {
+  if (name.empty()) return {};  // anonymous types are nobody's candidates
+  std::lock_guard lock(names_mutex_);
+  if (const auto known = types_by_name_.find(std::string(name)); known != types_by_name_.end()) {
+    return known->second;
+  }
+  std::vector<std::uint32_t> found;
+  const std::uint32_t count = btf__type_cnt(btf_);
+  for (std::uint32_t id = 1; id < count; ++id) {
+    const char* type_name = btf__name_by_offset(btf_, btf__type_by_id(btf_, id)->name_off);
+    if (type_name != nullptr && essential(type_name) == name) found.push_back(id);
+  }
+  if (types_by_name_.size() >= kMaxNamesRemembered) types_by_name_.clear();
+  types_by_name_.emplace(name, found);
+  return found;
+}
+
 BtfHandle::~BtfHandle() {
   btf__free(btf_);
 }
@@ -365,7 +381,7 @@ Expected<CoreValue> resolve_core_relocation(const BtfHandle& local_btf, const Bt
                                   ", which the object's BTF lacks");
   }
   CoreValue value;
-  const std::vector<std::uint32_t> found = candidates(local, r.type_id, target);
+  const std::vector<std::uint32_t> found = candidates(local, r.type_id, target_btf);
   switch (r.kind) {
     case BPF_CORE_FIELD_BYTE_OFFSET:
     case BPF_CORE_FIELD_BYTE_SIZE:

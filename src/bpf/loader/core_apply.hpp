@@ -12,9 +12,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "bpf/loader/core_relocations.hpp"
@@ -34,10 +37,21 @@ class BtfHandle {
   static Expected<std::shared_ptr<const BtfHandle>> from_file(const std::string& path);
   ~BtfHandle();
   const ::btf* get() const { return btf_; }
+  // The ids, in order, of the types whose essential name (the name without a "___flavor"
+  // suffix) is `name`. CO-RE matches each relocation's root type by name against the kernel's
+  // ~100,000 types: one scan per name, remembered (libbpf caches candidates per local type for
+  // the same reason), where a scan per relocation had been a CO-RE object's main load cost.
+  // None for "" (anonymous types are nobody's candidates).
+  std::vector<std::uint32_t> types_named(std::string_view name) const;
 
  private:
   explicit BtfHandle(::btf* b) : btf_(b) {}
   ::btf* btf_;
+  // Names asked before and their types; emptied when it holds kMaxNamesRemembered, so that
+  // objects naming ever new types (a fuzzer's) do not grow it without bound.
+  static constexpr std::size_t kMaxNamesRemembered = 4096;
+  mutable std::mutex names_mutex_;
+  mutable std::unordered_map<std::string, std::vector<std::uint32_t>> types_by_name_;
 };
 
 // A member of a named struct, reached through `path` (names, searched through anonymous members

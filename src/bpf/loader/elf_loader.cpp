@@ -117,18 +117,48 @@ std::string describe(const ElfView& elf, const loader::CoreRelocation& relo,
          loader::local_type_name(elf, relo.type_id) + ", access " + relo.access;
 }
 
-// The running kernel's BTF, parsed once per process (tens of milliseconds) when an object first
-// needs it.
-Expected<std::shared_ptr<const loader::BtfHandle>> kernel_btf() {
-  static std::mutex mutex;
+// What objects take from the running kernel's BTF, derived once per process when an object first
+// needs it: parsing the BTF takes tens of milliseconds, and reading the struct types a BTF-typed
+// pointer reaches (task_struct's, thousands) took most of a bpf_find_vma object's load.
+std::mutex kernel_mutex;  // guards the three caches below
+
+Expected<std::shared_ptr<const loader::BtfHandle>> kernel_btf_locked() {
   static std::shared_ptr<const loader::BtfHandle> cached;
-  std::lock_guard lock(mutex);
   if (cached == nullptr) {
     auto loaded = loader::BtfHandle::kernel();
     if (!loaded) return loaded.error();
     cached = *loaded;
   }
   return cached;
+}
+
+Expected<std::shared_ptr<const loader::BtfHandle>> kernel_btf() {
+  std::lock_guard lock(kernel_mutex);
+  return kernel_btf_locked();
+}
+
+// A value derived from the kernel's BTF, its result (a value or its error) kept. A kernel without
+// BTF is asked again next time (that failure is cheap).
+template <typename T>
+Expected<T> derived_from_kernel_btf(std::optional<Expected<T>>& cache,
+                                    Expected<T> (*derive)(const loader::BtfHandle&)) {
+  std::lock_guard lock(kernel_mutex);
+  if (!cache) {
+    auto kernel = kernel_btf_locked();
+    if (!kernel) return kernel.error();
+    cache = derive(**kernel);
+  }
+  return *cache;
+}
+
+Expected<KernelTaskLayout> kernel_task_layout() {
+  static std::optional<Expected<KernelTaskLayout>> cached;
+  return derived_from_kernel_btf(cached, &loader::read_kernel_task_layout);
+}
+
+Expected<KernelBtfTypes> kernel_btf_types() {
+  static std::optional<Expected<KernelBtfTypes>> cached;
+  return derived_from_kernel_btf(cached, &loader::read_kernel_btf_types);
 }
 
 // CO-RE relocations, applied as libbpf does against the kernel's BTF (core_apply.hpp): each
@@ -185,9 +215,7 @@ std::optional<Error> read_task_layout(ObjectImage& image) {
   const std::string why = "program '" + caller->name + "' calls " + helper +
                           ", whose synthetic task_struct is laid out "
                           "from the running kernel's BTF: ";
-  auto kernel = kernel_btf();
-  if (!kernel) return make_error(kernel.error().code, why + kernel.error().message);
-  auto layout = loader::read_kernel_task_layout(**kernel);
+  auto layout = kernel_task_layout();
   if (!layout) return make_error(layout.error().code, why + layout.error().message);
   image.task_layout = *layout;
   // BTF-typed pointers (bpf_get_current_task_btf, bpf_find_vma): the verifier walks the kernel's
@@ -196,7 +224,7 @@ std::optional<Error> read_task_layout(ObjectImage& image) {
     return calls(p, {BPF_FUNC_get_current_task_btf, BPF_FUNC_find_vma});
   });
   if (btf_pointers) {
-    auto types = loader::read_kernel_btf_types(**kernel);
+    auto types = kernel_btf_types();
     if (!types) return make_error(types.error().code, why + types.error().message);
     image.kernel_btf = std::move(*types);
   }

@@ -2,6 +2,7 @@
 // kernel's BTF exactly as libbpf applies them (compared instruction by instruction with what
 // libbpf loads into the kernel); an object with a kind it does not apply is refused, naming the
 // program, the instruction and the relocation, instead of running clang's placeholder.
+#include <bpf/btf.h>
 #include <elf.h>
 #include <gtest/gtest.h>
 #include <linux/bpf.h>
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "bpf/loader/core_apply.hpp"
 #include "bpf/loader/elf_loader.hpp"
 #include "unit/bpf/loader/fixture_objects.hpp"
 
@@ -215,6 +217,40 @@ TEST(CoreRelocations, MalformedRecordsAreRefusedAsSuch) {
     std::memcpy(bytes.data() + ext + hdr_len + core_off + 4 + 8, &unaligned, 4);
     refused_with(bytes, "is not on an instruction");
   }
+}
+
+// The candidates of a CO-RE root type: every type whose name, a "___flavor" suffix dropped, is
+// the one asked, in id order, whatever its kind (the caller filters kinds); the same when asked
+// again, now from memory.
+TEST(CoreRelocations, TypesNamedAreEveryFlavorOfTheName) {
+  btf* raw = btf__new_empty();
+  ASSERT_NE(raw, nullptr);
+  const int u32 = btf__add_int(raw, "u32", 4, 0);
+  const int point = btf__add_struct(raw, "point", 4);
+  ASSERT_EQ(btf__add_field(raw, "x", u32, 0, 0), 0);
+  const int other = btf__add_struct(raw, "pointer", 4);
+  ASSERT_EQ(btf__add_field(raw, "x", u32, 0, 0), 0);
+  const int flavor = btf__add_struct(raw, "point___v2", 4);
+  ASSERT_EQ(btf__add_field(raw, "x", u32, 0, 0), 0);
+  const int typedef_id = btf__add_typedef(raw, "point", point);
+  ASSERT_GT(btf__add_struct(raw, nullptr, 0), 0);  // anonymous
+  ASSERT_GT(typedef_id, 0);
+  ASSERT_GT(other, 0);
+  std::uint32_t size = 0;
+  const auto* bytes = static_cast<const std::uint8_t*>(btf__raw_data(raw, &size));
+  auto handle = loader::BtfHandle::from_bytes({bytes, size});
+  btf__free(raw);
+  ASSERT_TRUE(handle) << handle.error().message;
+
+  const std::vector<std::uint32_t> expected = {static_cast<std::uint32_t>(point),
+                                               static_cast<std::uint32_t>(flavor),
+                                               static_cast<std::uint32_t>(typedef_id)};
+  EXPECT_EQ((*handle)->types_named("point"), expected);
+  EXPECT_EQ((*handle)->types_named("point"), expected);
+  EXPECT_EQ((*handle)->types_named("pointer"),
+            std::vector<std::uint32_t>{static_cast<std::uint32_t>(other)});
+  EXPECT_TRUE((*handle)->types_named("poin").empty());
+  EXPECT_TRUE((*handle)->types_named("").empty());
 }
 
 }  // namespace
