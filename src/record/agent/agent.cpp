@@ -26,6 +26,7 @@
 #include "record/protocol.hpp"
 #include "support/descriptors.hpp"
 #include "support/fork_sequence.hpp"
+#include "support/task_ids.hpp"
 
 namespace userperf::record::agent {
 namespace {
@@ -150,7 +151,10 @@ void at_exit() {
   if (!heard(*session)) return;
   send_all_counts(*session, true);
   ProcessExitMessage message;
-  message.pid = session->pid;
+  // This process's pid, not the session's as read here: a fork child's first tick may come
+  // between here and the send, and its clocks follow it there, making the session the child's
+  // (the parent's pid went out on the child's connection, and the recorder dropped the message).
+  message.pid = support::current_pid();
   message.status = 0;  // exit()'s status is not known to an atexit handler
   message.time = monotonic_ns();
   send(*session, &message, sizeof message);
