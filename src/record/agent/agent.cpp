@@ -57,16 +57,13 @@ void on_clocks_followed() {
 }
 
 // In a lazy session's fork child, in normal context: the clocks follow now, with the clock signal
-// blocked so that the handler cannot do it at the same time.
+// blocked so that the handler cannot run in the middle. (Blocked through the agent's own
+// pthread_sigmask wrapper, it was not: a tick between the clocks' move and the events' took a
+// sample into the parent's ring, shared memory, with the parent's head of the fork's time.)
 void follow_now() {
   if (!pmu::forked_clocks_pending()) return;
-  sigset_t clock_only;
-  sigset_t old;
-  sigemptyset(&clock_only);
-  sigaddset(&clock_only, pmu::clock_signal());
-  pthread_sigmask(SIG_BLOCK, &clock_only, &old);
+  const ClockSignalBlocked blocked;
   pmu::follow_forked_clocks();
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
 void before_fork() {
@@ -144,9 +141,11 @@ namespace {
 void at_exit() {
   Session* session = current_session();
   if (session == nullptr) return;
-  // A fork child whose clocks have not followed it (no tick yet) counts nothing here: following
-  // them in normal context at exit left the parent's ring corrupt in 4 runs of 4 (not understood
-  // yet), so its periods and its records are missing (docs/record.md, Recording under faults).
+  // A fork child that ends before its first tick (a CPU-time timer expires on a scheduler tick,
+  // and the recorder's ticker pokes only threads it has heard of): its clocks follow it now, so
+  // that its whole periods are counted lost and the recorder hears of it, as kernel perf writes
+  // every child's COMM, FORK and EXIT.
+  settle_fork_child();
   count_ending_periods();
   if (!heard(*session)) return;
   send_all_counts(*session, true);

@@ -1,6 +1,8 @@
 #include "record/agent/signal_mask.hpp"
 
 #include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <atomic>
 
@@ -81,6 +83,21 @@ ProgramMaskForExec::ProgramMaskForExec() {
 
 ProgramMaskForExec::~ProgramMaskForExec() {
   if (blocked_) set_clock_blocked(false);
+}
+
+ClockSignalBlocked::ClockSignalBlocked() {
+  sigset_t clock_only;
+  sigemptyset(&clock_only);
+  sigaddset(&clock_only, pmu::clock_signal());
+  syscall(SYS_rt_sigprocmask, SIG_BLOCK, &clock_only, &old_, _NSIG / 8);
+}
+
+ClockSignalBlocked::~ClockSignalBlocked() {
+  syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old_, nullptr, _NSIG / 8);
+}
+
+bool ClockSignalBlocked::was_blocked() const {
+  return sigismember(&old_, pmu::clock_signal()) == 1;
 }
 
 }  // namespace userperf::record::agent

@@ -37,6 +37,24 @@ const sigset_t* with_clock_signal(const sigset_t* mask, sigset_t& copy);
 // signal for real.
 void adopt_thread_mask(bool creator_blocks);
 
+// The clock signal blocked on the calling thread for the agent's own critical sections (its
+// handler follows forked clocks, takes periods and announces threads too). By a raw
+// rt_sigprocmask: the agent's pthread_sigmask and sigprocmask are the wrappers, which keep the
+// clock signal deliverable (an agent section blocking through them ran with the handler
+// interrupting it) and would record the change as the program's. SIGNAL-SAFE.
+class ClockSignalBlocked {
+ public:
+  ClockSignalBlocked();
+  ~ClockSignalBlocked();
+  ClockSignalBlocked(const ClockSignalBlocked&) = delete;
+  ClockSignalBlocked& operator=(const ClockSignalBlocked&) = delete;
+  // Whether the thread had it blocked before (a raw call of the program's).
+  bool was_blocked() const;
+
+ private:
+  sigset_t old_;
+};
+
 // Around exec: the new image starts with the mask the program set (a program run without the agent
 // must not find the signal unblocked). Restored when the exec fails.
 class ProgramMaskForExec {

@@ -3,7 +3,6 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -17,6 +16,7 @@
 #include "core/engine.hpp"
 #include "core/sample_data.hpp"
 #include "pmu/clock/clock_timer.hpp"
+#include "record/agent/signal_mask.hpp"
 #include "record/transport.hpp"
 #include "support/descriptors.hpp"
 #include "userperf/userperf.h"
@@ -369,29 +369,16 @@ bool announce_for_offcpu() {
   if (t->heard.load(std::memory_order_relaxed)) return true;
   Session* session = current_session();
   if (session == nullptr) return false;
-  sigset_t clock_only;
-  sigset_t old;
-  sigemptyset(&clock_only);
-  sigaddset(&clock_only, pmu::clock_signal());
-  // Raw: the agent's pthread_sigmask would record the change as the program's.
-  syscall(SYS_rt_sigprocmask, SIG_BLOCK, &clock_only, &old, _NSIG / 8);
-  const bool announced = announce_thread(*session, *t);
-  syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, nullptr, _NSIG / 8);
-  return announced;
+  const ClockSignalBlocked blocked;
+  return announce_thread(*session, *t);
 }
 
 }  // namespace
 
 void count_ending_periods() {
   if (t_thread == nullptr) return;
-  sigset_t clock_only;
-  sigset_t old;
-  sigemptyset(&clock_only);
-  sigaddset(&clock_only, pmu::clock_signal());
-  // Raw, as in announce_for_offcpu: the handler takes periods and announces too.
-  syscall(SYS_rt_sigprocmask, SIG_BLOCK, &clock_only, &old, _NSIG / 8);
-  pmu::count_ending_thread_periods(sigismember(&old, pmu::clock_signal()) == 1);
-  syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, nullptr, _NSIG / 8);
+  const ClockSignalBlocked blocked;  // the handler takes periods and announces too
+  pmu::count_ending_thread_periods(blocked.was_blocked());
 }
 
 void write_offcpu_sample(const OffCpuTarget& target, std::uint64_t ip, std::uint64_t period,
