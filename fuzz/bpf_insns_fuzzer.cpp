@@ -34,7 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   bpf::ObjectImage image;
   image.license = "GPL";
-  image.maps = fuzz::bpf_insns_maps();
+  image.maps = fuzz::maps_named_by(program.insns);
   image.programs.push_back(std::move(program));
   auto object = bpf::BpfObject::create(std::move(image), std::make_shared<fuzz::NoDescriptors>(),
                                        std::make_shared<fuzz::NoDescriptors>(),
