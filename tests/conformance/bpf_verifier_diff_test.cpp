@@ -89,7 +89,7 @@ UserperfOutcome userperf_verify(const CorpusEntry& program, std::uint32_t log_le
   options.gpl_compatible = bpf::license_is_gpl_compatible(image->license);
   options.maps = &image->maps;
   options.log_level = log_level;
-  options.kernel_btf = &image->kernel_btf;
+  options.kernel_btf = image->kernel_btf.get();
   const bpf::VerifyResult result = bpf::verify(image->programs.front(), options);
   outcome.verdict = Verdict{result.accepted, result.accepted ? 0 : result.error};
   outcome.log = result.log;

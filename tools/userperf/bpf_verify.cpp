@@ -114,7 +114,7 @@ int run(const VerifyCommandOptions& options) {
     verify_options.gpl_compatible = gpl;
     verify_options.maps = &object->maps;
     verify_options.log_level = options.log_level;
-    verify_options.kernel_btf = &object->kernel_btf;
+    verify_options.kernel_btf = object->kernel_btf.get();
     const VerifyResult result = verify(program, verify_options);
     std::printf("\nprogram %s (section %s, %zu insns): %s", program.name.c_str(),
                 program.section.c_str(), program.insns.size(),

@@ -226,7 +226,7 @@ std::vector<std::uint8_t> encode_object_image(const ObjectImage& image) {
   put_string(w, image.license);
   w.put(image.kern_version);
   put_task_layout(w, image.task_layout);
-  put_kernel_btf(w, image.kernel_btf);
+  put_kernel_btf(w, image.kernel_btf != nullptr ? *image.kernel_btf : KernelBtfTypes{});
   w.put(static_cast<std::uint32_t>(image.maps.size()));
   for (const MapSpec& m : image.maps) {
     put_string(w, m.name);
@@ -266,7 +266,11 @@ Expected<ObjectImage> decode_object_image(std::span<const std::uint8_t> bytes) {
   }
   if (!get_string(r, image.license) || !r.read(image.kern_version)) return bad(r, "header");
   if (!get_task_layout(r, image.task_layout)) return bad(r, "task_struct layout");
-  if (!get_kernel_btf(r, image.kernel_btf)) return bad(r, "kernel struct types");
+  KernelBtfTypes kernel_btf;
+  if (!get_kernel_btf(r, kernel_btf)) return bad(r, "kernel struct types");
+  if (kernel_btf.present()) {
+    image.kernel_btf = std::make_shared<const KernelBtfTypes>(std::move(kernel_btf));
+  }
   std::uint32_t maps = 0;
   if (!r.read(maps) || maps > kMaxMaps) return bad(r, "map count");
   for (std::uint32_t i = 0; i < maps; ++i) {

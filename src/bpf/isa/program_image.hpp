@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -111,8 +112,9 @@ struct ObjectImage {
   // bpf_get_current_task (its synthetic task is laid out as the kernel's).
   KernelTaskLayout task_layout;
   // The kernel's struct types, read by the loader when a program calls bpf_get_current_task_btf
-  // or bpf_find_vma: what the verifier types loads through their BTF pointers with.
-  KernelBtfTypes kernel_btf;
+  // or bpf_find_vma: what the verifier types loads through their BTF pointers with. Null
+  // otherwise. Read once per process and shared by every object (thousands of types).
+  std::shared_ptr<const KernelBtfTypes> kernel_btf;
 };
 
 // True when the program calls kernel helper `id` (a BPF_CALL with src_reg 0) anywhere.

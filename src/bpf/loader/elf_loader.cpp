@@ -156,9 +156,15 @@ Expected<KernelTaskLayout> kernel_task_layout() {
   return derived_from_kernel_btf(cached, &loader::read_kernel_task_layout);
 }
 
-Expected<KernelBtfTypes> kernel_btf_types() {
-  static std::optional<Expected<KernelBtfTypes>> cached;
-  return derived_from_kernel_btf(cached, &loader::read_kernel_btf_types);
+Expected<std::shared_ptr<const KernelBtfTypes>> kernel_btf_types() {
+  static std::optional<Expected<std::shared_ptr<const KernelBtfTypes>>> cached;
+  return derived_from_kernel_btf(
+      cached,
+      +[](const loader::BtfHandle& kernel) -> Expected<std::shared_ptr<const KernelBtfTypes>> {
+        auto types = loader::read_kernel_btf_types(kernel);
+        if (!types) return types.error();
+        return std::make_shared<const KernelBtfTypes>(std::move(*types));
+      });
 }
 
 // CO-RE relocations, applied as libbpf does against the kernel's BTF (core_apply.hpp): each

@@ -102,7 +102,7 @@ Expected<std::shared_ptr<LoadedProgram>> LoadedProgram::load(std::shared_ptr<Bpf
   verify_options.ctx_layout = options.ctx_layout;
   verify_options.log_level = options.log_level;
   verify_options.insn_limit = options.verifier_insn_limit;
-  verify_options.kernel_btf = &object->image().kernel_btf;
+  verify_options.kernel_btf = object->image().kernel_btf.get();
   VerifyResult verdict = verify(image, verify_options);
   if (!verdict.accepted) {
     return make_error(verdict.error != 0 ? verdict.error : EACCES, verdict.log);

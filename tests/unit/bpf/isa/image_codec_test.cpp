@@ -6,10 +6,34 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <memory>
+#include <utility>
 #include <vector>
 
 namespace userperf::bpf {
 namespace {
+
+// The kernel's struct types: void, task_struct { int pid; struct task_struct *leader; }.
+KernelBtfTypes sample_kernel_types() {
+  using Kind = KernelBtfType::Kind;
+  KernelBtfType task;
+  task.kind = Kind::kStruct;
+  task.name = "task_struct";
+  task.size = 16;
+  task.members = {{"pid", 2, 0, 0}, {"group_leader", 3, 64, 0}};
+  KernelBtfType int_type;
+  int_type.kind = Kind::kScalar;
+  int_type.name = "int";
+  int_type.size = 4;
+  KernelBtfType ptr;
+  ptr.kind = Kind::kPtr;
+  ptr.size = 8;
+  ptr.target = 1;
+  KernelBtfTypes bt;
+  bt.types = {KernelBtfType{}, task, int_type, ptr};
+  bt.task_struct = 1;
+  return bt;
+}
 
 ObjectImage sample_image() {
   ObjectImage image;
@@ -70,23 +94,7 @@ ObjectImage sample_image() {
   image.task_layout.vma_file = {88, 8};
   image.task_layout.dentry_size = 192;
   image.task_layout.dentry_iname = {56, 40};
-  // The kernel's struct types: void, task_struct { int pid; struct task_struct *leader; }.
-  using Kind = KernelBtfType::Kind;
-  KernelBtfType task;
-  task.kind = Kind::kStruct;
-  task.name = "task_struct";
-  task.size = 16;
-  task.members = {{"pid", 2, 0, 0}, {"group_leader", 3, 64, 0}};
-  KernelBtfType int_type;
-  int_type.kind = Kind::kScalar;
-  int_type.name = "int";
-  int_type.size = 4;
-  KernelBtfType ptr;
-  ptr.kind = Kind::kPtr;
-  ptr.size = 8;
-  ptr.target = 1;
-  image.kernel_btf.types = {KernelBtfType{}, task, int_type, ptr};
-  image.kernel_btf.task_struct = 1;
+  image.kernel_btf = std::make_shared<const KernelBtfTypes>(sample_kernel_types());
   return image;
 }
 
@@ -127,21 +135,30 @@ TEST(ImageCodec, DecodesWhatWasEncoded) {
   EXPECT_TRUE(decoded->programs[0].btf_func_info);
   EXPECT_EQ(decoded->programs[0].btf_funcs, image.programs[0].btf_funcs);
   EXPECT_EQ(decoded->task_layout, image.task_layout);
-  EXPECT_EQ(decoded->kernel_btf, image.kernel_btf);
+  ASSERT_NE(decoded->kernel_btf, nullptr);
+  EXPECT_EQ(*decoded->kernel_btf, *image.kernel_btf);
+  // An image without them decodes without them.
+  ObjectImage plain = sample_image();
+  plain.kernel_btf = nullptr;
+  auto decoded_plain = decode_object_image(encode_object_image(plain));
+  ASSERT_TRUE(decoded_plain) << decoded_plain.error().message;
+  EXPECT_EQ(decoded_plain->kernel_btf, nullptr);
 }
 
 // The verifier walks the kernel types by index: one outside the table, or a root that is no
 // struct, is refused.
 TEST(ImageCodec, KernelTypesWithBadIndexesAreRefused) {
-  ObjectImage image = sample_image();
-  image.kernel_btf.types[3].target = 4;
-  EXPECT_FALSE(decode_object_image(encode_object_image(image)));
-  image = sample_image();
-  image.kernel_btf.types[1].members[1].type = 9;
-  EXPECT_FALSE(decode_object_image(encode_object_image(image)));
-  image = sample_image();
-  image.kernel_btf.task_struct = 2;
-  EXPECT_FALSE(decode_object_image(encode_object_image(image)));
+  const auto image_with = [](void (*change)(KernelBtfTypes&)) {
+    ObjectImage image = sample_image();
+    KernelBtfTypes bt = sample_kernel_types();
+    change(bt);
+    image.kernel_btf = std::make_shared<const KernelBtfTypes>(std::move(bt));
+    return encode_object_image(image);
+  };
+  EXPECT_FALSE(decode_object_image(image_with([](KernelBtfTypes& bt) { bt.types[3].target = 4; })));
+  EXPECT_FALSE(
+      decode_object_image(image_with([](KernelBtfTypes& bt) { bt.types[1].members[1].type = 9; })));
+  EXPECT_FALSE(decode_object_image(image_with([](KernelBtfTypes& bt) { bt.task_struct = 2; })));
   EXPECT_TRUE(decode_object_image(encode_object_image(sample_image())));
 }
 
