@@ -149,7 +149,8 @@ void check_format(const Descriptor& d, std::uint64_t id, const std::string& form
     if (size != want_size) broken("field size", line);
     if (!dynamic && is_signed != (kind >= USERPERF_TP_S8 ? 1u : 0u)) broken("field sign", line);
     if (offset < end || offset % size != 0) broken("field offset", line);
-    if (dynamic != (line.find("__data_loc") != std::string::npos)) broken("__data_loc", line);
+    // The type's first token, as libtraceevent reads it: a field may be named "x__data_loc".
+    if (dynamic != (line.compare(0, 18, "\tfield:__data_loc ") == 0)) broken("__data_loc", line);
     end = offset + size;
     at = line_end + 1;
   }
