@@ -49,9 +49,8 @@ Expected<std::unique_ptr<Writer>> Writer::create(const std::string& path) {
   return std::unique_ptr<Writer>(new Writer(fd, path));
 }
 
-Writer::Writer(int fd, std::string path) : fd_(fd), path_(std::move(path)) {
-  buffer_.resize(kBufferSize);
-}
+Writer::Writer(int fd, std::string path)
+    : fd_(fd), path_(std::move(path)), buffer_(new std::uint8_t[kBufferSize]) {}
 
 Writer::~Writer() {
   // Unfinished: what is buffered goes out, the header keeps data.size 0 (crash semantics).
@@ -117,11 +116,11 @@ bool Writer::add_ids(int index, std::span<const std::uint64_t> ids) {
 
 bool Writer::write_bytes(const void* bytes, std::size_t size) {
   if (size == 0) return true;  // an empty ids array has no data pointer
-  if (size > buffer_.size() - buffered_ && !flush()) return false;
-  if (size >= buffer_.size()) {
+  if (size > kBufferSize - buffered_ && !flush()) return false;
+  if (size >= kBufferSize) {
     if (!write_all(fd_, bytes, size, 0, false)) return fail_errno("write");
   } else {
-    std::memcpy(buffer_.data() + buffered_, bytes, size);
+    std::memcpy(buffer_.get() + buffered_, bytes, size);
     buffered_ += size;
   }
   file_pos_ += size;
@@ -131,7 +130,7 @@ bool Writer::write_bytes(const void* bytes, std::size_t size) {
 bool Writer::flush() {
   if (failed_) return false;
   if (buffered_ == 0) return true;
-  const bool ok = write_all(fd_, buffer_.data(), buffered_, 0, false);
+  const bool ok = write_all(fd_, buffer_.get(), buffered_, 0, false);
   buffered_ = 0;
   return ok || fail_errno("write");
 }

@@ -123,7 +123,8 @@ class Writer {
   std::uint64_t file_pos_ = 0;  // bytes written to the file so far
   std::uint64_t data_size_ = 0;
   std::uint64_t checkpointed_size_ = 0;  // data size in the header since the last checkpoint()
-  std::vector<std::uint8_t> buffer_;
+  // kBufferSize bytes, left uninitialized: a recording that writes little touches few pages.
+  std::unique_ptr<std::uint8_t[]> buffer_;
   std::size_t buffered_ = 0;
   bool failed_ = false;
   Error error_;
