@@ -28,6 +28,11 @@ enum Mode : std::uint32_t { kUnknown, kProbing, kNoTsc, kTsc };
 constexpr std::uint64_t kFirstBaselineNs = 25'000;       // the first line: two pairs this far apart
 constexpr std::uint64_t kMaxIntervalNs = 1'000'000'000;  // re-anchor at least this often
 constexpr std::uint64_t kSlopeBaselineNs = 500'000'000;  // slope from the last anchor once this old
+// A line that starts above the calibration (it must not go below the old line) slews to it over at
+// most this long, and is due for re-anchoring then: slewed over a whole interval (up to 1 s), the
+// error settled where the slew balanced the slope's error, microseconds ahead of CLOCK_MONOTONIC
+// under frequent re-anchors.
+constexpr std::uint64_t kSlewNs = 10'000'000;
 constexpr int kBracketTries = 5;
 constexpr int kReadTries = 4;
 
@@ -213,13 +218,17 @@ std::uint64_t publish(const Pair& p, const Pair& base, std::uint64_t interval_ns
     if (old_top > start) start = old_top;
   }
   std::uint64_t mult = mult_cal;
+  std::uint64_t due_cycles = interval_cycles;
   if (start > cal) {
-    // Slew: from `start` to the calibrated line's value one interval later; never slower than
-    // half the calibrated rate (the next re-anchor slews the rest).
-    const std::uint64_t target = cal + interval_ns;
+    // Slew: from `start` to the calibrated line's value kSlewNs (or the interval) later, never
+    // slower than half the calibrated rate, and re-anchor then (the next line slews the rest).
+    const std::uint64_t horizon_ns = interval_ns < kSlewNs ? interval_ns : kSlewNs;
+    due_cycles = static_cast<std::uint64_t>(u128{horizon_ns} * dc / dn);
+    if (due_cycles == 0) due_cycles = 1;
+    const std::uint64_t target = cal + horizon_ns;
     std::uint64_t rise = target > start ? target - start : 0;
-    if (rise < interval_ns / 2) rise = interval_ns / 2;
-    mult = static_cast<std::uint64_t>((u128{rise} << shift) / interval_cycles);
+    if (rise < horizon_ns / 2) rise = horizon_ns / 2;
+    mult = static_cast<std::uint64_t>((u128{rise} << shift) / due_cycles);
     if (mult > mult_cal) mult = mult_cal;
     if (mult == 0) mult = 1;
   }
@@ -230,7 +239,7 @@ std::uint64_t publish(const Pair& p, const Pair& base, std::uint64_t interval_ns
   g_line.mult.store(static_cast<std::uint32_t>(mult), std::memory_order_release);
   g_line.shift.store(shift, std::memory_order_release);
   g_line.anchor.store(anchor, std::memory_order_release);
-  g_line.due.store(interval_cycles, std::memory_order_release);
+  g_line.due.store(due_cycles, std::memory_order_release);
   g_line.generation.fetch_add(1, std::memory_order_release);
   end_write();
   return start;
