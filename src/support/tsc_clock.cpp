@@ -28,11 +28,13 @@ enum Mode : std::uint32_t { kUnknown, kProbing, kNoTsc, kTsc };
 constexpr std::uint64_t kFirstBaselineNs = 25'000;       // the first line: two pairs this far apart
 constexpr std::uint64_t kMaxIntervalNs = 1'000'000'000;  // re-anchor at least this often
 constexpr std::uint64_t kSlopeBaselineNs = 500'000'000;  // slope from the last anchor once this old
-// A line that starts above the calibration (it must not go below the old line) slews to it over at
-// most this long, and is due for re-anchoring then: slewed over a whole interval (up to 1 s), the
-// error settled where the slew balanced the slope's error, microseconds ahead of CLOCK_MONOTONIC
-// under frequent re-anchors.
+// A line that starts more than kSlewAfterNs above the calibration (it must not go below the old
+// line) slews to it over at most kSlewNs, and is due for re-anchoring then: slewed over a whole
+// interval (up to 1 s), the error settled where the slew balanced the slope's error,
+// microseconds ahead of CLOCK_MONOTONIC under frequent re-anchors. Less above it, calibration
+// noise: the line slews over its interval.
 constexpr std::uint64_t kSlewNs = 10'000'000;
+constexpr std::uint64_t kSlewAfterNs = 100;
 constexpr int kBracketTries = 5;
 constexpr int kReadTries = 4;
 
@@ -220,9 +222,10 @@ std::uint64_t publish(const Pair& p, const Pair& base, std::uint64_t interval_ns
   std::uint64_t mult = mult_cal;
   std::uint64_t due_cycles = interval_cycles;
   if (start > cal) {
-    // Slew: from `start` to the calibrated line's value kSlewNs (or the interval) later, never
-    // slower than half the calibrated rate, and re-anchor then (the next line slews the rest).
-    const std::uint64_t horizon_ns = interval_ns < kSlewNs ? interval_ns : kSlewNs;
+    // Slew: from `start` to the calibrated line's value one horizon later, never slower than
+    // half the calibrated rate, and re-anchor then (the next line slews the rest).
+    const std::uint64_t horizon_ns =
+        start - cal > kSlewAfterNs && interval_ns > kSlewNs ? kSlewNs : interval_ns;
     due_cycles = static_cast<std::uint64_t>(u128{horizon_ns} * dc / dn);
     if (due_cycles == 0) due_cycles = 1;
     const std::uint64_t target = cal + horizon_ns;
