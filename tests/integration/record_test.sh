@@ -270,6 +270,9 @@ case $scenario in
     ms=$(cpu_ms_of "$dir/k.data" .)
     echo "kill9: $n samples after 1.5 s, for $ms ms of CPU"
     ((ms >= 500)) || fail "only $ms ms of CPU in $n samples in 1.5 s of a killed command"
+    # Its EXIT, as the kernel writes one for a killed task (the agent could say nothing).
+    perf script -i "$dir/k.data" --show-task-events 2>/dev/null | grep -q "PERF_RECORD_EXIT($workload:$workload)" ||
+      fail "no EXIT record for the killed command ($workload)"
     ;;
   crash)
     "$userperf" record -q -o "$dir/c.data" -- "$bin/workload_family" crash >/dev/null 2>&1
@@ -278,6 +281,9 @@ case $scenario in
     perf_reads "$dir/c.data"
     n=$(grep -c 'main_epsilon' "$dir/script.txt")
     ((n >= 100)) || fail "only $n samples of the crashed command's main_epsilon"
+    # Its EXIT, as the kernel writes one for a task that dies of a signal.
+    exits=$(perf script -i "$dir/c.data" --show-task-events 2>/dev/null | grep -c 'PERF_RECORD_EXIT')
+    ((exits >= 1)) || fail "no EXIT record for the crashed command"
     ;;
   recorder-death)
     # The recorder dies; the command runs on and finishes its work unharmed.

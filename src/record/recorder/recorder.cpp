@@ -639,6 +639,19 @@ void Recorder::close_connection(Connection& c) {
     return;
   }
   c.orphaned = false;
+  // Threads heard of that sent no ThreadExit ended with the image: killed by the exit_group after
+  // exit() or by an exec (which keeps the main thread alone), or with the process (_exit, a kill,
+  // a crash). The kernel writes an EXIT for each there; so does this, now. Not for a process that
+  // runs on (an attached agent's detach), nor for an exec'd image's main thread.
+  const bool ended =
+      c.exited || c.exec_pending || (image && !process_running(c.pid, it->second.start_time));
+  if (ended && !failed_) {
+    const std::uint64_t now = monotonic_ns();
+    for (const auto& [tid, ring] : c.rings) {
+      if (tid == c.pid && (c.exec_pending || c.main_exit_written)) continue;
+      if (!write_exit(c, tid, now)) break;  // the writer failed: failed_ says so
+    }
+  }
   // An exec'd image keeps its main thread, which the new image's clock may already have named.
   for (const auto& [tid, ring] : c.rings) {
     if (!(c.exec_pending && tid == c.pid)) ticker_.forget_thread(c.pid, tid);
