@@ -330,12 +330,24 @@ OracleResult SoundnessOracle::check(const std::vector<bpf::Insn>& insns, int run
       mem.regs.make_read_only();
       mem.ctx.make_read_only();
     };
+    // Each map's key-0 value after a run (empty when the key is absent): what the JIT's run must
+    // leave too.
+    const auto map_values = [&maps] {
+      std::vector<std::vector<std::uint8_t>> out;
+      for (const auto& m : maps) {
+        const std::uint32_t key = 0;
+        const auto* v = static_cast<const std::uint8_t*>(m->lookup(&key));
+        out.emplace_back(v, v == nullptr ? v : v + m->spec().value_size);
+      }
+      return out;
+    };
     prepare();
     g_checking = true;
     const bpf::RunResult ran =
         program.interpreter().run(reinterpret_cast<std::uintptr_t>(ctx), 0, regions, ctx);
     g_checking = false;
     ++result.runs;
+    const std::vector<std::vector<std::uint8_t>> interpreted_maps = map_values();
     if (ran.status != bpf::RunStatus::kOk) {
       char line[384];
       std::snprintf(line, sizeof line, "run %d: interpreter %s at insn %u, address 0x%llx%s%s", run,
@@ -370,15 +382,19 @@ OracleResult SoundnessOracle::check(const std::vector<bpf::Insn>& insns, int run
     const bpf::RunResult moved = run_deeper(
         program.interpreter(), reinterpret_cast<std::uintptr_t>(ctx), regions, ctx, 1024);
     g_checking = false;
+    // Maps that change with the stack's address (a pointer stored) are not compared either.
     if (moved.status != bpf::RunStatus::kOk || moved.r0 != ran.r0) continue;
+    const bool maps_comparable = map_values() == interpreted_maps;
     prepare();
     const bpf::RunResult jitted = program.run(ctx, regions, ctx);
     ++result.jit_runs;
-    if (jitted.status != bpf::RunStatus::kOk || jitted.r0 != ran.r0) {
+    const bool maps_differ = maps_comparable && map_values() != interpreted_maps;
+    if (jitted.status != bpf::RunStatus::kOk || jitted.r0 != ran.r0 || maps_differ) {
       char line[256];
-      std::snprintf(line, sizeof line, "run %d: JIT %s r0=0x%llx, interpreter r0=0x%llx", run,
+      std::snprintf(line, sizeof line, "run %d: JIT %s r0=0x%llx, interpreter r0=0x%llx%s", run,
                     bpf::to_string(jitted.status), static_cast<unsigned long long>(jitted.r0),
-                    static_cast<unsigned long long>(ran.r0));
+                    static_cast<unsigned long long>(ran.r0),
+                    maps_differ ? "; a map's value differs" : "");
       result.findings.push_back(line);
     }
   }
