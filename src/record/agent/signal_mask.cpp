@@ -1,8 +1,6 @@
 #include "record/agent/signal_mask.hpp"
 
 #include <pthread.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <atomic>
 
@@ -86,14 +84,15 @@ ProgramMaskForExec::~ProgramMaskForExec() {
 }
 
 ClockSignalBlocked::ClockSignalBlocked() {
+  resolve_real_mask();
   sigset_t clock_only;
   sigemptyset(&clock_only);
   sigaddset(&clock_only, pmu::clock_signal());
-  syscall(SYS_rt_sigprocmask, SIG_BLOCK, &clock_only, &old_, _NSIG / 8);
+  g_real_mask(SIG_BLOCK, &clock_only, &old_);
 }
 
 ClockSignalBlocked::~ClockSignalBlocked() {
-  syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old_, nullptr, _NSIG / 8);
+  g_real_mask(SIG_SETMASK, &old_, nullptr);
 }
 
 bool ClockSignalBlocked::was_blocked() const {

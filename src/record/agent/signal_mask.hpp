@@ -38,8 +38,8 @@ const sigset_t* with_clock_signal(const sigset_t* mask, sigset_t& copy);
 void adopt_thread_mask(bool creator_blocks);
 
 // The clock signal blocked on the calling thread for the agent's own critical sections (its
-// handler follows forked clocks, takes periods and announces threads too). By a raw
-// rt_sigprocmask: the agent's pthread_sigmask and sigprocmask are the wrappers, which keep the
+// handler follows forked clocks, takes periods and announces threads too). Through glibc's own
+// pthread_sigmask: the agent's pthread_sigmask and sigprocmask are the wrappers, which keep the
 // clock signal deliverable (an agent section blocking through them ran with the handler
 // interrupting it) and would record the change as the program's. SIGNAL-SAFE.
 class ClockSignalBlocked {
