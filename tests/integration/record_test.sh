@@ -421,7 +421,8 @@ case $scenario in
       # Every process has its FORK (all but the command's own) and EXIT, as under the kernel: a
       # fork child that ends before its first scheduler tick is heard of at exit(). The kernel
       # writes no COMM for a fork child (perf takes its parent's name); userperf names each one,
-      # all 1,001 in 14 runs of 15, 1,000 in the other (not understood): held to 99%.
+      # all 1,001 in 16 runs of 18, 1,000 in the others (in one of them, whose stderr was read, the
+      # recorder said "process N vanished before its state was read"; not understood): held to 99%.
       ((forks >= tasks)) || fail "$forks FORK records for $tasks children"
       ((exits >= tasks + 1)) || fail "$exits EXIT records for $((tasks + 1)) processes"
       ((comm_pids * 100 >= (tasks + 1) * 99)) || fail "$comm_pids of $((tasks + 1)) processes have a COMM record"
