@@ -94,16 +94,13 @@ class GuardedOverflow {
     std::memcpy(regs_bytes_.data(), regs, sizeof regs);
     ctx_ = new (ctx_bytes_.data()) bpf::PerfEventRunCtx{
         sample_, static_cast<const std::uint64_t*>(regs_bytes_.data()), event, task_layout, &vma_};
-    reads_ = bpf::PerfEventCtxReads{ctx_->sample, ctx_->regs};
   }
   bpf::PerfEventRunCtx* ctx() const { return ctx_; }
-  const bpf::PerfEventCtxReads* reads() const { return &reads_; }
 
  private:
   GuardedBytes ctx_bytes_, sample_bytes_, regs_bytes_;
   core::SampleData* sample_ = nullptr;
   bpf::PerfEventRunCtx* ctx_ = nullptr;
-  bpf::PerfEventCtxReads reads_{};
   bpf::FoundVma vma_;
 };
 
@@ -354,8 +351,11 @@ enum class Tier { kInterpreter, kJit, kJitLeaf };
       result = program.jit_code()->run(r1, 0, regions.regions, ctx);
       break;
     case Tier::kJitLeaf:
-      result.r0 =
-          program.jit_code()->leaf_entry()(reinterpret_cast<std::uintptr_t>(overflow.reads()), 0);
+      // The same pointer, read as the two-word PerfEventCtxReads the overflow path passes (its
+      // members are the context's first two): a program comparing its ctx pointer with a number
+      // (root may) then takes the interpreter's branch. Given the stack object that the overflow
+      // path would pass, one took the other branch (a 2026-11-29 campaign stop).
+      result.r0 = program.jit_code()->leaf_entry()(r1, 0);
       break;
   }
   TierOutcome outcome;
@@ -389,8 +389,8 @@ enum class Tier { kInterpreter, kJit, kJitLeaf };
 // Runs `program` (loaded with perf_event_load_options) on every tier over `sample` and checks the
 // invariants above. The second interpreter run gets its own copy of the context (another address,
 // its bits 3..11 flipped:
-// a program that computes with its ctx pointer is not reproducible, and the JIT's leaf entry is
-// given a different pointer, PerfEventCtxReads, as on the overflow path). The object's maps hold
+// a program that computes with its ctx pointer is not reproducible; the JIT's leaf entry reads the
+// same context as the two words of PerfEventCtxReads). The object's maps hold
 // what they held before when this returns.
 inline void run_and_compare(const bpf::LoadedProgram& program, const FuzzSample& sample,
                             core::Event& event) {
