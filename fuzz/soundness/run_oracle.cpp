@@ -380,7 +380,7 @@ OracleResult SoundnessOracle::check(const std::vector<bpf::Insn>& insns, int run
     prepare();
     g_checking = true;
     const bpf::RunResult moved = run_deeper(
-        program.interpreter(), reinterpret_cast<std::uintptr_t>(ctx), regions, ctx, 1024);
+        program.interpreter(), reinterpret_cast<std::uintptr_t>(ctx), regions, ctx, 1104);
     g_checking = false;
     // Maps that change with the stack's address (a pointer stored) are not compared either.
     if (moved.status != bpf::RunStatus::kOk || moved.r0 != ran.r0) continue;
