@@ -5,6 +5,7 @@
 #include <linux/bpf.h>
 #include <linux/btf.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -300,20 +301,27 @@ Expected<std::shared_ptr<const BtfHandle>> BtfHandle::from_file(const std::strin
   return std::shared_ptr<const BtfHandle>(new BtfHandle(b));
 }
 
-std::vector<std::uint32_t> BtfHandle::types_named(std::string_view name) const {
-  if (name.empty()) return {};  // anonymous types are nobody's candidates
-  std::lock_guard lock(names_mutex_);
-  if (const auto known = types_by_name_.find(std::string(name)); known != types_by_name_.end()) {
-    return known->second;
-  }
-  std::vector<std::uint32_t> found;
+void BtfHandle::build_name_index() const {
   const std::uint32_t count = btf__type_cnt(btf_);
+  name_index_.reserve(count);
   for (std::uint32_t id = 1; id < count; ++id) {
     const char* type_name = btf__name_by_offset(btf_, btf__type_by_id(btf_, id)->name_off);
-    if (type_name != nullptr && essential(type_name) == name) found.push_back(id);
+    if (type_name == nullptr) continue;
+    const std::string_view name = essential(type_name);
+    if (!name.empty()) name_index_.emplace_back(name, id);
   }
-  if (types_by_name_.size() >= kMaxNamesRemembered) types_by_name_.clear();
-  types_by_name_.emplace(name, found);
+  std::sort(name_index_.begin(), name_index_.end());
+  name_index_.shrink_to_fit();
+}
+
+std::vector<std::uint32_t> BtfHandle::types_named(std::string_view name) const {
+  if (name.empty()) return {};  // anonymous types are nobody's candidates
+  std::call_once(name_index_once_, [this] { build_name_index(); });
+  const auto first = std::lower_bound(name_index_.begin(), name_index_.end(),
+                                      std::pair<std::string_view, std::uint32_t>{name, 0});
+  std::vector<std::uint32_t> found;
+  for (auto it = first; it != name_index_.end() && it->first == name; ++it)
+    found.push_back(it->second);
   return found;
 }
 
