@@ -1,4 +1,5 @@
-// The building blocks: CPU discovery, the owner-recorded bucket lock and the free list.
+// The building blocks: CPU discovery, the owner-recorded bucket lock, the free list and the
+// guarded value storage.
 #include <gtest/gtest.h>
 #include <sys/sysinfo.h>
 
@@ -9,9 +10,35 @@
 #include "bpf/maps/bucket_lock.hpp"
 #include "bpf/maps/free_list.hpp"
 #include "bpf/maps/map.hpp"
+#include "bpf/maps/value_storage.hpp"
 
 namespace userperf::bpf {
 namespace {
+
+TEST(ValueStorage, IsZeroedAlignedAndEndsAtAGuardPage) {
+  for (std::uint64_t size : {1, 8, 12, 4096, 4100, 65536}) {
+    auto storage = ValueStorage::allocate(size);
+    ASSERT_TRUE(storage) << size;
+    const std::uint8_t* data = storage->data();
+    ASSERT_EQ(storage->size(), size);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(data) % 8, 0u) << size;
+    // The 8-byte rounded end is the guard page's start.
+    const auto end = reinterpret_cast<std::uintptr_t>(data) + ((size + 7) & ~std::uint64_t{7});
+    EXPECT_EQ(end % 4096, 0u) << size;
+    for (std::uint64_t i = 0; i < size; ++i) ASSERT_EQ(data[i], 0) << size << " byte " << i;
+  }
+  EXPECT_EQ(ValueStorage::allocate(0)->data(), nullptr);
+}
+
+TEST(ValueStorageDeathTest, AnAccessPastTheEndFaults) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  auto storage = ValueStorage::allocate(24);
+  ASSERT_TRUE(storage);
+  volatile std::uint8_t* data = storage->data();
+  data[23] = 1;  // the last byte is the storage's
+  EXPECT_DEATH(data[24] = 1, "");
+  EXPECT_DEATH((void)data[-4096], "");  // the guard page before it
+}
 
 TEST(Cpus, PossibleMatchesSysfs) {
   std::ifstream file("/sys/devices/system/cpu/possible");
