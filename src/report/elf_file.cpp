@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <list>
+#include <mutex>
 
 #include "report/demangle.hpp"
 #include "support/hex.hpp"
@@ -44,6 +46,8 @@ std::unique_ptr<ElfFile> ElfFile::open(const std::string& path) {
   if (file->dwfl_ == nullptr) return file;
   const int fd = open_regular_file(path);
   if (fd < 0) return file;
+  // The identity of what dwfl reads, for the symbol table cache (none if fstat fails).
+  if (fstat(fd, &file->identity_) != 0) file->identity_ = {};
   // Base 0: an ET_DYN file's addresses are its link-time ones (bias 0); ET_EXEC ignores it.
   Dwfl_Module* module = dwfl_report_elf(file->dwfl_, path.c_str(), path.c_str(), fd, 0, false);
   dwfl_report_end(file->dwfl_, nullptr, nullptr);
@@ -97,9 +101,92 @@ const ElfFile::Segment* ElfFile::segment_of_vaddr(std::uint64_t vaddr) const {
   return nullptr;
 }
 
+struct ElfFile::SymbolTable {
+  std::vector<Symbol> symbols;  // sorted by start, no two at one address
+  std::string names;            // every Symbol::name, each ended by a NUL
+};
+
+namespace {
+
+// What a symbol table is made from: the file opened and the debug file dwfl found for it (an
+// empty path when none). Equal keys, equal bytes read (as make sees files: a file rewritten keeps
+// its inode but not its times).
+struct FileIdentity {
+  std::uint64_t device = 0, inode = 0, size = 0;
+  std::int64_t modified_s = 0, modified_ns = 0, changed_s = 0, changed_ns = 0;
+  explicit FileIdentity(const struct stat& st)
+      : device(st.st_dev),
+        inode(st.st_ino),
+        size(static_cast<std::uint64_t>(st.st_size)),
+        modified_s(st.st_mtim.tv_sec),
+        modified_ns(st.st_mtim.tv_nsec),
+        changed_s(st.st_ctim.tv_sec),
+        changed_ns(st.st_ctim.tv_nsec) {}
+  FileIdentity() = default;
+  bool operator==(const FileIdentity&) const = default;
+};
+
+struct SymbolTableKey {
+  FileIdentity file;
+  std::string debug_path;
+  FileIdentity debug;
+  bool operator==(const SymbolTableKey&) const = default;
+};
+
+// The tables made last, most recently used first. Tables are looked up once per ElfFile, so a
+// list scan is cheap beside what a miss costs.
+template <class Table>
+class SymbolTableCache {
+ public:
+  std::shared_ptr<const Table> find(const SymbolTableKey& key) {
+    std::lock_guard lock(mutex_);
+    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+      if (it->first == key) {
+        entries_.splice(entries_.begin(), entries_, it);
+        return it->second;
+      }
+    }
+    return nullptr;
+  }
+  void add(SymbolTableKey key, std::shared_ptr<const Table> table) {
+    std::lock_guard lock(mutex_);
+    entries_.emplace_front(std::move(key), std::move(table));
+    if (entries_.size() > kCapacity) entries_.pop_back();
+  }
+
+ private:
+  // Enough for the objects of a profile and the vDSO copies of a few reports; an ElfFile keeps
+  // its own table, so a file used while it falls out is not read again by that ElfFile.
+  static constexpr std::size_t kCapacity = 64;
+  std::mutex mutex_;
+  std::list<std::pair<SymbolTableKey, std::shared_ptr<const Table>>> entries_;
+};
+
+}  // namespace
+
 void ElfFile::load_symbols() const {
   symbols_loaded_ = true;
   if (module_ == nullptr) return;
+  static SymbolTableCache<SymbolTable> cache;
+  // Whether the symbols come from this file or from a debug file, and which: dwfl finds the table
+  // (reading section headers, not symbols) and names the debug file it opened for it.
+  dwfl_module_getsymtab(module_);
+  const char* debug_path = nullptr;
+  dwfl_module_info(module_, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, &debug_path);
+  struct stat debug {};
+  const bool known =
+      identity_.st_ino != 0 && (debug_path == nullptr || stat(debug_path, &debug) == 0);
+  SymbolTableKey key;
+  if (known) {
+    key = {FileIdentity(identity_), debug_path == nullptr ? "" : debug_path,
+           debug_path == nullptr ? FileIdentity() : FileIdentity(debug)};
+    if ((symbols_ = cache.find(key)) != nullptr) return;
+  }
+  symbols_ = make_symbol_table();
+  if (known) cache.add(std::move(key), symbols_);
+}
+
+std::shared_ptr<const ElfFile::SymbolTable> ElfFile::make_symbol_table() const {
   struct Candidate {
     Symbol symbol;
     std::uint64_t size = 0;
@@ -125,7 +212,10 @@ void ElfFile::load_symbols() const {
     if (type == STT_NOTYPE && (segment == nullptr || !segment->executable)) continue;
     found.push_back({{vaddr, vaddr + sym.st_size, name}, sym.st_size, GELF_ST_BIND(sym.st_info)});
   }
-  for (const Symbol& stub : plt_stubs()) found.push_back({stub, stub.end - stub.start, STB_GLOBAL});
+  std::vector<std::string> plt_names;  // "name@plt" of the PLT stubs, until copied below
+  for (const Symbol& stub : plt_stubs(plt_names)) {
+    found.push_back({stub, stub.end - stub.start, STB_GLOBAL});
+  }
   // Of the names at one address (memcpy and memmove), the one perf shows: a sized one, a
   // non-weak one, a global one, the one with fewer leading underscores, the longer one, else the
   // first in the table.
@@ -142,18 +232,33 @@ void ElfFile::load_symbols() const {
     if (a.symbol.start != b.symbol.start) return a.symbol.start < b.symbol.start;
     return better(a, b);
   });
+  auto table = std::make_shared<SymbolTable>();
+  std::vector<Symbol>& symbols = table->symbols;
   for (std::size_t i = 0; i < found.size(); ++i) {
-    if (!symbols_.empty() && symbols_.back().start == found[i].symbol.start) continue;
-    symbols_.push_back(found[i].symbol);
+    if (!symbols.empty() && symbols.back().start == found[i].symbol.start) continue;
+    symbols.push_back(found[i].symbol);
   }
   // A sizeless symbol reaches the next one's start, as perf's symbols__fixup_end makes it.
-  for (std::size_t i = 0; i < symbols_.size(); ++i) {
-    if (symbols_[i].end > symbols_[i].start) continue;
-    symbols_[i].end = i + 1 < symbols_.size() ? symbols_[i + 1].start : UINT64_MAX;
+  for (std::size_t i = 0; i < symbols.size(); ++i) {
+    if (symbols[i].end > symbols[i].start) continue;
+    symbols[i].end = i + 1 < symbols.size() ? symbols[i + 1].start : UINT64_MAX;
   }
+  // The names, copied out of the ELF file (the table outlives this ElfFile's dwfl): sized first,
+  // so that the pointers into them stay put.
+  std::size_t bytes = 0;
+  for (const Symbol& symbol : symbols) bytes += std::strlen(symbol.name) + 1;
+  table->names.reserve(bytes);
+  std::vector<std::size_t> at(symbols.size());
+  for (std::size_t i = 0; i < symbols.size(); ++i) {
+    at[i] = table->names.size();
+    table->names.append(symbols[i].name);
+    table->names.push_back('\0');
+  }
+  for (std::size_t i = 0; i < symbols.size(); ++i) symbols[i].name = table->names.data() + at[i];
+  return table;
 }
 
-std::vector<ElfFile::Symbol> ElfFile::plt_stubs() const {
+std::vector<ElfFile::Symbol> ElfFile::plt_stubs(std::vector<std::string>& stub_names) const {
   // x86-64's lazy-binding PLT: the stub of .rela.plt's i-th relocation is the i-th 16-byte entry
   // of .plt.sec when there is one (IBT), else of .plt after its first, resolver entry. The stubs
   // have no symbols; perf names them "function@plt" from the relocation's symbol, and so do we.
@@ -208,21 +313,23 @@ std::vector<ElfFile::Symbol> ElfFile::plt_stubs() const {
     }
     const char* name = elf_strptr(elf, symbols_header.sh_link, sym.st_name);
     if (name == nullptr || *name == '\0') continue;
-    plt_names_.push_back(std::string(name) + "@plt");
+    stub_names.push_back(std::string(name) + "@plt");
     const std::uint64_t start = first + i * kEntry;
     stubs.push_back({start, start + kEntry, nullptr});
   }
-  // The names are kept in plt_names_, which is done growing: point at them now.
-  for (std::size_t i = 0; i < stubs.size(); ++i) stubs[i].name = plt_names_[i].c_str();
+  // The names are kept in stub_names, which is done growing: point at them now.
+  for (std::size_t i = 0; i < stubs.size(); ++i) stubs[i].name = stub_names[i].c_str();
   return stubs;
 }
 
 bool ElfFile::function_entry(std::uint64_t vaddr, std::string& name, std::uint64_t& entry) const {
   if (!symbols_loaded_) load_symbols();
+  if (symbols_ == nullptr) return false;
+  const std::vector<Symbol>& symbols = symbols_->symbols;
   auto it =
-      std::upper_bound(symbols_.begin(), symbols_.end(), vaddr,
+      std::upper_bound(symbols.begin(), symbols.end(), vaddr,
                        [](std::uint64_t a, const Symbol& symbol) { return a < symbol.start; });
-  if (it == symbols_.begin()) return false;
+  if (it == symbols.begin()) return false;
   const Symbol& symbol = *std::prev(it);
   if (vaddr >= symbol.end) return false;
   // "clock_gettime@@GLIBC_2.17": perf shows the version; the name before it is what demangles.

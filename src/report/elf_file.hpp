@@ -1,7 +1,16 @@
 // One ELF file's function symbols and load segments, through libdw's dwfl: .symtab, else the
 // separate debug file found by build id (/usr/lib/debug/.build-id/..., as perf finds libc6-dbg's),
 // else .gnu_debugdata, else .dynsym. Addresses are link-time virtual addresses.
+//
+// The sorted symbol table is made once per process for each file (a libc with its debug file has
+// tens of thousands of symbols): a process-wide cache, shared by every ElfFile, holds the last
+// tables made, each under the identity (device, inode, size, modification and change times) of the
+// file it was read from and of the debug file dwfl took the symbols from, if any. A file replaced
+// or rewritten has another identity, so its symbols are read again. Thread-safe: the cache is
+// locked and a table never changes once made (an ElfFile itself is used by one thread at a time).
 #pragma once
+
+#include <sys/stat.h>
 
 #include <cstdint>
 #include <memory>
@@ -61,17 +70,21 @@ class ElfFile {
   // lookup is a binary search (dwfl_module_addrinfo scans the whole table on every call).
   struct Symbol {
     std::uint64_t start = 0, end = 0;  // [start, end); a sizeless symbol ends where the next starts
-    const char* name = nullptr;        // in the ELF file's string table, valid while dwfl_ is
+    const char* name = nullptr;        // in its SymbolTable's names (the ELF file's while made)
   };
+  // The sorted symbols and the names they point at (elf_file.cpp): immutable once made, shared
+  // through the process-wide cache.
+  struct SymbolTable;
   void load_symbols() const;
-  std::vector<Symbol> plt_stubs() const;
+  std::shared_ptr<const SymbolTable> make_symbol_table() const;
+  std::vector<Symbol> plt_stubs(std::vector<std::string>& stub_names) const;
   const Segment* segment_of_vaddr(std::uint64_t vaddr) const;
   Dwfl* dwfl_ = nullptr;
   Dwfl_Module* module_ = nullptr;
   std::uint64_t bias_ = 0;  // dwfl address - link-time address
   std::vector<Segment> segments_;
-  mutable std::vector<Symbol> symbols_;
-  mutable std::vector<std::string> plt_names_;  // "name@plt" of the PLT stubs: Symbol::name
+  struct stat identity_ {};  // of the file opened, for the symbol table cache
+  mutable std::shared_ptr<const SymbolTable> symbols_;  // nullptr: none (a file not loaded)
   mutable bool symbols_loaded_ = false;
   // declaration_at's answers by address (several locations of a function ask for its entry).
   mutable std::unordered_map<std::uint64_t, std::pair<std::string, std::uint32_t>> declarations_;

@@ -2,8 +2,10 @@
 // order, symbols of this test executable, unknown addresses, lost counts, malformed samples.
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -385,6 +387,49 @@ TEST(ElfFileTest, PltStubsAreNamedAfterTheirFunction) {
   // Stub 0 follows the resolver entry; whichever function it is, its name ends in @plt.
   const std::string name = elf->function_at(plt + 16 + 4);
   EXPECT_TRUE(name.ends_with("@plt")) << name;
+}
+
+// A file's symbol table is made once per process (ElfFile's cache), under the file's identity: the
+// same path rewritten in place with another program (the same inode, new size and times) names
+// that program's functions, and a file is named alike through any ElfFile.
+TEST(ElfFileTest, AFileRewrittenInPlaceIsReadAgain) {
+  const std::string fp = USERPERF_REPORT_WORKLOAD_DIR "/workload_fp";
+  const std::string dwarf = USERPERF_REPORT_WORKLOAD_DIR "/workload_dwarf";
+  // Every function covering a 4-byte step of the first 64 KiB of link-time addresses, with its
+  // offset: the two programs' code is laid out differently (frame pointers or not).
+  const auto functions = [](const std::string& path) {
+    const auto elf = ElfFile::open(path);
+    std::string all;
+    for (std::uint64_t vaddr = 0; vaddr < 0x10000; vaddr += 4) {
+      std::uint64_t offset = 0;
+      const std::string name = elf->function_at(vaddr, &offset);
+      if (!name.empty()) all += name + "+" + std::to_string(offset) + "\n";
+    }
+    return all;
+  };
+  const std::string of_fp = functions(fp), of_dwarf = functions(dwarf);
+  ASSERT_NE(of_fp.find("\nmain+"), std::string::npos) << of_fp;
+  ASSERT_NE(of_fp, of_dwarf);
+  EXPECT_EQ(functions(fp), of_fp);
+
+  const std::filesystem::path copy = std::filesystem::temp_directory_path() /
+                                     ("userperf-elf-rewritten-" + std::to_string(getpid()));
+  std::filesystem::copy_file(fp, copy, std::filesystem::copy_options::overwrite_existing);
+  EXPECT_EQ(functions(copy), of_fp);
+  const auto inode = [&] {
+    struct stat st {};
+    EXPECT_EQ(stat(copy.c_str(), &st), 0);
+    return st.st_ino;
+  };
+  const ino_t before = inode();
+  // copy_file truncates and writes the file it finds; its times move on (a second past, in case
+  // the clock's tick has not).
+  std::filesystem::copy_file(dwarf, copy, std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::last_write_time(
+      copy, std::filesystem::last_write_time(copy) + std::chrono::seconds(1));
+  EXPECT_EQ(inode(), before);
+  EXPECT_EQ(functions(copy), of_dwarf);
+  std::filesystem::remove(copy);
 }
 
 // perf report's names of attrs without EVENT_DESC (each checked against perf 6.1 on a file that
