@@ -276,6 +276,14 @@ int Checker::check_mem_access(std::uint32_t idx, int regno, int off, int size, b
       }
       FuncState& f = cur_.frames[ptr.frameno];
       if (!ptr.var_off.is_const()) {
+        // check_stack_read: a read into no register (an atomic's first read) needs a constant
+        // offset, so that no spilled pointer's bytes can move unseen.
+        if (!write && load_out == nullptr) {
+          return log_.reject(EACCES,
+                             "variable offset stack pointer cannot be passed into helper "
+                             "function; var_off=%s off=%d size=%d",
+                             ptr.var_off.str().c_str(), ptr.off + off, size);
+        }
         if (write) {
           const bool zero = store_value ? store_value->is_null() : (is_st && imm == 0);
           stack_mark_misc(f, min_off, max_off, zero);
@@ -435,15 +443,20 @@ int Checker::do_atomic(std::uint32_t idx, const Insn& in) {
   if (ptr.type == RegType::kPtrToCtx) {
     return log_.reject(EACCES, "BPF_ATOMIC stores into R%d %s is not allowed", in.dst_reg, "ctx");
   }
-  RegState loaded;
-  if (int err = check_mem_access(idx, in.dst_reg, in.off, size, false, nullptr, 0, false, &loaded,
+  // As check_atomic_rmw: a read into no register, then (a fetch) the fill of the register.
+  if (int err = check_mem_access(idx, in.dst_reg, in.off, size, false, nullptr, 0, false, nullptr,
                                  false, true)) {
     return err;
   }
-  if (loaded.is_pointer() && fetch_rmw) {
-    // Privileged loads may fetch a spilled pointer; its value becomes a scalar.
-    loaded = make_unknown_scalar();
+  RegState loaded;
+  if (fetch_rmw) {
+    if (int err = check_mem_access(idx, in.dst_reg, in.off, size, false, nullptr, 0, false, &loaded,
+                                   false, true)) {
+      return err;
+    }
   }
+  // A fetch from a slot holding a spilled pointer returns that pointer, as its fill would (the
+  // kernel's second read is the register's fill): its type stays.
   const RegState unknown = make_unknown_scalar();
   if (int err = check_mem_access(idx, in.dst_reg, in.off, size, true, &unknown, 0, false, nullptr,
                                  false, true)) {
