@@ -471,6 +471,76 @@ ProgramGenerator::Unit ProgramGenerator::bounded_loop() {
   return u;
 }
 
+// An atomic read-modify-write (add, or, and, xor, each with and without BPF_FETCH; xchg;
+// cmpxchg), 32 or 64 bits, on a slot of the zeroed stack (sometimes misaligned), the stack at a
+// variable offset, a map value (constant offset, sometimes just past the end) or, refused, the
+// ctx or whatever r7 holds. The operand is a copy of r8 or (sometimes) of the pointer r7 in r5,
+// so that a fetch leaves r7 and r8 to the units after; what it fetches is accumulated.
+ProgramGenerator::Unit ProgramGenerator::atomic_access() {
+  Unit u;
+  static constexpr std::int32_t kOps[] = {BPF_ADD,
+                                          BPF_OR,
+                                          BPF_AND,
+                                          BPF_XOR,
+                                          BPF_ADD | BPF_FETCH,
+                                          BPF_OR | BPF_FETCH,
+                                          BPF_AND | BPF_FETCH,
+                                          BPF_XOR | BPF_FETCH,
+                                          BPF_XCHG,
+                                          BPF_CMPXCHG};
+  const std::int32_t op = kOps[pick(0, 9)];
+  const std::uint8_t size = chance(60) ? BPF_DW : BPF_W;
+  const int bytes = size == BPF_DW ? 8 : 4;
+  int base = kPtr;
+  int off = 0;
+  switch (pick(0, 5)) {
+    case 0:
+    case 1:  // a slot of the zeroed area, below the key
+      base = 10;
+      off = -bytes * pick(24 / bytes, kZeroed / bytes) + (chance(8) ? pick(1, bytes - 1) : 0);
+      break;
+    case 2:  // the stack at a variable offset: r8, usually masked to whole slots of the area
+      u.insns.push_back(mov_x(3, 10));
+      u.insns.push_back(add_k(3, -near(kZeroed / 2)));
+      u.insns.push_back(mov_x(4, kScalar));
+      if (chance(80)) {
+        u.insns.push_back(
+            make_insn(BPF_ALU64 | BPF_AND | BPF_K, 4, 0, 0, near(kZeroed / 2 - 64) & ~7));
+      }
+      u.insns.push_back(add_x(3, 4));
+      base = 3;
+      break;
+    case 3:
+    case 4: {  // a map value, r7 = the value
+      const auto map = static_cast<std::int32_t>(pick(0, 3));
+      const int value_size = static_cast<int>(kValueSize[map]);
+      u.insns.push_back(st(BPF_W, 10, kKeySlot, 0));
+      u.insns.push_back(mov_x(2, 10));
+      u.insns.push_back(add_k(2, kKeySlot));
+      lddw_map(u.insns, 1, map);
+      u.insns.push_back(call(BPF_FUNC_map_lookup_elem));
+      if (chance(95)) exit_if(u, BPF_JEQ, false, 0, 0);
+      u.insns.push_back(mov_x(kPtr, 0));
+      off = chance(85) ? bytes * pick(0, value_size / bytes - 1) : near(value_size - bytes + 1);
+      break;
+    }
+    default:  // the ctx (refused), or whatever r7 points to
+      base = chance(50) ? kCtx : kPtr;
+      off = 8 * pick(0, 2);
+  }
+  u.insns.push_back(mov_x(5, chance(85) ? kScalar : kPtr));
+  if (op == BPF_CMPXCHG && chance(90)) {  // r0 the expected value (else what it last held)
+    u.insns.push_back(chance(50) ? mov_k(0, pick(-1, 1)) : mov_x(0, kScalar));
+  }
+  u.insns.push_back(
+      make_insn(BPF_STX | BPF_ATOMIC | size, base, 5, static_cast<std::int16_t>(off), op));
+  if (op == BPF_CMPXCHG || (op & BPF_FETCH) != 0) {
+    Unit acc = accumulate(op == BPF_CMPXCHG ? 0 : 5);
+    u.insns.insert(u.insns.end(), acc.insns.begin(), acc.insns.end());
+  }
+  return u;
+}
+
 ProgramGenerator::Unit ProgramGenerator::unit() {
   const int kind = pick(0, 99);
   if (kind < 8) return scalar_source();
@@ -480,7 +550,8 @@ ProgramGenerator::Unit ProgramGenerator::unit() {
   if (kind < 52) return stack_access();
   if (kind < 72) return map_access();
   if (kind < 82) return spill_fill();
-  if (kind < 94) return helper_call();
+  if (kind < 90) return helper_call();
+  if (kind < 96) return atomic_access();
   return bounded_loop();
 }
 

@@ -3,7 +3,8 @@
 // arithmetic, stack pointers with variable offsets, map lookups with and without their NULL check,
 // accesses bounded by 32- and 64-bit compares that are sometimes off by one, spills and fills of
 // pointers and scalars at full and partial width, helper calls with memory arguments, bounded
-// loops). About 40% of them are valid; the rest break a rule, often by a small margin.
+// loops, atomic read-modify-writes). About 40% of them are valid; the rest break a rule, often by a
+// small margin.
 #pragma once
 
 #include <cstdint>
@@ -47,6 +48,7 @@ class ProgramGenerator {
   Unit spill_fill();
   Unit helper_call();
   Unit bounded_loop();
+  Unit atomic_access();
   Unit accumulate(int reg);
 
   // Appends an access (load or store of 1..8 bytes) through `base` + off.
