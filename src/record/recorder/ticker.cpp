@@ -80,9 +80,10 @@ struct Ticker::Thread {
   }
 };
 
-Ticker::Ticker() : thread_([this] { run(); }) {}
+Ticker::Ticker() = default;
 
 Ticker::~Ticker() {
+  if (!thread_.joinable()) return;  // never started: no thread was handed over
   {
     std::lock_guard lock(mutex_);
     stop_ = true;
@@ -92,25 +93,29 @@ Ticker::~Ticker() {
   for (auto& [key, t] : threads_) t.close_files();
 }
 
-void Ticker::busy(const ThreadClocks& thread) {
+void Ticker::hand_over(const ThreadClocks& thread, bool watch) {
   {
     std::lock_guard lock(mutex_);
-    arrived_.emplace_back(thread, false);
+    arrived_.emplace_back(thread, watch);
+    // The thread's run() takes the lock first: it finds this thread queued.
+    if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
   }
   wake_.notify_one();
 }
 
+void Ticker::busy(const ThreadClocks& thread) {
+  hand_over(thread, false);
+}
+
 void Ticker::watch(const ThreadClocks& thread) {
-  {
-    std::lock_guard lock(mutex_);
-    arrived_.emplace_back(thread, true);
-  }
-  wake_.notify_one();
+  hand_over(thread, true);
 }
 
 void Ticker::forget_thread(pid_t pid, pid_t tid) {
   {
     std::lock_guard lock(mutex_);
+    // Before the ticker thread started, no thread was handed over: none to forget.
+    if (!thread_.joinable()) return;
     gone_threads_.emplace_back(pid, tid);
   }
   wake_.notify_one();

@@ -14,7 +14,10 @@
 // A process that closed its connection to the recorder (a raw close_range) can no longer say busy:
 // its threads are watched instead, looked at every period for as long as they live.
 //
-// One thread of the recorder; the main loop hands it busy threads and takes them back.
+// One thread of the recorder; the main loop hands it busy threads and takes them back. The thread
+// starts when the first one is handed over: until then it would have nothing to look at, and most
+// recordings never have a busy thread (nor a short test of the recorder, which would wait for the
+// thread's start and end).
 #pragma once
 
 #include <sys/types.h>
@@ -52,7 +55,7 @@ struct TickerStats {
 class Ticker {
  public:
   Ticker();
-  ~Ticker();  // stops the thread
+  ~Ticker();  // stops the thread, if it started
   Ticker(const Ticker&) = delete;
   Ticker& operator=(const Ticker&) = delete;
 
@@ -72,6 +75,8 @@ class Ticker {
   // poke it (its /proc files or the signal are refused).
   enum class Verdict { kKeep, kDrop, kRefuse };
 
+  // Queues a thread for the ticker thread, starting that thread the first time.
+  void hand_over(const ThreadClocks& thread, bool watch);
   void run();
   // Looks at one thread and pokes it when due.
   Verdict look(Thread& t, std::uint64_t now);
@@ -85,7 +90,7 @@ class Ticker {
   std::vector<Key> gone_threads_;
   TickerStats stats_;
   std::map<Key, Thread> threads_;  // ticker thread only
-  std::thread thread_;
+  std::thread thread_;             // not joinable until the first hand_over
 };
 
 }  // namespace userperf::record

@@ -1,7 +1,8 @@
 // The recorder's ticker (record/recorder/ticker.hpp) against a real child process: a busy thread is
 // poked about once a period with the clock's value and a send time; one blocked in a system call is
 // never poked (a poke would end its nanosleep with EINTR); a thread that blocks the signal gets a
-// few pokes queued, not one per period; a forgotten thread gets no more.
+// few pokes queued, not one per period; a forgotten thread gets no more; the ticker's own thread
+// starts only when a thread is handed over.
 #include "record/recorder/ticker.hpp"
 
 #include <gtest/gtest.h>
@@ -16,6 +17,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 
 #include "pmu/clock/clock_signal_value.hpp"
 #include "support/monotonic_clock.hpp"
@@ -199,6 +201,31 @@ TEST_F(TickerTest, ForgottenThreadIsPokedNoMore) {
   EXPECT_GT(after, 0);
   EXPECT_EQ(wait_child(child), 0);
   EXPECT_LE(seen_->pokes.load(), after + 2);
+}
+
+// The ticker's thread starts with the first thread handed over: a recording with no busy thread
+// has none, and its end waits for none. (A pid above PID_MAX_LIMIT: the ticker drops it at once.)
+TEST(TickerThread, StartsAtTheFirstThreadHandedOver) {
+  const auto threads = [] {
+    std::size_t n = 0;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
+      (void)entry;
+      ++n;
+    }
+    return n;
+  };
+  const std::size_t before = threads();
+  {
+    Ticker ticker;
+    ticker.forget_thread(4194305, 4194305);
+    EXPECT_EQ(threads(), before);
+    EXPECT_EQ(ticker.stats().pokes, 0u);
+    ticker.busy(ThreadClocks{4194305, 4194305, SIGRTMIN + 4, {{kClock, kPeriodNs}}});
+    EXPECT_EQ(threads(), before + 1);
+  }
+  // Joined; the kernel may list the thread a moment longer.
+  for (int i = 0; i < 1000 && threads() != before; ++i) usleep(1000);
+  EXPECT_EQ(threads(), before);
 }
 
 }  // namespace
