@@ -54,8 +54,12 @@ int Checker::do_alu_mov(const Insn& in) {
     reg(in.dst_reg) = copy;
     return 0;
   }
+  // A sign-extending copy of a value whose narrow sign bit is never set equals its source: the two
+  // stay linked, so a bound found on either applies to both (the kernel's no_sext).
+  const bool no_sext = src.umax < (1ULL << (in.off - 1));
+  if (no_sext && !src.id && !src.var_off.is_const()) src.id = ++id_gen_;
   RegState copy = src;
-  copy.id = 0;
+  if (!no_sext) copy.id = 0;
   if (is64) {
     coerce_to_size_sx(copy, in.off / 8);
   } else {

@@ -522,6 +522,31 @@ void coerce_subreg_to_size_sx(RegState& r, int bytes) {
     mark_known(r, static_cast<u32>(sign_extend(r.var_off.value, bytes)));
     return;
   }
+  // The 32-bit range keeps its shape when all its values agree above the narrow width and their
+  // sign-extended ends have one sign (as the 64-bit coerce_to_size_sx).
+  const int bits = bytes * 8;
+  const u32 top_max = (static_cast<u32>(r.s32_max) >> bits) << bits;
+  const u32 top_min = (static_cast<u32>(r.s32_min) >> bits) << bits;
+  if (top_max == top_min) {
+    const auto a = static_cast<s32>(sign_extend(static_cast<u32>(r.s32_max), bytes));
+    const auto b = static_cast<s32>(sign_extend(static_cast<u32>(r.s32_min), bytes));
+    const s32 hi = std::max(a, b);
+    const s32 lo = std::min(a, b);
+    if ((hi >= 0) == (lo >= 0)) {
+      mark_unbounded(r);
+      r.s32_min = lo;
+      r.s32_max = hi;
+      r.u32_min = static_cast<u32>(lo);
+      r.u32_max = static_cast<u32>(hi);
+      r.var_off = Tnum::range(static_cast<u64>(static_cast<s64>(lo)),
+                              static_cast<u64>(static_cast<s64>(hi)))
+                      .subreg();
+      reg_bounds_sync(r);
+      zext_32_to_64(r);
+      reg_bounds_sync(r);
+      return;
+    }
+  }
   mark_unbounded(r);
   r.var_off = Tnum::unknown();
   r.s32_min = -(1 << (bytes * 8 - 1));
