@@ -541,6 +541,98 @@ ProgramGenerator::Unit ProgramGenerator::atomic_access() {
   return u;
 }
 
+// A subprogram's body: r1 the caller's argument (a pointer, usually), r2 a copy of the caller's
+// r8. It reads or writes through r1 at a constant or an r2 offset, spills r1 to its own stack and
+// fills it, calls a helper with a key on its own stack, uses r6 (the caller's is kept), uses its
+// stack deeply (the two frames' sum may pass 512 bytes), or returns r1 itself.
+std::vector<Insn> ProgramGenerator::subprogram() {
+  std::vector<Insn> out;
+  out.push_back(mov_k(0, 0));
+  switch (pick(0, 7)) {
+    case 0:  // a read through r1
+      out.push_back(ldx(kSizes[pick(0, 3)], 0, 1, 8 * pick(0, 2)));
+      break;
+    case 1:  // a write through r1
+      out.push_back(st(kSizes[pick(0, 3)], 1, 8 * pick(0, 2), pick(-3, 3)));
+      break;
+    case 2:  // r1 + r2, r2 masked (usually) to a few slots
+      if (chance(80)) out.push_back(make_insn(BPF_ALU64 | BPF_AND | BPF_K, 2, 0, 0, near(24) & ~7));
+      out.push_back(add_x(1, 2));
+      out.push_back(chance(50) ? ldx(BPF_DW, 0, 1, 0) : stx(BPF_DW, 1, 2, 0));
+      break;
+    case 3:  // a spill of r1 and its fill, then a read
+      out.push_back(stx(BPF_DW, 10, 1, -8 * pick(1, 4)));
+      out.push_back(ldx(chance(85) ? BPF_DW : BPF_W, 3, 10, -8 * pick(1, 4)));
+      out.push_back(ldx(BPF_DW, 0, 3, 0));
+      break;
+    case 4: {  // a map lookup with the key on this frame's stack
+      out.push_back(st(BPF_W, 10, -4, 0));
+      out.push_back(mov_x(2, 10));
+      out.push_back(add_k(2, -4));
+      lddw_map(out, 1, static_cast<std::int32_t>(pick(0, 3)));
+      out.push_back(call(BPF_FUNC_map_lookup_elem));
+      out.push_back(make_insn(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1, 0));
+      out.push_back(ldx(BPF_B, 0, 0, 0));
+      break;
+    }
+    case 5:  // r6 is this frame's: the caller's must survive
+      out.push_back(mov_k(6, pick(-1, 1)));
+      out.push_back(mov_x(0, 6));
+      break;
+    case 6: {  // a deep frame: with the caller's 320 bytes, sometimes past 512
+      const int depth = 8 * pick(8, 32);
+      out.push_back(st(BPF_DW, 10, -depth, 1));
+      out.push_back(ldx(BPF_DW, 0, 10, -depth));
+      break;
+    }
+    default:  // r1 itself returned (a stack pointer is refused)
+      out.push_back(mov_x(0, 1));
+  }
+  out.push_back(make_insn(BPF_JMP | BPF_EXIT, 0, 0, 0, 0));
+  return out;
+}
+
+// A bpf-to-bpf call: r1 a stack pointer of this frame (inside the zeroed area), r7, the ctx, a
+// map value after its lookup, or the scalar r8; r2 = r8; the result accumulated.
+ProgramGenerator::Unit ProgramGenerator::local_call() {
+  Unit u;
+  switch (pick(0, 4)) {
+    case 0:
+    case 1:
+      u.insns.push_back(mov_x(1, 10));
+      u.insns.push_back(add_k(1, -8 * pick(4, kZeroed / 8)));
+      break;
+    case 2:
+      u.insns.push_back(mov_x(1, chance(50) ? kPtr : kCtx));
+      break;
+    case 3: {
+      u.insns.push_back(st(BPF_W, 10, kKeySlot, 0));
+      u.insns.push_back(mov_x(2, 10));
+      u.insns.push_back(add_k(2, kKeySlot));
+      lddw_map(u.insns, 1, static_cast<std::int32_t>(pick(0, 3)));
+      u.insns.push_back(call(BPF_FUNC_map_lookup_elem));
+      if (chance(90)) exit_if(u, BPF_JEQ, false, 0, 0);
+      u.insns.push_back(mov_x(1, 0));
+      break;
+    }
+    default:
+      u.insns.push_back(mov_x(1, kScalar));
+  }
+  u.insns.push_back(mov_x(2, kScalar));
+  // A call of a subprogram made before in this program (sometimes), or of a new one.
+  std::size_t target = subprograms_.size();
+  if (!subprograms_.empty() && chance(30)) {
+    target = static_cast<std::size_t>(pick(0, static_cast<int>(subprograms_.size()) - 1));
+  } else {
+    subprograms_.push_back(subprogram());
+  }
+  u.calls.emplace_back(u.insns.size(), target);
+  u.insns.push_back(make_insn(BPF_JMP | BPF_CALL, 0, BPF_PSEUDO_CALL, 0, 0));
+  Unit acc = accumulate(0);
+  u.insns.insert(u.insns.end(), acc.insns.begin(), acc.insns.end());
+  return u;
+}
+
 ProgramGenerator::Unit ProgramGenerator::unit() {
   const int kind = pick(0, 99);
   if (kind < 8) return scalar_source();
@@ -550,12 +642,14 @@ ProgramGenerator::Unit ProgramGenerator::unit() {
   if (kind < 52) return stack_access();
   if (kind < 72) return map_access();
   if (kind < 82) return spill_fill();
-  if (kind < 90) return helper_call();
-  if (kind < 96) return atomic_access();
+  if (kind < 86) return helper_call();
+  if (kind < 91) return atomic_access();
+  if (kind < 96) return local_call();
   return bounded_loop();
 }
 
 std::vector<Insn> ProgramGenerator::program() {
+  subprograms_.clear();
   std::vector<Insn> out;
   out.push_back(mov_x(kCtx, 1));
   // The stack the units use starts zeroed (root may read uninitialized stack, and the JIT's and
@@ -565,22 +659,32 @@ std::vector<Insn> ProgramGenerator::program() {
   out.push_back(add_k(kPtr, -64));
   out.push_back(ldx(BPF_DW, kScalar, kCtx, 8 * pick(0, 20)));
   std::vector<std::size_t> exits;
+  std::vector<std::pair<std::size_t, std::size_t>> calls;
+  auto append = [&](const Unit& u) {
+    for (std::size_t e : u.to_exit) exits.push_back(out.size() + e);
+    for (const auto& [at, target] : u.calls) calls.emplace_back(out.size() + at, target);
+    out.insert(out.end(), u.insns.begin(), u.insns.end());
+  };
   const int n = pick(1, 7);
   for (int i = 0; i < n; ++i) {
     Unit u = unit();
     // A bounded scalar is what most units want in r8: usually produce one first.
-    if (i == 0 && chance(60)) {
-      Unit b = bound_scalar();
-      for (std::size_t e : b.to_exit) exits.push_back(out.size() + e);
-      out.insert(out.end(), b.insns.begin(), b.insns.end());
-    }
-    for (std::size_t e : u.to_exit) exits.push_back(out.size() + e);
-    out.insert(out.end(), u.insns.begin(), u.insns.end());
+    if (i == 0 && chance(60)) append(bound_scalar());
+    append(u);
   }
   const std::size_t epilogue = out.size();
   out.push_back(ldx(BPF_DW, 0, 10, kAccumulator));
   out.push_back(make_insn(BPF_JMP | BPF_EXIT, 0, 0, 0, 0));
   for (std::size_t e : exits) out[e].off = static_cast<std::int16_t>(epilogue - e - 1);
+  // The subprograms after the main function, each call's imm relative to the next instruction.
+  std::vector<std::size_t> starts;
+  for (const std::vector<Insn>& sub : subprograms_) {
+    starts.push_back(out.size());
+    out.insert(out.end(), sub.begin(), sub.end());
+  }
+  for (const auto& [at, target] : calls) {
+    out[at].imm = static_cast<std::int32_t>(starts[target]) - static_cast<std::int32_t>(at) - 1;
+  }
   return out;
 }
 

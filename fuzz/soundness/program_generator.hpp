@@ -3,13 +3,14 @@
 // arithmetic, stack pointers with variable offsets, map lookups with and without their NULL check,
 // accesses bounded by 32- and 64-bit compares that are sometimes off by one, spills and fills of
 // pointers and scalars at full and partial width, helper calls with memory arguments, bounded
-// loops, atomic read-modify-writes). About 40% of them are valid; the rest break a rule, often by a
-// small margin.
+// loops, atomic read-modify-writes, bpf-to-bpf calls). About 40% of them are valid; the rest break
+// a rule, often by a small margin.
 #pragma once
 
 #include <cstdint>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bpf/isa/insn.hpp"
@@ -32,8 +33,12 @@ class ProgramGenerator {
   struct Unit {
     std::vector<bpf::Insn> insns;
     std::vector<std::size_t> to_exit;  // jumps (by index in insns) to the program's epilogue
+    // BPF_PSEUDO_CALLs (by index in insns) of the subprogram subprograms_[second]: their imm is
+    // set when the subprograms are placed after the main function.
+    std::vector<std::pair<std::size_t, std::size_t>> calls;
   };
   std::mt19937_64 rng_;
+  std::vector<std::vector<bpf::Insn>> subprograms_;  // the current program's
 
   int pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
   bool chance(int percent) { return pick(0, 99) < percent; }
@@ -49,6 +54,8 @@ class ProgramGenerator {
   Unit helper_call();
   Unit bounded_loop();
   Unit atomic_access();
+  Unit local_call();
+  std::vector<bpf::Insn> subprogram();
   Unit accumulate(int reg);
 
   // Appends an access (load or store of 1..8 bytes) through `base` + off.
