@@ -54,6 +54,16 @@ constexpr Explained kExplained[] = {
      "verifiers; Linux 6.18 keeps only the tnum of its contradictory bounds and rejects a "
      "constant it then adds to a map value, userperf narrows the register to a constant that "
      "passes. The path is dead in both (docs/reliability.md)"},
+    {"dereference of modified ctx ptr RN off=N disallowed", compares_a_register_with_itself,
+     "a register compared with itself, as above: on the branch that cannot be taken Linux 6.18 "
+     "ends with another value of the contradictory bounds than userperf (--seed 20261129, "
+     "program 121804: the kernel 32, userperf 0) and refuses ctx + 32, which userperf's ctx + 0 "
+     "passes. The path is dead in both"},
+    {"cannot return stack pointer to the caller", compares_a_register_with_itself,
+     "a register compared with itself, as above (--seed 20261129, program 168768: `if w8 s<= "
+     "w8`, where Linux 6.18 logs a REG INVARIANTS VIOLATION on the branch that cannot be taken): "
+     "there the kernel walks a call whose callee returns a stack pointer, which userperf's value "
+     "of the register skips. The path is dead in both"},
 };
 
 }  // namespace
