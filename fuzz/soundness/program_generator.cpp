@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "bpf/isa/opcode_facts.hpp"
+
 namespace userperf::soundness {
 
 using bpf::Insn;
@@ -478,17 +480,7 @@ ProgramGenerator::Unit ProgramGenerator::bounded_loop() {
 // so that a fetch leaves r7 and r8 to the units after; what it fetches is accumulated.
 ProgramGenerator::Unit ProgramGenerator::atomic_access() {
   Unit u;
-  static constexpr std::int32_t kOps[] = {BPF_ADD,
-                                          BPF_OR,
-                                          BPF_AND,
-                                          BPF_XOR,
-                                          BPF_ADD | BPF_FETCH,
-                                          BPF_OR | BPF_FETCH,
-                                          BPF_AND | BPF_FETCH,
-                                          BPF_XOR | BPF_FETCH,
-                                          BPF_XCHG,
-                                          BPF_CMPXCHG};
-  const std::int32_t op = kOps[pick(0, 9)];
+  const std::int32_t op = bpf::kAtomicRmwOps[static_cast<std::size_t>(pick(0, 9))];
   const std::uint8_t size = chance(60) ? BPF_DW : BPF_W;
   const int bytes = size == BPF_DW ? 8 : 4;
   int base = kPtr;

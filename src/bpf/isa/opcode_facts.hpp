@@ -3,6 +3,7 @@
 // assigns it when deciding which tests a runtime can run.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -17,6 +18,18 @@ namespace userperf::bpf {
 inline constexpr std::int32_t kAtomicFetch = BPF_FETCH;
 inline constexpr std::int32_t kAtomicXchg = BPF_XCHG;
 inline constexpr std::int32_t kAtomicCmpxchg = BPF_CMPXCHG;
+// Every read-modify-write operation (RFC 9669's atomic32/atomic64 groups): add, or, and, xor with
+// and without BPF_FETCH, xchg, cmpxchg. Load-acquire and store-release are not among them.
+inline constexpr std::array<std::int32_t, 10> kAtomicRmwOps = {BPF_ADD,
+                                                               BPF_OR,
+                                                               BPF_AND,
+                                                               BPF_XOR,
+                                                               BPF_ADD | BPF_FETCH,
+                                                               BPF_OR | BPF_FETCH,
+                                                               BPF_AND | BPF_FETCH,
+                                                               BPF_XOR | BPF_FETCH,
+                                                               BPF_XCHG,
+                                                               BPF_CMPXCHG};
 
 // The v1..v4 levels of clang's -mcpu, as bpf_conformance labels opcodes.
 enum class CpuVersion : std::uint8_t { kV1 = 1, kV2 = 2, kV3 = 3, kV4 = 4 };

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <type_traits>
+#include <utility>
 
 #include "bpf/isa/int_types.hpp"
 #include "bpf/verifier/reg_state.hpp"
@@ -479,6 +481,24 @@ s64 sign_extend(u64 v, int bytes) {
   const int shift = 64 - bytes * 8;
   return static_cast<s64>(v << shift) >> shift;
 }
+
+// The range of a sign extension from `bytes` of the values in [min, max], when they all agree
+// above the narrow width and the extended ends have one sign (then the range keeps its shape);
+// nullopt otherwise. The kernel's coerce_reg_to_size_sx and coerce_subreg_to_size_sx, at S = s64
+// and s32.
+template <typename S>
+std::optional<std::pair<S, S>> sign_extended_range(S min, S max, int bytes) {
+  using U = std::make_unsigned_t<S>;
+  const int bits = bytes * 8;
+  if ((static_cast<U>(max) >> bits) != (static_cast<U>(min) >> bits)) return std::nullopt;
+  const auto a = static_cast<S>(sign_extend(static_cast<U>(max), bytes));
+  const auto b = static_cast<S>(sign_extend(static_cast<U>(min), bytes));
+  const S hi = std::max(a, b);
+  const S lo = std::min(a, b);
+  if ((hi >= 0) != (lo >= 0)) return std::nullopt;
+  return std::pair{lo, hi};
+}
+
 }  // namespace
 
 void coerce_to_size_sx(RegState& r, int bytes) {
@@ -487,25 +507,18 @@ void coerce_to_size_sx(RegState& r, int bytes) {
     mark_known(r, static_cast<u64>(sign_extend(r.var_off.value, bytes)));
     return;
   }
-  const int bits = bytes * 8;
-  const u64 top_max = (static_cast<u64>(r.smax) >> bits) << bits;
-  const u64 top_min = (static_cast<u64>(r.smin) >> bits) << bits;
-  if (top_max == top_min) {
-    const s64 a = sign_extend(static_cast<u64>(r.smax), bytes);
-    const s64 b = sign_extend(static_cast<u64>(r.smin), bytes);
-    const s64 hi = std::max(a, b);
-    const s64 lo = std::min(a, b);
-    if ((hi >= 0) == (lo >= 0)) {
-      mark_unbounded(r);
-      r.smin = lo;
-      r.smax = hi;
-      r.umin = static_cast<u64>(lo);
-      r.umax = static_cast<u64>(hi);
-      r.var_off = Tnum::range(static_cast<u64>(lo), static_cast<u64>(hi));
-      reg_bounds_sync(r);
-      return;
-    }
+  if (const auto range = sign_extended_range<s64>(r.smin, r.smax, bytes)) {
+    const auto [lo, hi] = *range;
+    mark_unbounded(r);
+    r.smin = lo;
+    r.smax = hi;
+    r.umin = static_cast<u64>(lo);
+    r.umax = static_cast<u64>(hi);
+    r.var_off = Tnum::range(static_cast<u64>(lo), static_cast<u64>(hi));
+    reg_bounds_sync(r);
+    return;
   }
+  const int bits = bytes * 8;
   mark_unbounded(r);
   r.var_off = Tnum::unknown();
   r.smin = -(1LL << (bits - 1));
@@ -522,35 +535,22 @@ void coerce_subreg_to_size_sx(RegState& r, int bytes) {
     mark_known(r, static_cast<u32>(sign_extend(r.var_off.value, bytes)));
     return;
   }
-  // The 32-bit range keeps its shape when all its values agree above the narrow width and their
-  // sign-extended ends have one sign (as the 64-bit coerce_to_size_sx).
-  const int bits = bytes * 8;
-  const u32 top_max = (static_cast<u32>(r.s32_max) >> bits) << bits;
-  const u32 top_min = (static_cast<u32>(r.s32_min) >> bits) << bits;
-  if (top_max == top_min) {
-    const auto a = static_cast<s32>(sign_extend(static_cast<u32>(r.s32_max), bytes));
-    const auto b = static_cast<s32>(sign_extend(static_cast<u32>(r.s32_min), bytes));
-    const s32 hi = std::max(a, b);
-    const s32 lo = std::min(a, b);
-    if ((hi >= 0) == (lo >= 0)) {
-      mark_unbounded(r);
-      r.s32_min = lo;
-      r.s32_max = hi;
-      r.u32_min = static_cast<u32>(lo);
-      r.u32_max = static_cast<u32>(hi);
-      r.var_off = Tnum::range(static_cast<u64>(static_cast<s64>(lo)),
-                              static_cast<u64>(static_cast<s64>(hi)))
-                      .subreg();
-      reg_bounds_sync(r);
-      zext_32_to_64(r);
-      reg_bounds_sync(r);
-      return;
-    }
+  if (const auto range = sign_extended_range<s32>(r.s32_min, r.s32_max, bytes)) {
+    const auto [lo, hi] = *range;
+    mark_unbounded(r);
+    r.s32_min = lo;
+    r.s32_max = hi;
+    r.u32_min = static_cast<u32>(lo);
+    r.u32_max = static_cast<u32>(hi);
+    r.var_off =
+        Tnum::range(static_cast<u64>(static_cast<s64>(lo)), static_cast<u64>(static_cast<s64>(hi)))
+            .subreg();
+  } else {
+    mark_unbounded(r);
+    r.var_off = Tnum::unknown();
+    r.s32_min = -(1 << (bytes * 8 - 1));
+    r.s32_max = (1 << (bytes * 8 - 1)) - 1;
   }
-  mark_unbounded(r);
-  r.var_off = Tnum::unknown();
-  r.s32_min = -(1 << (bytes * 8 - 1));
-  r.s32_max = (1 << (bytes * 8 - 1)) - 1;
   reg_bounds_sync(r);
   zext_32_to_64(r);
   reg_bounds_sync(r);

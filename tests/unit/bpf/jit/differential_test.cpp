@@ -13,6 +13,7 @@
 #include <random>
 #include <vector>
 
+#include "bpf/isa/opcode_facts.hpp"
 #include "bpf/jit/jit.hpp"
 #include "bpf/vm/interpreter.hpp"
 
@@ -220,18 +221,8 @@ class Generator {
       int base;
       std::int16_t off;
       place(w64 ? 8 : 4, base, off);
-      static constexpr std::int32_t kOps[] = {BPF_ADD,
-                                              BPF_OR,
-                                              BPF_AND,
-                                              BPF_XOR,
-                                              BPF_ADD | BPF_FETCH,
-                                              BPF_OR | BPF_FETCH,
-                                              BPF_AND | BPF_FETCH,
-                                              BPF_XOR | BPF_FETCH,
-                                              BPF_XCHG,
-                                              BPF_CMPXCHG};
       u.insns.push_back(make_insn(BPF_STX | BPF_ATOMIC | (w64 ? BPF_DW : BPF_W), base, reg(), off,
-                                  kOps[pick(0, 9)]));
+                                  kAtomicRmwOps[static_cast<std::size_t>(pick(0, 9))]));
     } else if (kind < 97) {  // forward jump
       static constexpr std::uint8_t kJumps[] = {BPF_JEQ, BPF_JGT,  BPF_JGE,  BPF_JSET,
                                                 BPF_JNE, BPF_JSGT, BPF_JSGE, BPF_JLT,
