@@ -52,6 +52,14 @@ void lddw_map(std::vector<Insn>& out, int dst, std::int32_t map) {
   out.push_back(make_insn(BPF_LD | BPF_IMM | BPF_DW, dst, BPF_PSEUDO_MAP_IDX, 0, map));
   out.push_back(make_insn(0, 0, 0, 0, 0));
 }
+// r0 = bpf_map_lookup_elem(map, &key), the key stored at kKeySlot.
+void lookup(std::vector<Insn>& out, std::int32_t map, std::int32_t key) {
+  out.push_back(st(BPF_W, 10, kKeySlot, key));
+  out.push_back(mov_x(2, 10));
+  out.push_back(add_k(2, kKeySlot));
+  lddw_map(out, 1, map);
+  out.push_back(call(BPF_FUNC_map_lookup_elem));
+}
 
 }  // namespace
 
@@ -130,11 +138,7 @@ ProgramGenerator::Unit ProgramGenerator::scalar_source() {
       break;
     case 4: {  // a byte, half or word of a map value
       const auto map = static_cast<std::int32_t>(pick(0, 3));
-      u.insns.push_back(st(BPF_W, 10, kKeySlot, 0));
-      u.insns.push_back(mov_x(2, 10));
-      u.insns.push_back(add_k(2, kKeySlot));
-      lddw_map(u.insns, 1, map);
-      u.insns.push_back(call(BPF_FUNC_map_lookup_elem));
+      lookup(u.insns, map, 0);
       exit_if(u, BPF_JEQ, false, 0, 0);
       if (chance(30)) {  // sign-extending (BPF_MEMSX)
         u.insns.push_back(
@@ -331,11 +335,7 @@ ProgramGenerator::Unit ProgramGenerator::map_access() {
   Unit u;
   const auto map = static_cast<std::int32_t>(pick(0, 3));
   const int value_size = static_cast<int>(kValueSize[map]);
-  u.insns.push_back(st(BPF_W, 10, kKeySlot, chance(85) ? 0 : 1));
-  u.insns.push_back(mov_x(2, 10));
-  u.insns.push_back(add_k(2, kKeySlot));
-  lddw_map(u.insns, 1, map);
-  u.insns.push_back(call(BPF_FUNC_map_lookup_elem));
+  lookup(u.insns, map, chance(85) ? 0 : 1);
   const int check = pick(0, 19);
   if (check == 0) {
     // no NULL check
@@ -506,11 +506,7 @@ ProgramGenerator::Unit ProgramGenerator::atomic_access() {
     case 4: {  // a map value, r7 = the value
       const auto map = static_cast<std::int32_t>(pick(0, 3));
       const int value_size = static_cast<int>(kValueSize[map]);
-      u.insns.push_back(st(BPF_W, 10, kKeySlot, 0));
-      u.insns.push_back(mov_x(2, 10));
-      u.insns.push_back(add_k(2, kKeySlot));
-      lddw_map(u.insns, 1, map);
-      u.insns.push_back(call(BPF_FUNC_map_lookup_elem));
+      lookup(u.insns, map, 0);
       if (chance(95)) exit_if(u, BPF_JEQ, false, 0, 0);
       u.insns.push_back(mov_x(kPtr, 0));
       off = chance(85) ? bytes * pick(0, value_size / bytes - 1) : near(value_size - bytes + 1);
@@ -598,11 +594,7 @@ ProgramGenerator::Unit ProgramGenerator::local_call() {
       u.insns.push_back(mov_x(1, chance(50) ? kPtr : kCtx));
       break;
     case 3: {
-      u.insns.push_back(st(BPF_W, 10, kKeySlot, 0));
-      u.insns.push_back(mov_x(2, 10));
-      u.insns.push_back(add_k(2, kKeySlot));
-      lddw_map(u.insns, 1, static_cast<std::int32_t>(pick(0, 3)));
-      u.insns.push_back(call(BPF_FUNC_map_lookup_elem));
+      lookup(u.insns, static_cast<std::int32_t>(pick(0, 3)), 0);
       if (chance(90)) exit_if(u, BPF_JEQ, false, 0, 0);
       u.insns.push_back(mov_x(1, 0));
       break;

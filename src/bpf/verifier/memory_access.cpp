@@ -277,7 +277,7 @@ int Checker::check_mem_access(std::uint32_t idx, int regno, int off, int size, b
       FuncState& f = cur_.frames[ptr.frameno];
       if (!ptr.var_off.is_const()) {
         // check_stack_read: a read into no register (an atomic's first read) needs a constant
-        // offset, so that no spilled pointer's bytes can move unseen.
+        // offset, so that the stack slots it reads are known (no spilled pointer leaks).
         if (!write && load_out == nullptr) {
           return log_.reject(EACCES,
                              "variable offset stack pointer cannot be passed into helper "
