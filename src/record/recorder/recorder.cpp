@@ -659,7 +659,10 @@ void Recorder::close_connection(Connection& c) {
   c.rings.clear();
   c.clocks.clear();
   c.comms.clear();
-  if (image) it->second.image = nullptr;
+  // No process keeps naming this connection as its image, whichever pid it was reached by.
+  for (auto& [pid, p] : processes_) {
+    if (p.image == &c) p.image = nullptr;
+  }
 }
 
 void Recorder::abandon() {
