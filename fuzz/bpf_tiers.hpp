@@ -182,8 +182,10 @@ struct MapContents {
   bool operator==(const MapContents&) const = default;
 };
 
-// Keyed maps with more entries are not read key by key (an input can declare millions): arrays
-// of up to kLargestDigested bytes are compared by a digest of their storage and put back by
+// Keyed maps with more entries, or more value bytes in all, are not read key by key (an input can
+// declare millions of entries, or an array of one value of up to INT_MAX bytes, as the kernel's
+// array_map_alloc_check allows: copies of an 855 MB value made a 2026-11-29 run run out of memory):
+// arrays of up to kLargestDigested bytes are compared by a digest of their storage and put back by
 // clearing it (their initial contents are zeros: only single-entry global data has initial
 // bytes), larger ones and such hashes not at all.
 inline constexpr std::uint32_t kEntriesReadByKey = 4096;
@@ -207,9 +209,14 @@ inline bool hash_map(std::uint32_t type) {
   return keyed_map(type) && type != BPF_MAP_TYPE_ARRAY && type != BPF_MAP_TYPE_PERCPU_ARRAY;
 }
 
+inline bool read_by_key(const bpf::Map& map) {
+  const std::uint64_t entries = map.spec().max_entries;
+  return entries <= kEntriesReadByKey && entries * map.user_value_size() <= kLargestDigested;
+}
+
 inline bool digested_array(bpf::Map& map) {
   const bpf::MemoryRegion storage = map.value_region();
-  return map.spec().max_entries > kEntriesReadByKey && !hash_map(map.spec().type) &&
+  return !read_by_key(map) && !hash_map(map.spec().type) &&
          storage.end - storage.begin <= kLargestDigested;
 }
 
@@ -251,7 +258,7 @@ inline MapContents read_map(bpf::Map& map) {
     return out;
   }
   if (!keyed_map(spec.type)) return out;
-  if (spec.max_entries > kEntriesReadByKey) {
+  if (!read_by_key(map)) {
     if (digested_array(map)) out.storage_digest = storage_digest(map);
     return out;
   }
@@ -272,7 +279,7 @@ inline void restore_map(bpf::Map& map, const MapContents& initial) {
   if (!keyed_map(map.spec().type)) return;
   const MapContents now = read_map(map);
   if (now == initial) return;
-  if (map.spec().max_entries > kEntriesReadByKey) {
+  if (!read_by_key(map)) {
     if (!digested_array(map)) return;
     const bpf::MemoryRegion storage = map.value_region();
     std::memset(reinterpret_cast<void*>(storage.begin), 0, storage.end - storage.begin);
