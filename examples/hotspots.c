@@ -6,6 +6,7 @@
  * Usage: hotspots [SECONDS]   (default 1; runs whole rounds until it has used SECONDS of CPU time,
  * so that a loaded machine still gives a profile of SECONDS x 1000 samples at 1 kHz: a wall-clock
  * bound left a CI run 45 samples, too few to tell 20% from 2%) */
+#define _POSIX_C_SOURCE 200112L /* clock_gettime and its clocks under -std=c11 */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
