@@ -10,27 +10,28 @@ namespace userperf::pmu {
 constexpr int kClockSlots = 4096;  // the signal value gives the slot 12 bits
 
 // What a clock signal carries in si_value: 12 bits of slot, 20 of generation, and in a poke the
-// time it was sent (CLOCK_MONOTONIC in units of 2^20 ns, about a millisecond; 32 bits, 0 for
-// none). A CPU-time timer's signal carries slot and generation (sigev_value). The handler counts
-// the periods itself, from the thread's CPU clock; the send time tells it a poke waited, queued
-// behind a mask that blocked it.
+// sampled thread's CPU time when it was sent (in units of 2^20 ns, about a millisecond; 32 bits,
+// 0 for none). A CPU-time timer's signal carries slot and generation (sigev_value). The handler
+// counts the periods itself, from the thread's CPU clock; the CPU time at sending tells it how
+// long the thread ran while the poke waited queued: a thread that ran on behind a poke blocked the
+// signal, one that waited for a CPU did not.
 struct ClockSignalValue {
   int slot = -1;
   std::uint32_t generation = 0;
-  std::uint32_t sent = 0;
+  std::uint32_t sent_cpu = 0;
 };
 constexpr std::uint32_t kGenerationMask = (1u << 20) - 1;
-constexpr int kSentShift = 20;  // ns >> 20: the unit of ClockSignalValue::sent
+constexpr int kSentShift = 20;  // ns >> 20: the unit of ClockSignalValue::sent_cpu
 
-inline std::uint32_t clock_signal_stamp(std::uint64_t monotonic_ns) {
-  const auto stamp = static_cast<std::uint32_t>(monotonic_ns >> kSentShift);
+inline std::uint32_t clock_signal_stamp(std::uint64_t cpu_ns) {
+  const auto stamp = static_cast<std::uint32_t>(cpu_ns >> kSentShift);
   return stamp != 0 ? stamp : 1;
 }
 
 inline void* encode_clock_signal(const ClockSignalValue& v) {
   const std::uint64_t bits = static_cast<std::uint64_t>(v.slot) |
                              static_cast<std::uint64_t>(v.generation & kGenerationMask) << 12 |
-                             static_cast<std::uint64_t>(v.sent) << 32;
+                             static_cast<std::uint64_t>(v.sent_cpu) << 32;
   return reinterpret_cast<void*>(bits);
 }
 
@@ -42,9 +43,10 @@ inline ClockSignalValue decode_clock_signal(const void* ptr) {
 }
 
 // A poke for the clock that ThreadStart names `clock` (slot and generation, as encode_clock_signal
-// puts them in the low 32 bits), sent now.
-inline std::uint64_t clock_poke(std::uint32_t clock, std::uint64_t monotonic_ns) {
-  return clock | static_cast<std::uint64_t>(clock_signal_stamp(monotonic_ns)) << 32;
+// puts them in the low 32 bits), sent when its thread had used `cpu_ns` (0: not known).
+inline std::uint64_t clock_poke(std::uint32_t clock, std::uint64_t cpu_ns) {
+  const std::uint64_t stamp = cpu_ns == 0 ? 0 : clock_signal_stamp(cpu_ns);
+  return clock | stamp << 32;
 }
 
 }  // namespace userperf::pmu

@@ -142,8 +142,15 @@ bool poke(int index, pid_t tid, std::uint32_t generation) {
   // (terminate).
   info.si_code = SI_TIMER;
   info.si_timerid = kOwnTickerTimerId;
-  info.si_value.sival_ptr =
-      encode_clock_signal({index, generation, clock_signal_stamp(monotonic_ns())});
+  // Stamped with the thread's CPU time: the handler tells a thread that ran on behind the poke
+  // (it blocked the signal) from one that waited for a CPU.
+  timespec cpu{};
+  const std::uint32_t stamp =
+      clock_gettime(thread_cpu_clock(tid), &cpu) == 0
+          ? clock_signal_stamp(static_cast<std::uint64_t>(cpu.tv_sec) * 1'000'000'000u +
+                               static_cast<std::uint64_t>(cpu.tv_nsec))
+          : 0;
+  info.si_value.sival_ptr = encode_clock_signal({index, generation, stamp});
   return syscall(SYS_rt_tgsigqueueinfo, support::current_pid(), tid, info.si_signo, &info) == 0;
 }
 

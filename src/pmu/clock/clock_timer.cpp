@@ -178,18 +178,19 @@ std::uint64_t own_cpu_ns() {
          static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
-// Pending CPU time from which periods are counted lost rather than sampled, when a poke says it
-// waited (kQueuedPokeUnits) and so could not be taken. While the thread takes the signal its own
+// Pending CPU time from which periods are counted lost rather than sampled, when a poke says the
+// thread ran this long while the poke waited queued. While the thread takes the signal its own
 // timer fires on ticks it runs through, and pokes come every period, so pending time stays within
 // a period or a few ticks (4 ms each at HZ 250, 10 ms at HZ 100) unless it seldom runs at a tick
-// (a shell between its forks). A poke queued for longer than kQueuedPokeUnits while the thread
-// used more than this: the thread blocked the signal (a raw rt_sigprocmask, which the recorder's
-// agent cannot see) or ran a long signal handler of its own that masks it.
+// (a shell between its forks). A thread that ran on this long behind a poke blocked the signal (a
+// raw rt_sigprocmask, which the recorder's agent cannot see) or ran a long signal handler of its
+// own that masks it. A poke's wait alone says nothing: under CPU contention pokes wait for the
+// thread to get a CPU (10-15 ms beside four busy loops), and the wall-clock stamp pokes carried
+// before 2026-11-29 made such a thread "blocked the sampling signal" in userperf record's summary.
 std::uint64_t unsampled_gap_ns(std::uint64_t period) {
   constexpr std::uint64_t kMinGapNs = 25'000'000;
   return std::max(kMinGapNs, 3 * period);
 }
-constexpr std::uint32_t kQueuedPokeUnits = 10;  // ~10 ms (ClockSignalValue::sent units)
 
 // Whether another clock signal is queued for the calling thread (in the handler the signal is
 // blocked, so one queued behind the one being handled shows as pending).
@@ -198,11 +199,13 @@ bool clock_signal_queued() {
   return sigpending(&pending) == 0 && sigismember(&pending, clock_signal()) == 1;
 }
 
-// Whether a poke sent at `sent` (0: not stamped) waited queued for long.
-bool poke_waited(std::uint32_t sent) {
-  if (sent == 0) return false;
-  const std::uint32_t now = clock_signal_stamp(support::monotonic_ns());
-  return now - sent >= kQueuedPokeUnits;
+// The CPU time the thread used while a poke stamped `sent_cpu` (0: not stamped) waited queued.
+// The external ticker stamps schedstat's run time, which lags by up to a tick: this may be that
+// much more than the thread ran, never less.
+std::uint64_t ran_behind_poke_ns(std::uint32_t sent_cpu, std::uint64_t cpu) {
+  if (sent_cpu == 0) return 0;
+  const std::uint32_t now = clock_signal_stamp(cpu);
+  return static_cast<std::uint64_t>(static_cast<std::uint32_t>(now - sent_cpu)) << kSentShift;
 }
 
 // A thread its own timer finds busy asks the external ticker for pokes once it has run this long
@@ -309,10 +312,11 @@ void account(core::Engine& engine, core::Event& event, ClockSlot& slot,
     if (!sample_gate_open()) return;  // the periods stay pending
     periods = static_cast<std::uint64_t>((pending + signed_period / 2) / signed_period);
     slot.accounted_cpu_ns.fetch_add(periods * period, std::memory_order_relaxed);
-    // A poke that waited while the thread ran on: the time it could not be taken (wherever the
-    // signal now arrives, often at the system call that unblocked it) is counted lost, in a
+    // A poke behind which the thread ran on: the time it could not be taken (wherever the signal
+    // now arrives, often at the system call that unblocked it) is counted lost, in a
     // LOST_SAMPLES record, instead of landing all at once in one sample.
-    if (source == ClockSource::kPoke && poke_waited(value.sent) &&
+    if (source == ClockSource::kPoke &&
+        ran_behind_poke_ns(value.sent_cpu, cpu) >= unsampled_gap_ns(period) &&
         static_cast<std::uint64_t>(pending) >= unsampled_gap_ns(period) && periods > 1) {
       clock_slot_count_lost(value.slot, value.generation, periods - 1);
       periods = 1;

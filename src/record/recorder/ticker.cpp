@@ -196,7 +196,11 @@ Ticker::Verdict Ticker::look(Thread& t, std::uint64_t now) {
     info.si_code = SI_QUEUE;
     info.si_pid = getpid();
     info.si_uid = getuid();
-    info.si_value.sival_ptr = reinterpret_cast<void*>(pmu::clock_poke(clock.value, monotonic_ns()));
+    // Stamped with its run time (schedstat's, behind its CPU time by at most kRunTimeLagNs): the
+    // handler tells a thread that ran on behind the poke (it blocked the signal) from one that
+    // waited for a CPU.
+    info.si_value.sival_ptr =
+        reinterpret_cast<void*>(pmu::clock_poke(clock.value, stats ? run : 0));
     if (syscall(SYS_rt_tgsigqueueinfo, pid, tid, info.si_signo, &info) != 0) {
       if (errno == EAGAIN) return Verdict::kKeep;  // the user's signal queue is full: later
       return errno == ESRCH ? Verdict::kDrop : refuse(errno);

@@ -312,8 +312,9 @@ TEST(ClockPmu, PokeAtASystemCallExitIsTakenAtTheNextTick) {
 }
 
 // Much CPU time its samples do not stand for yet is not enough to count periods lost: a thread
-// that seldom runs at a tick (a shell between its forks) has that too. Lost takes a poke that
-// waited while the thread ran on, or a clock stopped while the thread blocks the signal.
+// that seldom runs at a tick (a shell between its forks) has that too, and so has one whose pokes
+// waited for it to get a CPU. Lost takes a poke behind which the thread ran on, or a clock stopped
+// while the thread blocks the signal.
 TEST(ClockPmu, PendingTimeIsLostOnlyWhereTheSignalWasBlocked) {
   const int fd = quiet_clock(0);
   ASSERT_GE(fd, 0) << strerror(errno);
@@ -330,17 +331,27 @@ TEST(ClockPmu, PendingTimeIsLostOnlyWhereTheSignalWasBlocked) {
     ASSERT_EQ(count_samples(records), 1u);
     EXPECT_EQ(testing::field_at<std::uint64_t>(records[0], 24), 50 * period);
     EXPECT_EQ(lost_samples(records), 0u);
-    // The same delivered by a poke sent 50 ms ago: the periods it could not take are lost.
-    siginfo_t late = clock_signal_info(fd, Signal::kPoke);
-    const auto value = pmu::decode_clock_signal(late.si_value.sival_ptr);
-    late.si_value.sival_ptr = pmu::encode_clock_signal(
-        {value.slot, value.generation,
-         pmu::clock_signal_stamp(support::monotonic_ns() - 50 * kMillisecond)});
+    // A poke behind which the thread ran all fifty periods on: those it could not take are lost.
+    const siginfo_t poke = clock_signal_info(fd, Signal::kPoke);
+    const auto value = pmu::decode_clock_signal(poke.si_value.sival_ptr);
+    const auto stamped = [&](std::uint64_t cpu_ns) {
+      siginfo_t info = poke;
+      info.si_value.sival_ptr =
+          pmu::encode_clock_signal({value.slot, value.generation, pmu::clock_signal_stamp(cpu_ns)});
+      return info;
+    };
     slot.accounted_cpu_ns.store(thread_cpu_ns() - 50 * period);
-    queue_with_rbp(late, 0, false);
+    queue_with_rbp(stamped(thread_cpu_ns() - 50 * period), 0, false);
     records = ring.drain();
     EXPECT_EQ(lost_samples(records), 49u);
     EXPECT_EQ(count_samples(records), 1u) << "the last period, where the poke landed";
+    // A poke sent when the thread had used what it has now (it waited for a CPU, however long
+    // in wall time): nothing lost; at the system call's exit, its periods wait for a tick.
+    slot.accounted_cpu_ns.store(thread_cpu_ns() - 50 * period);
+    queue_with_rbp(stamped(thread_cpu_ns()), 0, false);
+    records = ring.drain();
+    EXPECT_EQ(lost_samples(records), 0u) << "a poke that waited for a CPU";
+    EXPECT_EQ(count_samples(records), 0u) << "re-aimed at the next tick";
   }
   testing::event_close(fd);
 }
