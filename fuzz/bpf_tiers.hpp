@@ -237,7 +237,8 @@ inline MapContents read_map(bpf::Map& map) {
   const bpf::MapSpec& spec = map.spec();
   if (spec.type == BPF_MAP_TYPE_RINGBUF) {
     auto& ring = static_cast<bpf::RingbufMap&>(map);
-    std::uint64_t pos = ring.consumer_pos();
+    const std::uint64_t start = ring.consumer_pos();
+    std::uint64_t pos = start;
     for (int i = 0; i < 100000; ++i) {
       const bpf::RingbufRecord record = ring.record_at(pos);
       if (record.state == bpf::RingbufRecord::State::kEmpty) break;
@@ -250,10 +251,17 @@ inline MapContents read_map(bpf::Map& map) {
     }
     ring.set_consumer_pos(pos);
     // A reserved record holds whatever the ring held there before until the program writes it
-    // (the kernel does not clear it either): with the ring empty, clear it, so that each run's
-    // records start from the same bytes wherever in the ring they land.
-    if (pos == ring.producer_pos()) {
-      std::memset(reinterpret_cast<void*>(ring.value_region().begin), 0, ring.data_size());
+    // (the kernel does not clear it either): with the ring empty, clear the bytes these records
+    // took, so that each run's records start from zeros wherever in the ring they land. Only
+    // those: clearing the whole ring at every read timed out on a ring of hundreds of MiB.
+    if (pos == ring.producer_pos() && pos != start) {
+      auto* data = reinterpret_cast<std::uint8_t*>(ring.value_region().begin);
+      const std::uint64_t size = ring.data_size();
+      const std::uint64_t used = std::min(pos - start, size);
+      const std::uint64_t from = start & (size - 1);
+      const std::uint64_t to_end = std::min(used, size - from);
+      std::memset(data + from, 0, to_end);
+      std::memset(data, 0, used - to_end);
     }
     return out;
   }
