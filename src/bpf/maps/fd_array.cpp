@@ -19,7 +19,10 @@ std::atomic_ref<void*> FdArray::slot(std::uint32_t index) const {
 }
 
 FdArray::~FdArray() {
-  for (std::uint32_t i = 0; i < spec_.max_entries; ++i) {
+  const std::uint32_t end = stored_end_.load(std::memory_order_acquire);
+  for (std::uint32_t i = 0; i < end; ++i) {
+    // A load first: an empty slot's page is read (the zero page), not written.
+    if (slot(i).load(std::memory_order_acquire) == nullptr) continue;
     if (void* object = slot(i).exchange(nullptr, std::memory_order_acq_rel)) {
       resolver_->put(object);
     }
@@ -79,6 +82,10 @@ int FdArray::update_elem(const void* key, const void* value, std::uint64_t flags
   }
   if (void* old = slot(index).exchange(object.value(), std::memory_order_acq_rel)) {
     resolver_->put(old);
+  }
+  std::uint32_t end = stored_end_.load(std::memory_order_relaxed);
+  while (end <= index &&
+         !stored_end_.compare_exchange_weak(end, index + 1, std::memory_order_acq_rel)) {
   }
   return 0;
 }

@@ -63,6 +63,11 @@ class FdArray : public Map {
 
   std::shared_ptr<FdResolver> resolver_;
   ValueStorage slots_;  // max_entries object pointers, null when empty
+  // One past the highest slot ever stored: the destructor walks only that far, so that an array
+  // of 2^31 slots (16 GiB of address space, mapped on first touch) costs nothing to destroy when
+  // few were used (walking them all took over 10 s in a fuzz campaign; the kernel's array could
+  // not have been allocated at all).
+  std::atomic<std::uint32_t> stored_end_{0};
 };
 
 }  // namespace userperf::bpf

@@ -43,6 +43,28 @@ std::unique_ptr<Map> make_prog_array(std::shared_ptr<CountingProgResolver> progr
   return map.ok() ? std::move(*map) : nullptr;
 }
 
+// Destroying an array puts every program still stored, the highest slot too, and walks no further
+// than that slot: an array of 2^30 slots (8 GiB of address space) with two programs stored.
+TEST(ProgArray, DestroyingPutsEveryStoredProgramUpToTheHighestSlot) {
+  auto programs = std::make_shared<CountingProgResolver>();
+  {
+    auto map = make_prog_array(programs, 1u << 30);
+    ASSERT_NE(map, nullptr);
+    std::uint32_t key = 3, fd = 11;
+    ASSERT_EQ(map->update_elem(&key, &fd, BPF_ANY), 0);
+    key = 100'003;
+    fd = 12;
+    ASSERT_EQ(map->update_elem(&key, &fd, BPF_ANY), 0);
+    key = 9;  // stored and deleted: nothing to put
+    ASSERT_EQ(map->update_elem(&key, &fd, BPF_ANY), 0);
+    ASSERT_EQ(map->delete_elem(&key), 0);
+    EXPECT_EQ(programs->refs[11], 1);
+    EXPECT_EQ(programs->refs[12], 1);
+  }
+  EXPECT_EQ(programs->refs[11], 0);
+  EXPECT_EQ(programs->refs[12], 0);
+}
+
 TEST(ProgArray, StoresProgramReferencesWithTheKernelsErrnos) {
   auto programs = std::make_shared<CountingProgResolver>();
   {
