@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# make fuzz FUZZ_SECONDS=N [FUZZ_TARGETS="perfdata ..."] [FUZZ_JOBS=J]: long campaigns. Builds the
+# make fuzz FUZZ_SECONDS=N [FUZZ_TARGETS="perfdata ..."] [FUZZ_JOBS=J] [FUZZ_LANE=L]: long
+# campaigns. FUZZ_LANE names a second run of a target already running (its own log,
+# <name>.L.log, and the same corpus, which libFuzzer shares by reloading it). Builds the
 # clang ASan+UBSan configuration (build-asan, as make test does) and runs each libFuzzer target for N
 # seconds on a corpus kept across campaigns (build-asan/fuzz-corpus/<name>, seeded from
 # fuzz/corpus/<name>), J targets at a time; then the verifier soundness campaign for N seconds
@@ -19,10 +21,11 @@ targets=${FUZZ_TARGETS:-$(cd fuzz && ls ./*_fuzzer.cpp | sed 's#^\./##; s#_fuzze
 log=$dir/fuzz-campaigns.log
 
 campaign() {  # name
-  local name=$1 corpus=$dir/fuzz-corpus/$1 out=$dir/fuzz-corpus/$1.log
+  local name=$1 corpus=$dir/fuzz-corpus/$1 out=$dir/fuzz-corpus/$1${FUZZ_LANE:+.$FUZZ_LANE}.log
   mkdir -p "$corpus"
   "$dir/bin/fuzz_$name" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-    -print_final_stats=1 -artifact_prefix="$dir/fuzz-corpus/$name." "$corpus" "fuzz/corpus/$name" \
+    -print_final_stats=1 -artifact_prefix="$dir/fuzz-corpus/$name${FUZZ_LANE:+.$FUZZ_LANE}." \
+    "$corpus" "fuzz/corpus/$name" \
     >"$out" 2>&1
   local rc=$?
   local execs cov ft
