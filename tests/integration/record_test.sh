@@ -648,6 +648,25 @@ case $scenario in
       ((u >= 900)) || fail "userperf took $u samples per CPU-second at 1 kHz"
     fi
     ;;
+  clock-coverage)
+    # dd copying 1-byte blocks spends most of its CPU time in read and write: the summary says
+    # how much of the CPU time cpu-clock counted its samples carry, and that figure is the sum of
+    # the PERIODs perf script reads. The demo, pure computation, gets no such line.
+    "$userperf" record -o "$dir/d.data" -- dd if=/dev/zero of=/dev/null bs=1 count=300000 \
+      >/dev/null 2>"$dir/err" || fail "record of dd exited $?: $(cat "$dir/err")"
+    line=$(grep '^userperf record: cpu-clock: its samples carry' "$dir/err") ||
+      fail "no coverage line for dd: $(cat "$dir/err")"
+    echo "clock-coverage: $line"
+    read -r carried counted < <(sed -n 's/.*carry \([0-9]*\) ms of the \([0-9]*\) ms of CPU time.*/\1 \2/p' <<<"$line")
+    summed=$(perf script -i "$dir/d.data" -F period 2>/dev/null | awk '{ s += $1 } END { printf "%.0f", s / 1e6 }')
+    echo "clock-coverage: perf script's PERIODs add up to $summed ms"
+    ((carried - summed <= 1 && summed - carried <= 1)) ||
+      fail "the line says the samples carry $carried ms, perf script's PERIODs add up to $summed ms"
+    ((carried * 10 < counted * 9)) || fail "a line for $carried of $counted ms"
+    "$userperf" record -o "$dir/h.data" -- "$bin/hotspots" 0.3 >/dev/null 2>"$dir/err" ||
+      fail "record of hotspots exited $?"
+    ! grep -q 'its samples carry' "$dir/err" || fail "a coverage line for the demo: $(cat "$dir/err")"
+    ;;
   syscall-dense)
     # sqlite3 sorting through temporary files: ~300k pread64/pwrite64 calls a second. Ticker
     # signals that arrive at a system-call exit must not pile samples onto the call wrappers: the

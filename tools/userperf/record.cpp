@@ -230,6 +230,39 @@ void report_tracepoints(const record::RecordConfig& config, const record::Record
   }
 }
 
+// A clock event whose samples carry much less CPU time than it counted: the rest ran in the kernel
+// (under exclude_kernel no sample is taken there, as in kernel perf's perf_exclude_event), or its
+// periods waited for a scheduler tick that found the thread in the kernel (docs/record.md, Limits:
+// system-call-dense programs beside busy ones). Said, so that a short profile is not taken for
+// the program's whole time. Not where a thread's counts never came (its process was killed), nor
+// where a --bpf filter drops samples by design.
+void report_clock_coverage(const record::RecordConfig& config, const record::RecorderStats& stats) {
+  if (stats.uncounted_threads != 0 || !config.bpf_image.empty()) return;
+  for (std::size_t i = 0; i < config.events.size() && i < stats.events.size(); ++i) {
+    const perf_event_attr& attr = config.events[i].attr;
+    if (attr.type != PERF_TYPE_SOFTWARE ||
+        (attr.config != PERF_COUNT_SW_CPU_CLOCK && attr.config != PERF_COUNT_SW_TASK_CLOCK)) {
+      continue;
+    }
+    // A clock at -F samples every 1/F s of CPU time, as the kernel's clocks do.
+    const std::uint64_t period =
+        attr.freq ? (attr.sample_freq != 0 ? 1'000'000'000 / attr.sample_freq : 0)
+                  : attr.sample_period;
+    const record::EventTotals& e = stats.events[i];
+    const std::uint64_t lost_ns = e.lost * period;
+    if (e.fired == 0 || (e.written_period + lost_ns) * 10 >= e.fired * 9) continue;
+    const auto ms = [](std::uint64_t ns) { return static_cast<double>(ns) / 1e6; };
+    std::fprintf(stderr,
+                 "userperf record: %s: its samples carry %.0f ms of the %.0f ms of CPU time it "
+                 "counted (%.0f%%; %.0f ms counted lost); the rest found the program in the kernel "
+                 "(no sample there under exclude_kernel, as in kernel perf), or waited for a "
+                 "scheduler tick that found it there (a program making system calls back to back "
+                 "beside busy ones: docs/record.md, Limits)\n",
+                 config.events[i].name.c_str(), ms(e.written_period), ms(e.fired),
+                 100.0 * static_cast<double>(e.written_period) / static_cast<double>(e.fired),
+                 ms(lost_ns));
+  }
+}
 }  // namespace
 
 int fail(const std::string& what) {
@@ -268,6 +301,7 @@ void summarize(const RecordOptions& options, record::Recorder& recorder,
                  static_cast<unsigned long long>(s.samples),
                  static_cast<unsigned long long>(s.lost_samples));
     report_tracepoints(config, s);
+    report_clock_coverage(config, s);
   }
   report_unsampled(recorder);
   report_unpokable(recorder);

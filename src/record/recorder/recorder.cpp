@@ -574,6 +574,7 @@ bool Recorder::drain_ring(Connection& c, ThreadRing& ring) {
   stats_.lost += counts.lost;
   for (std::size_t i = 0; i < stats_.events.size() && i < kMaxThreadEvents; ++i) {
     stats_.events[i].written += counts.samples_of[i];
+    stats_.events[i].written_period += counts.period_of[i];
   }
   thread_totals_[{ring.pid(), ring.tid(), ring.first_id()}].ring_lost += counts.lost;
   if (counts.lost_samples != 0) {

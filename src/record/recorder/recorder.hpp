@@ -36,6 +36,7 @@ struct EventTotals {
   std::uint64_t fired = 0;
   std::uint64_t written = 0;
   std::uint64_t lost = 0;
+  std::uint64_t written_period = 0;  // the written samples' PERIODs, summed
 };
 
 struct RecorderStats {

@@ -127,7 +127,10 @@ Expected<void> ThreadRing::drain(perfdata::Writer& writer, DrainCounts& counts) 
       ++counts.records;
       if (r.header.type == PERF_RECORD_SAMPLE) {
         ++counts.samples;
-        if (checked_->config_index < kMaxThreadEvents) ++counts.samples_of[checked_->config_index];
+        if (checked_->config_index < kMaxThreadEvents) {
+          ++counts.samples_of[checked_->config_index];
+          counts.period_of[checked_->config_index] += parsed_.period;
+        }
       }
       // Counted from the checked copy: a LOST record the check refused counts nothing.
       if (r.header.type == PERF_RECORD_LOST && copy_.size() >= 24) {

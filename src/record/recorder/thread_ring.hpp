@@ -24,6 +24,7 @@ struct DrainCounts {
   // blocked the clock signal).
   std::uint64_t lost_samples = 0;
   std::uint64_t samples_of[kMaxThreadEvents] = {};  // SAMPLEs by their event's config index
+  std::uint64_t period_of[kMaxThreadEvents] = {};   // and the sum of their PERIODs
 };
 
 // An event whose records the ring holds: its id and attr (every attr of `userperf record` has
