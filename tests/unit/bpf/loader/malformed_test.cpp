@@ -117,6 +117,27 @@ TEST(LoaderMalformed, CorruptSectionHeader) {
   expect_message(load_error(bytes), "data past the end of the file");
 }
 
+// A program's symbol must lie inside its section, checked before libbpf: libbpf 1.1's own check
+// adds st_value + st_size, which a st_size of -824 wraps, then mallocs st_size bytes (a fuzz
+// campaign's input, fuzz/corpus/bpf_elf/crash-libbpf-program-size-wraps).
+TEST(LoaderMalformed, ProgramSymbolOutsideItsSection) {
+  const Bytes good = fixture("filter_period");
+  const auto symtab = get<Elf64_Shdr>(good, section_header(good, ".symtab"));
+  std::size_t func = 0;
+  for (std::size_t off = 0; off < symtab.sh_size; off += sizeof(Elf64_Sym)) {
+    if (ELF64_ST_TYPE(get<Elf64_Sym>(good, symtab.sh_offset + off).st_info) == STT_FUNC) {
+      func = symtab.sh_offset + off;
+      break;
+    }
+  }
+  ASSERT_NE(func, 0u) << "no function symbol in filter_period.bpf.o";
+  for (const std::uint64_t size : {std::uint64_t{0} - 824, std::uint64_t{1} << 20}) {
+    Bytes bytes = good;
+    put<Elf64_Xword>(bytes, func + offsetof(Elf64_Sym, st_size), size);
+    expect_message(load_error(bytes), "lies outside its section");
+  }
+}
+
 TEST(LoaderMalformed, NoPrograms) {
   const Error error = load_error(fixture("maps_only"), "maps_only.bpf.o");
   expect_message(error, "no programs");
