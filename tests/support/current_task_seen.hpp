@@ -59,17 +59,29 @@ inline ProcStatMm proc_stat_mm() {
 }
 
 // Burns `ns` of the calling thread's CPU time (what task-clock counts), however loaded the
-// machine is.
+// machine is, in user code: the thread CPU clock is a system call, read only when the wall clock
+// (vDSO) says the time could be used up. Read in every iteration, it made the thread a
+// system-call-dense one, which beside busy programs the scheduler switches out at that call before
+// any tick, so its CPU-time timer never fired and some runs took no sample (docs/record.md,
+// Limits; CgroupEndToEnd and CurrentTaskDiff failed so beside two fuzz campaigns).
 inline void spin_thread_cpu(std::uint64_t ns) {
-  const auto now = [] {
+  const auto read = [](clockid_t clock) {
     timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    clock_gettime(clock, &ts);
     return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
            static_cast<std::uint64_t>(ts.tv_nsec);
   };
-  const std::uint64_t end = now() + ns;
+  const std::uint64_t end = read(CLOCK_THREAD_CPUTIME_ID) + ns;
+  std::uint64_t wall_end = read(CLOCK_MONOTONIC) + ns;
   volatile std::uint64_t sink = 0;
-  while (now() < end) sink = sink + 1;
+  for (;;) {
+    for (int i = 0; i < 1000; ++i) sink = sink + 1;
+    const std::uint64_t now = read(CLOCK_MONOTONIC);
+    if (now < wall_end) continue;
+    const std::uint64_t cpu = read(CLOCK_THREAD_CPUTIME_ID);
+    if (cpu >= end) return;
+    wall_end = now + (end - cpu);
+  }
 }
 
 }  // namespace userperf::testing
