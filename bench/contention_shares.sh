@@ -36,9 +36,9 @@ shares() {
     awk '{ pct[$NF] = $1 + 0 } END { printf "%.1f %.1f %.1f", pct["hot_parse"], pct["warm_transform"], pct["cool_checksum"] }'
 }
 for _ in $(seq "${RUNS:-10}"); do
-  "$userperf" record -q -g -o "$dir/u.data" -- "$hotspots" 1 >/dev/null
+  "$userperf" record -q -g -o "$dir/u.data" -- "$hotspots" 1 cpu >/dev/null
   echo "userperf $(shares "$dir/u.data") $(perf script -i "$dir/u.data" -F period 2>/dev/null | wc -l)"
-  perf record -q -e cpu-clock:u -F 1000 -g -o "$dir/k.data" -- "$hotspots" 1 >/dev/null 2>&1
+  perf record -q -e cpu-clock:u -F 1000 -g -o "$dir/k.data" -- "$hotspots" 1 cpu >/dev/null 2>&1
   echo "perf $(shares "$dir/k.data") $(perf script -i "$dir/k.data" -F period 2>/dev/null | wc -l)"
 done | awk '
   { k = $1; n[k]++

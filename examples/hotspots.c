@@ -3,13 +3,16 @@
  * Each round calls them with 5, 3 and 2 units of the same arithmetic loop, so the shares hold on
  * any machine; a profile that attributes them differently is wrong.
  *
- * Usage: hotspots [SECONDS]   (default 1; runs whole rounds until it has used SECONDS of CPU time,
- * so that a loaded machine still gives a profile of SECONDS x 1000 samples at 1 kHz: a wall-clock
- * bound left a CI run 45 samples, too few to tell 20% from 2%) */
+ * Usage: hotspots [SECONDS [cpu]]   (default 1; runs whole rounds until SECONDS of wall time have
+ * passed, or with "cpu" until it has used SECONDS of CPU time: on a loaded machine a profile then
+ * still holds SECONDS x 1000 samples at 1 kHz, where the wall-clock bound left a CI run 45 samples,
+ * too few to tell 20% from 2%. The tests that check the shares use "cpu"; the others keep the
+ * wall-clock bound, which leaves less work to a loaded machine.) */
 #define _POSIX_C_SOURCE 200112L /* clock_gettime and its clocks under -std=c11 */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 /* One unit of work: a dependent multiply-add chain the compiler cannot fold or vectorize. Inlined,
@@ -46,8 +49,8 @@ static double seconds_of(clockid_t clock) {
  * every round would change what is profiled: under load the scheduler switches the program out at
  * such a call (EEVDF ends a used-up slice where clock_gettime of a CPU clock updates its runtime),
  * and the demo is a program of pure computation. */
-__attribute__((noinline)) uint64_t run_rounds(double seconds, int* rounds) {
-  const double cpu_end = seconds_of(CLOCK_PROCESS_CPUTIME_ID) + seconds;
+__attribute__((noinline)) uint64_t run_rounds(double seconds, int cpu, int* rounds) {
+  const double cpu_end = cpu ? seconds_of(CLOCK_PROCESS_CPUTIME_ID) + seconds : 0;
   double wall_end = seconds_of(CLOCK_MONOTONIC) + seconds;
   uint64_t acc = 1;
   *rounds = 0;
@@ -58,6 +61,7 @@ __attribute__((noinline)) uint64_t run_rounds(double seconds, int* rounds) {
     ++*rounds;
     const double now = seconds_of(CLOCK_MONOTONIC);
     if (now < wall_end) continue;
+    if (!cpu) break;
     const double missing = cpu_end - seconds_of(CLOCK_PROCESS_CPUTIME_ID);
     if (missing <= 0) break;
     wall_end = now + missing;
@@ -67,8 +71,9 @@ __attribute__((noinline)) uint64_t run_rounds(double seconds, int* rounds) {
 
 int main(int argc, char** argv) {
   const double seconds = argc > 1 ? atof(argv[1]) : 1.0;
+  const int cpu = argc > 2 && strcmp(argv[2], "cpu") == 0;
   int rounds = 0;
-  const uint64_t acc = run_rounds(seconds > 0 ? seconds : 1.0, &rounds);
+  const uint64_t acc = run_rounds(seconds > 0 ? seconds : 1.0, cpu, &rounds);
   printf("hotspots: %d rounds (checksum %016llx)\n", rounds, (unsigned long long)acc);
   return 0;
 }

@@ -91,14 +91,14 @@ case $scenario in
   shares)
     # 50/30/20 within 5 points, in perf's view and in userperf report's; the same as kernel perf
     # record on the same program where the kernel lets us.
-    "$userperf" record -q -g -o "$dir/u.data" -- "$bin/hotspots" 2 >/dev/null || fail "record exited $?"
+    "$userperf" record -q -g -o "$dir/u.data" -- "$bin/hotspots" 2 cpu >/dev/null || fail "record exited $?"
     perf_reads "$dir/u.data"
     check_shares "userperf record (perf report)" "$(perf_shares "$dir/u.data")"
     "$userperf" report -i "$dir/u.data" --stdio >"$dir/ureport.txt" 2>&1 || fail "userperf report exited $?"
     for f in hot_parse warm_transform cool_checksum; do
       grep -q "$f" "$dir/ureport.txt" || fail "userperf report does not name $f"
     done
-    if perf record -q -e cpu-clock -F 1000 -g -o "$dir/k.data" -- "$bin/hotspots" 2 >/dev/null 2>"$dir/k.err"; then
+    if perf record -q -e cpu-clock -F 1000 -g -o "$dir/k.data" -- "$bin/hotspots" 2 cpu >/dev/null 2>"$dir/k.err"; then
       check_shares "kernel perf record" "$(perf_shares "$dir/k.data")"
     else
       echo "SKIP kernel comparison: perf record refused: $(head -2 "$dir/k.err")"
@@ -475,7 +475,7 @@ case $scenario in
     chmod 755 "$dir" "$dir/bin" "$dir/lib" && chown nobody "$dir/out"
     echo "kernel.perf_event_paranoid = $(cat /proc/sys/kernel/perf_event_paranoid)"
     setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all \
-      "$dir/bin/userperf" record -q -g -o "$dir/out/n.data" -- "$dir/bin/hotspots" 1 >/dev/null ||
+      "$dir/bin/userperf" record -q -g -o "$dir/out/n.data" -- "$dir/bin/hotspots" 1 cpu >/dev/null ||
       fail "record as nobody exited $?"
     chown root "$dir/out/n.data"  # perf refuses files owned by another user
     perf_reads "$dir/out/n.data"
