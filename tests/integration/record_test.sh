@@ -393,13 +393,17 @@ case $scenario in
     sampled=$(perf script -i "$dir/m.data" -F period 2>/dev/null | awk '{ t += $1 } END { printf "%d", t / 1e6 }')
     lost=$(sed -n 's/^# Total Lost Samples: \([0-9]*\)$/\1/p' "$dir/report.txt")
     lost=${lost:-0}
-    read -r _ tasks _ cpu_ms <<<"$(awk '{ print $1, $2, $(NF-1), $NF }' "$dir/out")"
-    echo "$scenario: ${args[*]}: $forks FORK, $exits EXIT, COMM for $comm_pids pids; $sampled ms sampled + $lost ms lost of $cpu_ms ms of CPU"
-    if perf record -q -e cpu-clock -F 1000 -o "$dir/k.data" -- "$bin/workload_many_tasks" "${args[@]}" >"$dir/kout" 2>"$dir/k.err"; then
+    # The workload's line: "threads N cpu_ms T" or "children N execs E cpu_ms T user_ms U".
+    field() { awk -v name="$1" '{ for (i = 1; i < NF; ++i) if ($i == name) print $(i + 1) }' "$2"; }
+    tasks=$(awk '{ print $2 }' "$dir/out")
+    cpu_ms=$(field cpu_ms "$dir/out")
+    echo "$scenario: ${args[*]}: $forks FORK, $exits EXIT, COMM for $comm_pids pids; $sampled ms sampled + $lost ms lost of $cpu_ms ms of CPU$([[ $scenario == many-processes ]] && echo " ($(field user_ms "$dir/out") ms in user mode)")"
+    # cpu-clock:u, as userperf's: user mode only.
+    if perf record -q -e cpu-clock:u -F 1000 -o "$dir/k.data" -- "$bin/workload_many_tasks" "${args[@]}" >"$dir/kout" 2>"$dir/k.err"; then
       kforks=$(perf script -i "$dir/k.data" --show-task-events 2>/dev/null | grep -c 'PERF_RECORD_FORK')
       kexits=$(perf script -i "$dir/k.data" --show-task-events 2>/dev/null | grep -c 'PERF_RECORD_EXIT')
       ksampled=$(perf script -i "$dir/k.data" -F period 2>/dev/null | awk '{ t += $1 } END { printf "%d", t / 1e6 }')
-      echo "$scenario: kernel perf record: $kforks FORK, $kexits EXIT; $ksampled ms sampled of $(awk '{ print $NF }' "$dir/kout") ms of CPU"
+      echo "$scenario: kernel perf record: $kforks FORK, $kexits EXIT; $ksampled ms sampled of $(field cpu_ms "$dir/kout") ms of CPU$([[ $scenario == many-processes ]] && echo " ($(field user_ms "$dir/kout") ms in user mode)")"
     else
       echo "SKIP kernel comparison: perf record refused: $(head -2 "$dir/k.err")"
     fi
@@ -428,11 +432,15 @@ case $scenario in
       ((comm_pids * 100 >= (tasks + 1) * 99)) || fail "$comm_pids of $((tasks + 1)) processes have a COMM record"
       # Each image's whole periods are a sample's or counted lost; less than one period per image
       # (its last, partial one, and the time before the agent's clocks start in an exec'd image)
-      # is neither: 96.7-101% in 5 runs (loads 2-8); 90% for heavier load.
-      execs=$(awk '{ print $4 }' "$dir/out")
+      # is neither. Held against the children's user time: fork, exec and exit are kernel time,
+      # which exclude_kernel samples cannot see (as kernel perf's cpu-clock:u), and on a
+      # paravirtualized guest they are 35-40% of the children's CPU time. 107-111% of it in 3 runs
+      # (load 1); 90% for heavier load.
+      execs=$(field execs "$dir/out")
+      user_ms=$(field user_ms "$dir/out")
       images=$((tasks + execs + 1))
-      ((sampled + lost + images >= cpu_ms * 90 / 100)) ||
-        fail "$sampled ms sampled + $lost ms lost + $images ms (a partial period per image) < 90% of $cpu_ms ms of CPU"
+      ((sampled + lost + images >= user_ms * 90 / 100)) ||
+        fail "$sampled ms sampled + $lost ms lost + $images ms (a partial period per image) < 90% of the $user_ms ms of CPU in user mode"
     fi
     ;;
   ring-scribble)
@@ -681,19 +689,31 @@ case $scenario in
       echo "SELECT c, count(*) FROM t GROUP BY c ORDER BY c LIMIT 3;"
       echo "SELECT count(DISTINCT c), count(DISTINCT a % 77777) FROM t;"
     } >"$dir/q.sql"
-    # User-mode self shares: "symbol percent", over the samples perf shows as [.].
+    # User-mode self shares: "symbol percent", over the samples perf shows as [.], but those of
+    # symbols matching $2 (an awk regex; "^$" for none).
     user_shares() {
       perf report -i "$1" --stdio --no-children --sort sym -q 2>/dev/null |
-        awk '$2 == "[.]" { s[$3] += $1; t += $1 } END { for (k in s) printf "%s %.2f\n", k, s[k] * 100 / t }' | sort -k2 -rn
+        awk -v skip="${2:-^$}" '$2 == "[.]" && $3 !~ skip { s[$3] += $1; t += $1 }
+          END { for (k in s) printf "%s %.2f\n", k, s[k] * 100 / t }' | sort -k2 -rn
     }
+    # The comparison leaves the two wrappers out on both sides. On a paravirtualized guest (PVM)
+    # the kernel holds interrupts through its system-call exit path and delivers them at the
+    # wrapper's return address or an instruction later: kernel perf's cpu-clock:u put 18% of its
+    # samples there, time spent in the kernel (userperf takes such a tick as a system-call exit).
+    wrappers='^__libc_p(read|write)$'
+    # malloc's heap on transparent huge pages: 1,300 page faults instead of 5,900. A signal-based
+    # sampler puts the kernel time of a page fault on the faulting instruction, where kernel
+    # perf's cpu-clock:u sees none of it (docs/record.md, Limits): with 4 KiB pages, _int_malloc's
+    # first touch of new heap made it 5.0-5.5% of userperf's samples, 1.4-1.6% of kernel perf's.
+    export GLIBC_TUNABLES=glibc.malloc.hugetlb=1
     # Kernel perf's top-10 symbols whose userperf share is more than 3 points off; "" when none.
     off_by_more_than_3() {
       while read -r sym kshare; do
-        ushare=$(awk -v s="$sym" '$1 == s { print $2 }' "$dir/u.shares")
+        ushare=$(awk -v s="$sym" '$1 == s { print $2 }' "$dir/u.compared")
         echo "  $sym: kernel $kshare%, userperf ${ushare:-0}%" >&2
         awk -v a="${ushare:-0}" -v b="$kshare" 'BEGIN { d = a - b; exit !(d > 3 || d < -3) }' &&
           echo "$sym: userperf ${ushare:-0}% vs kernel perf $kshare%"
-      done < <(head -10 "$dir/k.shares")
+      done < <(head -10 "$dir/k.compared")
     }
     # The better of two rounds: userperf gives sqlite3VdbeExec 1.7-2.7 points more than kernel
     # perf here (docs/record.md says why), close enough to the bound that sampling noise alone
@@ -711,7 +731,10 @@ case $scenario in
         break
       fi
       user_shares "$dir/k.data" >"$dir/k.shares"
-      echo "syscall-dense: kernel perf top: $(head -5 "$dir/k.shares" | tr '\n' ',')"
+      kpread=$(awk '$1 ~ /^__libc_p(read|write)/ { s += $2 } END { printf "%.2f", s }' "$dir/k.shares")
+      echo "syscall-dense: kernel perf top: $(head -5 "$dir/k.shares" | tr '\n' ',') __libc_pread+pwrite $kpread%"
+      user_shares "$dir/s.data" "$wrappers" >"$dir/u.compared"
+      user_shares "$dir/k.data" "$wrappers" >"$dir/k.compared"
       off=$(off_by_more_than_3)
       [[ -z $off ]] && break
       ((round == 2)) && fail "$(echo "$off" | head -3 | tr '\n' ';') (more than 3 points)"
