@@ -31,6 +31,8 @@ EntryCallGraphs::EntryCallGraphs(const Profile& profile, int event, const Hist& 
     nodes_.emplace_back();
     entry_periods_.push_back(children ? entries[i]->children : entries[i]->self);
   }
+  const bool chained = (profile.events[static_cast<std::size_t>(event)].attr.sample_type &
+                        PERF_SAMPLE_CALLCHAIN) != 0;
   std::vector<bool> unnamed;
   for (const Function& function : profile.functions)
     unnamed.push_back(function.name == "[unknown]");
@@ -73,12 +75,15 @@ EntryCallGraphs::EntryCallGraphs(const Profile& profile, int event, const Hist& 
     chain.assign(frames.begin(), frames.end());
     if (order == CallOrder::kCaller) std::reverse(chain.begin(), chain.end());
     rows.clear();
-    for (LocationId location : chain) rows.push_back(hist.row_of(stack.thread, location));
+    // Each frame's row as a place in the chain, and the leaf's own row: the two differ for an
+    // address perf names twice (Profile::named_twice), whose chain row also gets the chain.
+    for (LocationId location : chain) rows.push_back(hist.row_of(stack.thread, location, chained));
     const std::size_t leaf = order == CallOrder::kCaller ? chain.size() - 1 : 0;
-    if (slot[rows[leaf]] >= 0) append(slot[rows[leaf]], 0, stack.period);
+    const std::size_t own = hist.row_of(stack.thread, chain[leaf]);
+    if (slot[own] >= 0) append(slot[own], 0, stack.period);
     if (!children) continue;
     // Every other entry of the chain gets the chain from its first place on, once per sample.
-    seen.assign(1, rows[leaf]);
+    seen.assign(1, own);
     for (std::size_t j = 0; j < chain.size(); ++j) {
       if (std::find(seen.begin(), seen.end(), rows[j]) != seen.end()) continue;
       seen.push_back(rows[j]);
@@ -90,9 +95,11 @@ EntryCallGraphs::EntryCallGraphs(const Profile& profile, int event, const Hist& 
 std::string EntryCallGraphs::name_of(std::uint32_t node) const {
   const std::uint32_t key = nodes_[node].key;
   if ((key & kAddressKey) == 0) return profile_.functions[key].name;
+  // perf's node of no symbol shows the address as sampled: a mapped file's, as first sampled.
+  const Location& l = profile_.locations[static_cast<LocationId>(key & ~kAddressKey)];
   char address[32];
   std::snprintf(address, sizeof address, "%#" PRIx64,
-                profile_.locations[static_cast<LocationId>(key & ~kAddressKey)].address);
+                l.sampled_address != 0 ? l.sampled_address : l.address);
   return address;
 }
 

@@ -311,8 +311,10 @@ std::vector<ElfFile::Symbol> ElfFile::plt_stubs(std::vector<std::string>& stub_n
         gelf_getsym(symbol_data, static_cast<int>(GELF_R_SYM(rela.r_info)), &sym) == nullptr) {
       continue;
     }
+    // An IRELATIVE relocation (an ifunc's slot, as libc's memcpy) has no symbol: perf names its
+    // stub "@plt", and so do we.
     const char* name = elf_strptr(elf, symbols_header.sh_link, sym.st_name);
-    if (name == nullptr || *name == '\0') continue;
+    if (name == nullptr) continue;
     stub_names.push_back(std::string(name) + "@plt");
     const std::uint64_t start = first + i * kEntry;
     stubs.push_back({start, start + kEntry, nullptr});

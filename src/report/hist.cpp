@@ -15,6 +15,7 @@ RowKeyer::RowKeyer(const Profile& profile, const std::vector<SortKey>& keys) : p
   }
   thread_keys_.assign(profile.threads.size(), FlatIdMap::kNone);
   location_keys_.assign(profile.locations.size(), FlatIdMap::kNone);
+  chain_keys_.assign(profile.locations.size(), FlatIdMap::kNone);
 }
 
 namespace {
@@ -37,26 +38,34 @@ std::uint32_t RowKeyer::thread_key(ThreadId thread) {
   return key;
 }
 
-std::uint32_t RowKeyer::location_key(LocationId location) {
-  std::uint32_t& key = location_keys_[location];
+std::uint32_t RowKeyer::location_key(LocationId location, bool in_chain) {
+  in_chain = in_chain && chain_row_differs(location);
+  std::uint32_t& key = (in_chain ? chain_keys_ : location_keys_)[location];
   if (key == FlatIdMap::kNone) {
     const Location& l = profile_.locations[location];
     // A function is one dso's, so sym alone also tells dsos apart, as perf's sym key does.
     const std::uint64_t dso = dso_ ? l.dso + std::uint64_t{1} : 0;
-    // An address no mapping covers is a row of its own, as perf's sym key compares addresses
-    // when there is no symbol.
-    std::string function = !function_                    ? std::string()
-                           : profile_.unmapped(location) ? '@' + std::to_string(location)
-                                                         : std::to_string(l.function);
+    // An address no symbol names is a row of its own, as perf's sym key compares addresses when
+    // there is no symbol (a stripped library's hot loops are rows apart, not one "[unknown]").
+    std::string function = !function_                      ? std::string()
+                           : profile_.unresolved(location) ? '@' + std::to_string(location)
+                                                           : std::to_string(l.function);
+    if (in_chain) function += "+chain";
     key = number(location_parts_, std::to_string(dso) + ':' + function);
   }
   return key;
 }
 
-std::string symbol_text(const Profile& profile, LocationId location) {
-  if (!profile.unmapped(location)) return profile.function_of(location).name;
+std::uint64_t unresolved_address(const Profile& profile, const HistRow& row) {
+  const Location& l = profile.locations[row.location];
+  if (profile.unmapped(row.location) || profile.dso_of(row.location).kernel) return l.address;
+  return row.as_sampled ? l.sampled_address : l.map_address;
+}
+
+std::string symbol_text(const Profile& profile, const HistRow& row) {
+  if (!profile.unresolved(row.location)) return profile.function_of(row.location).name;
   char address[24];
-  std::snprintf(address, sizeof address, "%#.16" PRIx64, profile.locations[location].address);
+  std::snprintf(address, sizeof address, "%#.16" PRIx64, unresolved_address(profile, row));
   return address;
 }
 
@@ -68,31 +77,50 @@ Hist build_hist_indexed(const Profile& profile, int event, const HistOptions& op
   // caller-order depth.
   std::vector<std::size_t> counted_in, caller_depth_in;
   std::vector<std::uint32_t> rows;  // the row of each frame, leaf first
+  // Whether a sample's frames are a call chain (perf's cumulative entries), beyond its leaf.
+  const bool chained = (profile.events[static_cast<std::size_t>(event)].attr.sample_type &
+                        PERF_SAMPLE_CALLCHAIN) != 0;
+  ThreadId thread = 0;
+  const auto row_of = [&](LocationId location, bool in_chain) {
+    const std::uint64_t key = keys(thread, location, in_chain);
+    std::uint32_t row = hist.index.find(key);
+    if (row == FlatIdMap::kNone) {
+      row = static_cast<std::uint32_t>(hist.rows.size());
+      hist.index.insert(key, row);
+      HistRow made{thread, location, 0, 0, 0, 0, 0};
+      made.as_sampled = in_chain && keys.chain_row_differs(location);
+      hist.rows.push_back(made);
+      counted_in.push_back(SIZE_MAX);
+      caller_depth_in.push_back(SIZE_MAX);
+    }
+    return row;
+  };
   for (std::size_t s = 0; s < profile.stacks.size(); ++s) {
     const Stack& stack = profile.stacks[s];
     if (stack.event != event || (options.accept && !options.accept(stack))) continue;
     const auto frames = profile.frames_of(stack);
     const auto depth = static_cast<std::uint32_t>(frames.size());
+    thread = stack.thread;
     rows.clear();
     for (std::size_t i = 0; i < frames.size(); ++i) {
-      const std::uint64_t key = keys(stack.thread, frames[i]);
-      std::uint32_t row = hist.index.find(key);
-      if (row == FlatIdMap::kNone) {
-        row = static_cast<std::uint32_t>(hist.rows.size());
-        hist.index.insert(key, row);
-        hist.rows.push_back({stack.thread, frames[i], 0, 0, 0, 0, 0});
-        counted_in.push_back(SIZE_MAX);
-        caller_depth_in.push_back(SIZE_MAX);
-      }
+      // The frame's row as a place in the chain; the leaf's own row (its self period) differs
+      // from it for an address perf names twice (Profile::named_twice).
+      const std::uint32_t row = row_of(frames[i], chained);
       rows.push_back(row);
-      HistRow& counted = hist.rows[row];
       if (i == 0) {
-        counted.self += stack.period;
-        counted.samples += stack.samples;
-        counted.caller_depth = std::max(counted.caller_depth, depth);
-        counted.callee_depth = std::max(counted.callee_depth, depth);
-        caller_depth_in[row] = s;
+        const std::uint32_t own = chained ? row_of(frames[i], false) : row;
+        HistRow& leaf = hist.rows[own];
+        leaf.self += stack.period;
+        leaf.samples += stack.samples;
+        leaf.caller_depth = std::max(leaf.caller_depth, depth);
+        leaf.callee_depth = std::max(leaf.callee_depth, depth);
+        caller_depth_in[own] = s;
+        if (own != row) {
+          counted_in[own] = s;
+          leaf.children += stack.period;
+        }
       }
+      HistRow& counted = hist.rows[row];
       if (counted_in[row] != s) {
         counted_in[row] = s;
         counted.children += stack.period;
@@ -102,7 +130,7 @@ Hist build_hist_indexed(const Profile& profile, int event, const HistOptions& op
       }
     }
     // A caller-order chain starts at the row's place nearest the root.
-    for (std::size_t i = rows.size(); i-- > 1;) {
+    for (std::size_t i = rows.size(); i-- > 0;) {
       if (caller_depth_in[rows[i]] == s) continue;
       caller_depth_in[rows[i]] = s;
       HistRow& row = hist.rows[rows[i]];
@@ -143,8 +171,8 @@ void sort_hist_rows(const Profile& profile, const std::vector<SortKey>& keys, bo
           if (x != y) {
             order = x ? 1 : -1;
           } else if (x) {
-            const std::uint64_t p = profile.locations[a.location].address;
-            const std::uint64_t q = profile.locations[b.location].address;
+            const std::uint64_t p = unresolved_address(profile, a);
+            const std::uint64_t q = unresolved_address(profile, b);
             order = p < q ? -1 : (p > q ? 1 : 0);
           } else {
             order =

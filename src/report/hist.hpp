@@ -29,6 +29,10 @@ struct HistRow {
   // and the chains from the row's first place on (from the root side in caller order, from the
   // leaf side in callee order). perf puts callers above callees of equal children with it.
   std::uint32_t caller_depth = 0, callee_depth = 0;
+  // The row of a chain's frame at an address no symbol names, shown as sampled (perf's
+  // cumulative entry) where the leaf's own row shows its offset in the mapping
+  // (Profile::named_twice).
+  bool as_sampled = false;
 };
 
 struct HistOptions {
@@ -43,31 +47,40 @@ struct HistOptions {
 class RowKeyer {
  public:
   RowKeyer(const Profile& profile, const std::vector<SortKey>& keys);
-  std::uint64_t operator()(ThreadId thread, LocationId location) {
-    return std::uint64_t{thread_key(thread)} << 32 | location_key(location);
+  // `in_chain`: the key of the frame's place in a call chain, which differs from its row as a
+  // leaf only for a location named twice (Profile::named_twice) under the sym key.
+  std::uint64_t operator()(ThreadId thread, LocationId location, bool in_chain = false) {
+    return std::uint64_t{thread_key(thread)} << 32 | location_key(location, in_chain);
+  }
+  // Whether a frame's place in a chain has a row of its own.
+  bool chain_row_differs(LocationId location) const {
+    return function_ && profile_.named_twice(location);
   }
 
  private:
   std::uint32_t thread_key(ThreadId thread);
-  std::uint32_t location_key(LocationId location);
+  std::uint32_t location_key(LocationId location, bool in_chain);
 
   const Profile& profile_;
   bool command_ = false, tid_ = false, dso_ = false, function_ = false;
-  std::vector<std::uint32_t> thread_keys_, location_keys_;
+  std::vector<std::uint32_t> thread_keys_, location_keys_, chain_keys_;
   std::unordered_map<std::string, std::uint32_t> thread_parts_, location_parts_;
 };
 
-// The sym key's text of a location: its function's name, or the address (as perf prints it,
-// "%#.16llx") when no mapping covers it.
-std::string symbol_text(const Profile& profile, LocationId location);
+// The sym key's text of a row: its function's name, or, as perf prints it ("%#.16llx"), the
+// address as sampled when no mapping covers it, and for one no symbol covers the offset in the
+// mapping (the address as sampled in a chain's row: HistRow::as_sampled).
+std::string symbol_text(const Profile& profile, const HistRow& row);
+// The address a row with no symbol is named and ordered by.
+std::uint64_t unresolved_address(const Profile& profile, const HistRow& row);
 
 struct Hist {
   Hist(const Profile& profile, const std::vector<SortKey>& keys) : keyer(profile, keys) {}
 
   // The row of a frame (FlatIdMap::kNone for one of no counted stack). The keyer numbers key
   // parts in the order it meets them, so only this hist's own keyer gives its rows' keys.
-  std::uint32_t row_of(ThreadId thread, LocationId location) const {
-    return index.find(keyer(thread, location));
+  std::uint32_t row_of(ThreadId thread, LocationId location, bool in_chain = false) const {
+    return index.find(keyer(thread, location, in_chain));
   }
 
   std::vector<HistRow> rows;  // in no particular order

@@ -77,6 +77,8 @@ LocationId LocationTable::user(const AddressSpace& space, std::uint64_t address,
     if (const LocationId known = user_locations_.find(key); known != FlatIdMap::kNone) return known;
   }
   const LocationId made = resolve_file(*mapping, offset);
+  profile_.locations[made].map_address = offset;
+  profile_.locations[made].sampled_address = code;
   if (packable) user_locations_.insert(key, made);
   return made;
 }

@@ -252,20 +252,18 @@ class ProfileBuilder {
                        s.stack_size > 0;
     const std::uint16_t cpumode = record.header.misc & PERF_RECORD_MISC_CPUMODE_MASK;
     bool kernel = cpumode == PERF_RECORD_MISC_KERNEL;
-    bool first_of_context = true;
     for (std::uint64_t entry : s.callchain) {
       if (entry >= static_cast<std::uint64_t>(PERF_CONTEXT_MAX)) {
         kernel = entry == static_cast<std::uint64_t>(PERF_CONTEXT_KERNEL);
-        first_of_context = true;
         continue;
       }
       // Not return: the leaf fallback below must still see the sample (--max-stack 0).
       if (chain_.size() >= options_.max_frames) break;
       if (!kernel && dwarf) continue;  // the unwound frames replace these
-      const bool return_address = !first_of_context;
-      first_of_context = false;
-      chain_.push_back(kernel ? locations_.kernel(return_address ? entry - 1 : entry)
-                              : locations_.user(space, entry, return_address));
+      // Each entry is looked up as recorded, return addresses too, as perf's add_callchain_ip
+      // does: a call that ends its function returns to the next symbol (ld.so's _start calls
+      // _dl_start and returns to the label _dl_start_user), and perf names that one.
+      chain_.push_back(kernel ? locations_.kernel(entry) : locations_.user(space, entry, false));
     }
     if (dwarf) {
       // dyn_size: how many of the copied bytes are real (0: none), as perf reads it.

@@ -60,6 +60,11 @@ struct Location {
   std::uint64_t address = 0;
   FunctionId function = 0;
   std::uint32_t line = 0;  // DWARF's line of this address; 0 when unknown
+  // A mapped file's address that no symbol covers has two names in perf's tables: the row of the
+  // samples whose leaf it is shows the offset into the mapping (perf's map_ip: address - start +
+  // pgoff), the rows and call-graph nodes of the chains it is in show the address as sampled (the
+  // first one seen, when several processes map the file at different places).
+  std::uint64_t map_address = 0, sampled_address = 0;
 };
 
 // A thread as its samples name it: the command is the one it had when sampled (exec changes it).
@@ -125,6 +130,13 @@ struct Profile {
   // Dso that no symbol covers.
   bool unresolved(LocationId location) const {
     return unmapped(location) || function_of(location).name == "[unknown]";
+  }
+  // An address of a mapped file that no symbol covers, whose two names (Location::map_address,
+  // sampled_address) differ: perf gives it a row of each in a --children table.
+  bool named_twice(LocationId location) const {
+    const Location& l = locations[location];
+    return !unmapped(location) && !dso_of(location).kernel && l.map_address != l.sampled_address &&
+           function_of(location).name == "[unknown]";
   }
 };
 

@@ -34,7 +34,7 @@ std::string cell(const Profile& profile, SortKey key, const HistRow& row) {
       return profile.dso_of(row.location).name;
     case SortKey::kSym:
       return std::string(profile.dso_of(row.location).kernel ? "[k] " : "[.] ") +
-             symbol_text(profile, row.location);
+             symbol_text(profile, row);
   }
   return {};
 }

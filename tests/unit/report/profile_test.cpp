@@ -39,6 +39,22 @@ __attribute__((noinline)) int report_test_caller(int x) {
   __asm__ volatile("" ::: "memory");  // no tail call
   return y + 2;
 }
+// A function whose last instruction is a call, and the one after it: the call's return address is
+// the second one's first byte (ld.so's _start and _dl_start_user). Never run.
+void report_test_ends_in_a_call();
+void report_test_after_a_call();
+__asm__(
+    ".text\n"
+    ".globl report_test_ends_in_a_call\n"
+    ".type report_test_ends_in_a_call, @function\n"
+    "report_test_ends_in_a_call:\n"
+    "  call report_test_leaf\n"
+    ".size report_test_ends_in_a_call, . - report_test_ends_in_a_call\n"
+    ".globl report_test_after_a_call\n"
+    ".type report_test_after_a_call, @function\n"
+    "report_test_after_a_call:\n"
+    "  ret\n"
+    ".size report_test_after_a_call, . - report_test_after_a_call\n");
 }
 
 namespace userperf::report {
@@ -264,6 +280,24 @@ TEST_F(ProfileTest, MaxStackCutsTheChainButKeepsTheLeaf) {
     EXPECT_EQ(leaf_row->children, 100u);
     EXPECT_FALSE(row(profile, "report_test_caller"));
   }
+}
+
+// A return address is looked up as recorded, as perf does: one that is the next function's first
+// byte names that function, not the caller whose last instruction the call was.
+TEST_F(ProfileTest, ReturnAddressAtTheNextFunctionsStartNamesThatFunction) {
+  const ExeMapping exe = mapping_of(reinterpret_cast<void*>(&report_test_leaf));
+  ASSERT_FALSE(exe.path.empty());
+  const auto leaf = reinterpret_cast<std::uint64_t>(&report_test_leaf) + 1;
+  const auto ret = reinterpret_cast<std::uint64_t>(&report_test_after_a_call);
+  append(mmap2(exe, 1));
+  append(sample(2, 100, {PERF_CONTEXT_USER, leaf, ret}));
+  const Expected<Profile> built = this->profile();
+  ASSERT_TRUE(built) << built.error().message;
+  const auto after = row(*built, "report_test_after_a_call");
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->children, 100u);
+  EXPECT_EQ(after->self, 0u);
+  EXPECT_FALSE(row(*built, "report_test_ends_in_a_call"));
 }
 
 TEST_F(ProfileTest, MalformedSampleIsAnErrorNamingItsOffset) {

@@ -140,6 +140,50 @@ TEST(ReportText, ChildrenEntriesWithCallerOrderGraphs) {
       << text;
 }
 
+// Addresses of a mapped file that no symbol names (a stripped library, the vDSO between its
+// symbols) are rows apart, as perf's sym key compares their addresses. perf names a leaf's row by
+// the offset in the mapping and, with --children, the row of its place in the chain by the address
+// as sampled.
+TEST(ReportText, AddressesNoSymbolNamesAreRowsOfTheirOwnNamedAsPerfNamesThem) {
+  Profile profile = workload(0, 0, 0);
+  profile.dsos.push_back({"[vdso]", "[vdso]", "", false});
+  profile.functions.push_back({"[unknown]", 1, "", 0});
+  const auto unnamed = static_cast<FunctionId>(profile.functions.size() - 1);
+  for (const std::uint64_t offset : {0x7dcu, 0x79du}) {
+    Location l{1, offset, unnamed, 0};
+    l.map_address = offset;
+    l.sampled_address = 0x7f0000000000 + offset;
+    profile.locations.push_back(l);
+  }
+  const auto stack = [&](std::uint64_t period, std::vector<LocationId> frames) {
+    profile.stacks.push_back({0, 0, static_cast<std::uint32_t>(profile.frames.size()),
+                              static_cast<std::uint32_t>(frames.size()), period, period});
+    profile.frames.insert(profile.frames.end(), frames.begin(), frames.end());
+    profile.events[0].samples += period;
+    profile.events[0].total_period += period;
+  };
+  stack(30, {4, 0});
+  stack(10, {5, 0});
+  ReportOptions options;
+  options.keys = {SortKey::kSym};
+  EXPECT_EQ(table(profile, options),
+            "# Overhead  Symbol                \n"
+            "# ........  ......................\n"
+            "#\n"
+            "    75.00%  [.] 0x00000000000007dc\n"
+            "    25.00%  [.] 0x000000000000079d\n");
+  options.children = true;
+  EXPECT_EQ(table(profile, options),
+            "# Children      Self  Symbol                \n"
+            "# ........  ........  ......................\n"
+            "#\n"
+            "   100.00%     0.00%  [.] main\n"
+            "    75.00%    75.00%  [.] 0x00000000000007dc\n"
+            "    75.00%     0.00%  [.] 0x00007f00000007dc\n"
+            "    25.00%    25.00%  [.] 0x000000000000079d\n"
+            "    25.00%     0.00%  [.] 0x00007f000000079d\n");
+}
+
 TEST(ReportText, FractalSharesAreOfTheParentAndTheThresholdLeavesARemainder) {
   ReportOptions options;
   options.call_graph = {CallGraphMode::kFractal, 30, CallOrder::kCallee};
