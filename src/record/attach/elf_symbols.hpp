@@ -48,7 +48,8 @@ std::vector<LoadedObject> loaded_objects(pid_t pid, const std::string& prefix);
 
 // The run-time address of function `name` of `object` in process `pid`: the file is read through
 // /proc/PID/root (the process's view of the file system), else by its path. 0 with no error when
-// the object does not export it.
+// the object does not export it. A file's symbols are parsed once (kept by device, inode, size and
+// modification time).
 Expected<std::uint64_t> remote_function(pid_t pid, const LoadedObject& object,
                                         const std::string& name);
 
