@@ -543,7 +543,9 @@ TEST(AgentTest, TracepointFormatIsSentAndFiringsAreSampled) {
   std::size_t firings = 0;
   for (const Sample& s : thread.samples()) firings += s.id == thread.start.events[1].id;
   EXPECT_EQ(firings, 100u);
-  // At exit, what the thread's events counted: the tracepoint's 100 hits, none lost.
+  // At exit, what the thread's events counted: the tracepoint's 100 hits, none lost. (The clock
+  // may count a whole period lost at exit: one the thread ran since its last sample, as on a
+  // slower machine in one run of the whole suite.)
   ASSERT_EQ(image.counts.size(), 1u);
   const EventCountsMessage& counts = image.counts[0];
   EXPECT_EQ(counts.pid, image.hello.pid);
@@ -552,8 +554,8 @@ TEST(AgentTest, TracepointFormatIsSentAndFiringsAreSampled) {
   for (std::uint32_t i = 0; i < 2; ++i) {
     EXPECT_EQ(counts.events[i].config_index, i);
     EXPECT_EQ(counts.events[i].id, thread.start.events[i].id);
-    EXPECT_EQ(counts.events[i].lost, 0u);
   }
+  EXPECT_EQ(counts.events[1].lost, 0u);
   EXPECT_EQ(counts.events[1].count, 100u);
 }
 
