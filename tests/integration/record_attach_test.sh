@@ -48,7 +48,23 @@ start() {
 # ticker thread, and a thread that enters nanosleep between the ticker's look and the signal gets
 # EINTR (docs/record.md, "Sampling"); every other recording here samples at -F 99, below HZ, where
 # only the thread's own CPU-time timer signals it, which a sleeping thread never fires.
+# A target still running after 60 s (its runs take seconds) fails with what its threads are
+# doing, instead of the test's timeout with nothing said (once in a ctest run of 8 tests).
 unchanged() {
+  local tenths=0
+  while kill -0 "$runner" 2>/dev/null && ((tenths < 600)); do
+    sleep 0.1
+    tenths=$((tenths + 1))
+  done
+  if kill -0 "$runner" 2>/dev/null; then
+    local state="" task
+    for task in /proc/"$pid"/task/*; do
+      state+="$(basename "$task") $(awk '{ print $3 }' "$task/stat" 2>/dev/null) $(cat "$task/wchan" 2>/dev/null) $(cat "$task/comm" 2>/dev/null); "
+    done
+    state+="$(grep -E '^(TracerPid|SigBlk|SigPnd|ShdPnd):' "/proc/$pid/status" 2>/dev/null | tr -s '\t\n' '  ')"
+    fail "$1: the target (pid $pid) still runs after 60 s: $state"
+    kill -KILL "$pid" 2>/dev/null
+  fi
   wait "$runner"
   if [[ ${2:-} == eintr ]]; then
     sed -i 's/ eintr=[0-9]*//' "$dir/ref.out" "$dir/run.out"
