@@ -31,8 +31,7 @@ EntryCallGraphs::EntryCallGraphs(const Profile& profile, int event, const Hist& 
     nodes_.emplace_back();
     entry_periods_.push_back(children ? entries[i]->children : entries[i]->self);
   }
-  const bool chained = (profile.events[static_cast<std::size_t>(event)].attr.sample_type &
-                        PERF_SAMPLE_CALLCHAIN) != 0;
+  const bool chained = profile.events[static_cast<std::size_t>(event)].chained();
   std::vector<bool> unnamed;
   for (const Function& function : profile.functions)
     unnamed.push_back(function.name == "[unknown]");

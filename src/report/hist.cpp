@@ -78,8 +78,7 @@ Hist build_hist_indexed(const Profile& profile, int event, const HistOptions& op
   std::vector<std::size_t> counted_in, caller_depth_in;
   std::vector<std::uint32_t> rows;  // the row of each frame, leaf first
   // Whether a sample's frames are a call chain (perf's cumulative entries), beyond its leaf.
-  const bool chained = (profile.events[static_cast<std::size_t>(event)].attr.sample_type &
-                        PERF_SAMPLE_CALLCHAIN) != 0;
+  const bool chained = profile.events[static_cast<std::size_t>(event)].chained();
   ThreadId thread = 0;
   const auto row_of = [&](LocationId location, bool in_chain) {
     const std::uint64_t key = keys(thread, location, in_chain);

@@ -88,6 +88,8 @@ struct EventProfile {
   perf_event_attr attr{};
   std::uint64_t samples = 0;
   std::uint64_t total_period = 0;
+  // Whether its samples carry call chains (perf's --children and cumulative entries need them).
+  bool chained() const { return (attr.sample_type & PERF_SAMPLE_CALLCHAIN) != 0; }
 };
 
 struct Profile {

@@ -166,9 +166,8 @@ std::string sample_count_text(std::uint64_t samples) {
 }
 
 bool has_call_chains(const Profile& profile) {
-  return std::any_of(profile.events.begin(), profile.events.end(), [](const EventProfile& event) {
-    return (event.attr.sample_type & PERF_SAMPLE_CALLCHAIN) != 0;
-  });
+  return std::any_of(profile.events.begin(), profile.events.end(),
+                     [](const EventProfile& event) { return event.chained(); });
 }
 
 void print_report(const Profile& profile, const ReportOptions& options, std::FILE* out) {
