@@ -48,6 +48,14 @@ start() {
 # ticker thread, and a thread that enters nanosleep between the ticker's look and the signal gets
 # EINTR (docs/record.md, "Sampling"); every other recording here samples at -F 99, below HZ, where
 # only the thread's own CPU-time timer signals it, which a sleeping thread never fires.
+# threads_state PID: each thread's "tid state wchan comm", and the process's tracer and signals.
+threads_state() {
+  local state="" task
+  for task in /proc/"$1"/task/*; do
+    state+="$(basename "$task") $(awk '{ print $3 }' "$task/stat" 2>/dev/null) $(cat "$task/wchan" 2>/dev/null) $(cat "$task/comm" 2>/dev/null); "
+  done
+  echo "$state$(grep -E '^(TracerPid|SigBlk|SigPnd|ShdPnd):' "/proc/$1/status" 2>/dev/null | tr -s '\t\n' '  ')"
+}
 # A target still running after 60 s (its runs take seconds) fails with what its threads are
 # doing, instead of the test's timeout with nothing said (once in a ctest run of 8 tests).
 unchanged() {
@@ -57,12 +65,7 @@ unchanged() {
     tenths=$((tenths + 1))
   done
   if kill -0 "$runner" 2>/dev/null; then
-    local state="" task
-    for task in /proc/"$pid"/task/*; do
-      state+="$(basename "$task") $(awk '{ print $3 }' "$task/stat" 2>/dev/null) $(cat "$task/wchan" 2>/dev/null) $(cat "$task/comm" 2>/dev/null); "
-    done
-    state+="$(grep -E '^(TracerPid|SigBlk|SigPnd|ShdPnd):' "/proc/$pid/status" 2>/dev/null | tr -s '\t\n' '  ')"
-    fail "$1: the target (pid $pid) still runs after 60 s: $state"
+    fail "$1: the target (pid $pid) still runs after 60 s: $(threads_state "$pid")"
     kill -KILL "$pid" 2>/dev/null
   fi
   wait "$runner"
@@ -100,6 +103,17 @@ case $scenario in
     done
     sleep 0.5
     kill -INT "$recorder"
+    # The recorder detaches and ends within seconds; one that does not is named with what its
+    # threads and the target's are doing (the test once ran into ctest's timeout, nothing said).
+    for _ in $(seq 1 600); do
+      kill -0 "$recorder" 2>/dev/null || break
+      sleep 0.1
+    done
+    if kill -0 "$recorder" 2>/dev/null; then
+      fail "the recorder did not end within 60 s of SIGINT: its threads $(threads_state "$(pgrep -n -P "$recorder" || echo "$recorder")"), the target's $(threads_state "$pid")"
+      pkill -KILL -P "$recorder"
+      kill -KILL "$recorder" 2>/dev/null
+    fi
     wait "$recorder"
     rc=$?
     main_ticks=$(($(ticks "$pid") - main_ticks)) worker_ticks=$(($(ticks "$worker_tid") - worker_ticks))
