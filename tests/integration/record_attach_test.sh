@@ -43,11 +43,6 @@ start() {
   # A short run may be over before it is seen: then there is nothing to attach to.
   [[ -n $pid ]] || { kill -0 "$runner" 2>/dev/null && fail "the target did not start"; pid=999999; }
 }
-# unchanged NAME [eintr]: waits for the target; its output and status must be the reference's.
-# With "eintr" the count of EINTRs is left out: at -F above HZ the clock signal also comes from the
-# ticker thread, and a thread that enters nanosleep between the ticker's look and the signal gets
-# EINTR (docs/record.md, "Sampling"); every other recording here samples at -F 99, below HZ, where
-# only the thread's own CPU-time timer signals it, which a sleeping thread never fires.
 # threads_state PID: each thread's "tid state wchan comm", and the process's tracer and signals.
 threads_state() {
   local state="" task
@@ -56,15 +51,24 @@ threads_state() {
   done
   echo "$state$(grep -E '^(TracerPid|SigBlk|SigPnd|ShdPnd):' "/proc/$1/status" 2>/dev/null | tr -s '\t\n' '  ')"
 }
-# A target still running after 60 s (its runs take seconds) fails with what its threads are
-# doing, instead of the test's timeout with nothing said (once in a ctest run of 8 tests).
-unchanged() {
+# ends_within PID SECONDS: whether PID (a child of this shell) ends within SECONDS.
+ends_within() {
   local tenths=0
-  while kill -0 "$runner" 2>/dev/null && ((tenths < 600)); do
+  while kill -0 "$1" 2>/dev/null && ((tenths < $2 * 10)); do
     sleep 0.1
     tenths=$((tenths + 1))
   done
-  if kill -0 "$runner" 2>/dev/null; then
+  ! kill -0 "$1" 2>/dev/null
+}
+# unchanged NAME [eintr]: waits for the target; its output and status must be the reference's.
+# With "eintr" the count of EINTRs is left out: at -F above HZ the clock signal also comes from the
+# ticker thread, and a thread that enters nanosleep between the ticker's look and the signal gets
+# EINTR (docs/record.md, "Sampling"); every other recording here samples at -F 99, below HZ, where
+# only the thread's own CPU-time timer signals it, which a sleeping thread never fires.
+# A target still running after 60 s (its runs take seconds) fails with what its threads are
+# doing, instead of the test's timeout with nothing said (once in a ctest run of 8 tests).
+unchanged() {
+  if ! ends_within "$runner" 60; then
     fail "$1: the target (pid $pid) still runs after 60 s: $(threads_state "$pid")"
     kill -KILL "$pid" 2>/dev/null
   fi
@@ -105,11 +109,7 @@ case $scenario in
     kill -INT "$recorder"
     # The recorder detaches and ends within seconds; one that does not is named with what its
     # threads and the target's are doing (the test once ran into ctest's timeout, nothing said).
-    for _ in $(seq 1 600); do
-      kill -0 "$recorder" 2>/dev/null || break
-      sleep 0.1
-    done
-    if kill -0 "$recorder" 2>/dev/null; then
+    if ! ends_within "$recorder" 60; then
       fail "the recorder did not end within 60 s of SIGINT: its threads $(threads_state "$(pgrep -n -P "$recorder" || echo "$recorder")"), the target's $(threads_state "$pid")"
       pkill -KILL -P "$recorder"
       kill -KILL "$recorder" 2>/dev/null
