@@ -57,18 +57,6 @@ void set_clock_sample_gate(bool (*gate)());
 // the external ticker; 0 when the event is no clock of this process image.
 std::uint32_t clock_poke_value(const core::Event& event);
 
-// The frame-pointer walk of the clock handler's samples, for samples a PMU takes outside it (the
-// agent's off-CPU wrappers): PERF_CONTEXT_USER, ip, then the return addresses from the frame at
-// fp, reading only [sp, stack_high). Returns the entries written (at most max). SIGNAL-SAFE.
-std::uint64_t walk_user_frames(std::uint64_t ip, std::uint64_t fp, std::uint64_t sp,
-                               std::uint64_t stack_high, std::uint64_t* out, int max);
-// [low, high) of the calling thread's stack, {0, 0} when unknown (normal context).
-void current_thread_stack(std::uint64_t& low, std::uint64_t& high);
-// [low, high) of thread `tid`'s stack, for the clock timers opened on it from another thread
-// (an agent attached to a running process hears them from the recorder, which read each thread's
-// stack pointer with ptrace); low >= high forgets it. Normal context.
-void note_thread_stack(pid_t tid, std::uint64_t low, std::uint64_t high);
-
 // Creates a stopped clock over `tid`'s CPU time that signals `tid` and samples into `engine`.
 // Returns 0 or -errno.
 int clock_timer_create(core::Engine& engine, core::Event& event, pid_t tid, ClockTimer& out);

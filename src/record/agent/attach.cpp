@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "pmu/clock/clock_timer.hpp"
+#include "pmu/clock/user_context.hpp"
 #include "record/agent/session.hpp"
 #include "record/agent/thread_events.hpp"
 #include "record/protocol.hpp"

@@ -24,7 +24,7 @@
 #include <cerrno>
 #include <cstdint>
 
-#include "pmu/clock/clock_timer.hpp"
+#include "pmu/clock/user_context.hpp"
 #include "record/agent/real_function.hpp"
 #include "record/agent/signal_mask.hpp"
 #include "record/agent/thread_events.hpp"

@@ -16,6 +16,7 @@
 #include "core/engine.hpp"
 #include "core/sample_data.hpp"
 #include "pmu/clock/clock_timer.hpp"
+#include "pmu/clock/user_context.hpp"
 #include "record/agent/signal_mask.hpp"
 #include "record/transport.hpp"
 #include "support/descriptors.hpp"
@@ -342,7 +343,9 @@ void start_thread(Session& session, pid_t ptid) {
     OffCpuTarget target;
     target.event = t->events[i];
     target.pid = support::current_pid();
-    pmu::current_thread_stack(target.stack_low, target.stack_high);
+    const pmu::StackBounds stack = pmu::current_thread_stack();
+    target.stack_low = stack.low;
+    target.stack_high = stack.high;
     t_offcpu = target;
   }
 }
