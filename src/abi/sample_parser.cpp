@@ -214,17 +214,36 @@ ParseStatus parse_body(std::span<const std::uint8_t> record, const SampleFormat&
   return c.finish();
 }
 
-// Clears `out` for the next record but keeps the capacity of its two vectors that grow with every
-// record (the field list and the callchain): a consumer that parses record after record into
-// one ParsedSample (the recorder's drain) allocates nothing once they are large enough.
+// `v`'s storage, emptied, to be given back to the object after a reset.
+template <class T>
+std::vector<T> emptied(std::vector<T>& v) {
+  std::vector<T> kept = std::move(v);
+  kept.clear();
+  return kept;
+}
+
+// Clears `out` for the next record but keeps the capacity of its vectors (the field list, the
+// callchain, the read entries and the registers): a consumer that parses record after record into
+// one object (the recorder's drain, the report's passes) allocates nothing once they are large
+// enough.
 void reset_keeping_capacity(ParsedSample& out) {
-  std::vector<SampleField> fields = std::move(out.fields);
-  std::vector<std::uint64_t> callchain = std::move(out.callchain);
+  std::vector<SampleField> fields = emptied(out.fields);
+  std::vector<std::uint64_t> callchain = emptied(out.callchain);
+  std::vector<ReadEntry> entries = emptied(out.read.entries);
+  std::vector<std::uint64_t> user = emptied(out.regs_user.values);
+  std::vector<std::uint64_t> intr = emptied(out.regs_intr.values);
   out = ParsedSample{};
-  fields.clear();
-  callchain.clear();
   out.fields = std::move(fields);
   out.callchain = std::move(callchain);
+  out.read.entries = std::move(entries);
+  out.regs_user.values = std::move(user);
+  out.regs_intr.values = std::move(intr);
+}
+
+void reset_keeping_capacity(ParsedSampleId& out) {
+  std::vector<SampleField> fields = emptied(out.fields);
+  out = ParsedSampleId{};
+  out.fields = std::move(fields);
 }
 
 }  // namespace
@@ -284,7 +303,7 @@ ParseStatus parse_sample(std::span<const std::uint8_t> record, const SampleForma
 
 ParseStatus parse_sample_id(std::span<const std::uint8_t> record, std::uint64_t sample_type,
                             ParsedSampleId& out) {
-  out = ParsedSampleId{};
+  reset_keeping_capacity(out);
   perf_event_header header;
   if (const ParseStatus s = check_header(record, header); !s.ok()) return s;
   if (header.type == PERF_RECORD_SAMPLE) return ParseStatus{ParseError::kWrongType, 0};

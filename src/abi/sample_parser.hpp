@@ -139,6 +139,8 @@ struct ParsedSample {
 
 // Decodes a PERF_RECORD_SAMPLE. `record` starts at the header; bytes past header.size are ignored.
 // The fields must consume exactly header.size bytes.
+// `out` is reset first but its vectors keep their capacity: parsing record after record into
+// one ParsedSample allocates nothing once they are large enough.
 //
 // BRANCH_STACK with PERF_SAMPLE_BRANCH_HW_INDEX is ambiguous when nr is 0: the kernel omits hw_idx
 // when the PMU supplied no branch stack at all but writes it for an empty one. Both readings are
@@ -161,7 +163,8 @@ struct ParsedSampleId {
 };
 
 // Decodes the trailer from the end of a non-SAMPLE record. The record must hold its header and the
-// whole trailer; the body in between is not looked at.
+// whole trailer; the body in between is not looked at. As parse_sample, `out` keeps its field
+// list's capacity.
 ParseStatus parse_sample_id(std::span<const std::uint8_t> record, std::uint64_t sample_type,
                             ParsedSampleId& out);
 

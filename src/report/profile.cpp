@@ -104,16 +104,14 @@ class ProfileBuilder {
         if (attr < 0)
           return perfdata::malformed_at(record.offset, "sample of no event in the file");
         const perf_event_attr& a = reader_.attrs()[attr].attr;
-        abi::ParsedSample sample;
-        const abi::ParseStatus status = abi::parse_sample(record.bytes, formats_[attr], sample);
+        const abi::ParseStatus status = abi::parse_sample(record.bytes, formats_[attr], parsed_);
         if (!status.ok()) return bad_sample(record, status);
-        if (a.sample_type & PERF_SAMPLE_TIME) time = sample.time;
+        if (a.sample_type & PERF_SAMPLE_TIME) time = parsed_.time;
       } else if (attr >= 0 && reader_.attrs()[attr].attr.sample_id_all) {
         const perf_event_attr& a = reader_.attrs()[attr].attr;
-        abi::ParsedSampleId id;
-        if (abi::parse_sample_id(record.bytes, a.sample_type, id).ok() &&
+        if (abi::parse_sample_id(record.bytes, a.sample_type, parsed_id_).ok() &&
             (a.sample_type & PERF_SAMPLE_TIME)) {
-          time = id.time;
+          time = parsed_id_.time;
         }
       }
       last_time = time;
@@ -286,6 +284,7 @@ class ProfileBuilder {
   Profile& out_;
   std::vector<abi::SampleFormat> formats_;  // per attr, made once: it is a vector of fields
   abi::ParsedSample parsed_;                // reused: parse_sample keeps its vectors' capacity
+  abi::ParsedSampleId parsed_id_;           // the same for sample_id trailers
   ProcessTable processes_;
   LocationTable locations_;
   DwarfUnwinder unwinder_;

@@ -98,7 +98,7 @@ class Printer {
     if (type != PERF_RECORD_SAMPLE && attr_index >= 0 && type < PERF_RECORD_MAX) {
       const perf_event_attr& attr = reader_.attrs()[attr_index].attr;
       if (attr.sample_id_all && (attr.sample_type & PERF_SAMPLE_TIME)) {
-        abi::ParsedSampleId id;
+        abi::ParsedSampleId& id = parsed_id_;
         const abi::ParseStatus status = abi::parse_sample_id(record.bytes, attr.sample_type, id);
         if (!status.ok()) {
           return malformed_at(record.offset + status.offset, std::string("sample_id trailer of ") +
@@ -245,7 +245,7 @@ class Printer {
       return {};
     }
     const perf_event_attr& attr = reader_.attrs()[attr_index].attr;
-    abi::ParsedSample s;
+    abi::ParsedSample& s = parsed_;
     const abi::ParseStatus status =
         abi::parse_sample(record.bytes, abi::SampleFormat::from_attr(attr), s);
     if (!status.ok()) {
@@ -355,6 +355,9 @@ class Printer {
   std::FILE* out_;
   ScriptOptions options_;
   std::map<std::string, std::unique_ptr<trace::AuxDecoder>> decoders_;
+  // Reused for every record: parsing keeps their vectors' capacity.
+  abi::ParsedSample parsed_;
+  abi::ParsedSampleId parsed_id_;
 };
 
 }  // namespace

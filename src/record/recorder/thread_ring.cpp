@@ -91,8 +91,7 @@ Expected<void> ThreadRing::check_copy() {
     return make_error(EBADMSG, "a record of id " + std::to_string(id) + ", no event of this ring");
   checked_ = event;
   if (header.type != PERF_RECORD_SAMPLE) {
-    abi::ParsedSampleId trailer;
-    const abi::ParseStatus status = abi::parse_sample_id(copy_, event->sample_type, trailer);
+    const abi::ParseStatus status = abi::parse_sample_id(copy_, event->sample_type, trailer_);
     if (!status.ok())
       return make_error(EBADMSG,
                         std::string("a record's sample_id: ") + abi::to_string(status.error));

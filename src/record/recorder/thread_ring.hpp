@@ -80,7 +80,8 @@ class ThreadRing {
   std::vector<CheckedEvent> events_;
   const CheckedEvent* checked_ = nullptr;  // the event of the record check_copy accepted last
   std::vector<std::uint8_t> copy_;         // the record being checked, out of the program's reach
-  abi::ParsedSample parsed_;               // reused: its field list keeps its capacity
+  abi::ParsedSample parsed_;               // reused: parsing keeps its vectors' capacity
+  abi::ParsedSampleId trailer_;            // the same, for non-SAMPLE records' sample_id
   // data_tail as this recorder last stored it (as found at map time before the first drain): the
   // program can write the control page, and a tail it moved would have records read twice or
   // skipped, so one that differs marks the ring corrupt.

@@ -441,6 +441,45 @@ TEST(SampleParser, RegsFollowTheMaskAndAbi) {
   EXPECT_EQ(s.field("regs_intr.regs"), nullptr);
 }
 
+// One ParsedSample reused for record after record (as the recorder and the report parse) reads
+// each as a fresh one would: nothing of the record before is left in its vectors or fields, and
+// the vectors keep their storage.
+TEST(SampleParser, ReusedSampleReadsEachRecordAsAFreshOneWould) {
+  const std::vector<std::uint8_t> full = from_hex(kOracleSample);
+  const SampleFormat full_format = oracle_format();
+  SampleFormat small_format;
+  small_format.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_READ | PERF_SAMPLE_REGS_USER;
+  small_format.read_format = 0;
+  small_format.sample_regs_user = 1ULL << 8;
+  const std::vector<std::uint8_t> small = Builder().u64(0x1234).u64(9).u64(0).build();
+  ParsedSample reused;
+  for (int round = 0; round < 2; ++round) {
+    for (const auto& [record, format] : {std::pair{&full, &full_format}, {&small, &small_format}}) {
+      ParsedSample fresh;
+      ASSERT_TRUE(parse_sample(*record, *format, fresh).ok());
+      ASSERT_TRUE(parse_sample(*record, *format, reused).ok());
+      EXPECT_EQ(names(reused.fields), names(fresh.fields));
+      EXPECT_EQ(reused.callchain, fresh.callchain);
+      EXPECT_EQ(reused.regs_user.values, fresh.regs_user.values);
+      EXPECT_EQ(reused.regs_user.abi, fresh.regs_user.abi);
+      ASSERT_EQ(reused.read.entries.size(), fresh.read.entries.size());
+      for (std::size_t i = 0; i < fresh.read.entries.size(); ++i) {
+        EXPECT_EQ(reused.read.entries[i].value, fresh.read.entries[i].value);
+        EXPECT_EQ(reused.read.entries[i].id, fresh.read.entries[i].id);
+      }
+      EXPECT_EQ(reused.ip, fresh.ip);
+      EXPECT_EQ(reused.time, fresh.time);
+      EXPECT_EQ(reused.stack.size, fresh.stack.size);
+    }
+  }
+  // After the small record the vectors hold its fields only but keep the full record's storage.
+  ParsedSample full_fresh;
+  ASSERT_TRUE(parse_sample(full, full_format, full_fresh).ok());
+  EXPECT_TRUE(reused.callchain.empty());
+  EXPECT_GE(reused.callchain.capacity(), full_fresh.callchain.size());
+  EXPECT_GE(reused.fields.capacity(), full_fresh.fields.size());
+}
+
 TEST(SampleParser, StackUserSizes) {
   SampleFormat f;
   f.sample_type = PERF_SAMPLE_STACK_USER | PERF_SAMPLE_CODE_PAGE_SIZE;
@@ -642,6 +681,18 @@ TEST(SampleIdParser, OracleLostTrailer) {
   EXPECT_EQ(id.cpu, 1u);
   EXPECT_EQ(id.identifier, 597u);
   EXPECT_EQ(id.fields.back().offset, 56u);
+}
+
+TEST(SampleIdParser, ReusedTrailerHoldsOnlyTheLastRecordsFields) {
+  const auto rec = Builder(PERF_RECORD_COMM, 0).u64(1).u64(2).u64(3).build();
+  ParsedSampleId id;
+  ASSERT_TRUE(parse_sample_id(rec, PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID, id).ok());
+  EXPECT_EQ(id.fields.size(), 4u);
+  EXPECT_EQ(id.time, 2u);
+  ASSERT_TRUE(parse_sample_id(rec, PERF_SAMPLE_STREAM_ID, id).ok());
+  EXPECT_EQ(names(id.fields), (std::vector<std::string>{"stream_id"}));
+  EXPECT_EQ(id.time, 0u);
+  EXPECT_EQ(id.stream_id, 3u);
 }
 
 TEST(SampleIdParser, StreamIdAndEmptyTrailer) {
