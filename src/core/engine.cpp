@@ -1,10 +1,10 @@
 // Engine's syscall surface: perf_event_open with its checks, close and the references that outlive
-// it, ioctl, SET_OUTPUT, read and poll. The event states are in engine_sched.cpp, mmap and the
-// buffers behind it in engine_mmap.cpp, the side-band records in engine_side_band.cpp.
+// it, read and poll. ioctl and output redirection (SET_OUTPUT, open's FD_OUTPUT, close's detach)
+// are in engine_ioctl.cpp, the event states in engine_sched.cpp, mmap and the buffers behind it in
+// engine_mmap.cpp, the side-band records in engine_side_band.cpp, inheritance (a thread's clones of
+// its creator's events, and their end) in engine_inherit.cpp.
 #include "core/engine.hpp"
 
-#include <fcntl.h>
-#include <sched.h>
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/uio.h>
@@ -27,25 +27,11 @@ namespace userperf::core {
 
 namespace {
 
-constexpr unsigned long kIocFlagGroup = PERF_IOC_FLAG_GROUP;
-
-// The clock an event's records use, compared by SET_OUTPUT ("mixing clocks in one buffer").
-int event_clock(const Event& e) {
-  return e.attr.use_clockid ? e.attr.clockid : -1;
-}
-
 bool is_thread_of_this_process(pid_t tid) {
   char path[64];
   snprintf(path, sizeof path, "/proc/self/task/%d", tid);
   return access(path, F_OK) == 0;
 }
-
-// A sink for emit_read_values into a plain buffer (read(2)).
-struct VectorSink {
-  std::vector<std::uint64_t> words;
-  void put(std::uint64_t v) { words.push_back(v); }
-  void zero(std::size_t bytes) { words.resize(words.size() + bytes / sizeof(std::uint64_t), 0); }
-};
 
 // read(2)'s values (perf_event_read_value, perf_read_group): an event's count and times with what
 // its clones count now and what the exited ones counted. Engine lock held.
@@ -68,22 +54,6 @@ struct WithChildren {
     }
   }
 };
-
-// perf_event_read_event: a clone's PERF_RECORD_READ at its thread's exit (attr.inherit_stat), in
-// its original's ring: pid and tid of the ending thread, the clone's own values in the event's
-// read_format (its group's, under PERF_FORMAT_GROUP), then the sample_id trailer.
-void output_exit_read(Event& clone, pid_t tid, std::uint64_t now) {
-  const bool group = (clone.attr.read_format & PERF_FORMAT_GROUP) != 0;
-  const std::uint32_t members = group ? clone.leader.load()->nr_members.load() : 1;
-  VectorSink body;
-  body.put(static_cast<std::uint64_t>(static_cast<std::uint32_t>(getpid())) |
-           (static_cast<std::uint64_t>(static_cast<std::uint32_t>(tid)) << 32));
-  emit_read_values(body, clone, now, members);
-  const SampleId id{static_cast<std::uint32_t>(getpid()), static_cast<std::uint32_t>(tid), now,
-                    static_cast<std::uint32_t>(sched_getcpu())};
-  output_sideband(clone, PERF_RECORD_READ, 0, body.words.data(),
-                  static_cast<std::uint32_t>(body.words.size() * sizeof(std::uint64_t)), id);
-}
 
 }  // namespace
 
@@ -422,171 +392,6 @@ std::unique_ptr<Event> Engine::release_event(Event& ev) {
   return owned;
 }
 
-// PERF_EVENT_IOC_SET_BPF (perf_event_set_bpf_handler): a program descriptor the resolver knows,
-// one program per event, and the program's own conditions (can_attach).
-int Engine::set_bpf(Event& event, unsigned long prog_fd) {
-  if (prog_fd > static_cast<unsigned long>(INT32_MAX)) return -EBADF;
-  std::shared_ptr<OverflowHandler> handler;
-  if (handler_resolver_ != nullptr) {
-    if (const int err = handler_resolver_->resolve_handler(static_cast<int>(prog_fd), handler);
-        err != 0) {
-      return err;
-    }
-  } else {
-    // A descriptor, but no program runtime: not a BPF program.
-    return fcntl(static_cast<int>(prog_fd), F_GETFD) >= 0 ? -EINVAL : -EBADF;
-  }
-  if (event.handler.load(std::memory_order_relaxed) != nullptr) return -EEXIST;
-  if (const int rc = handler->can_attach(event); rc != 0) return rc;
-  event.handler_owner = handler;
-  event.handler.store(handler.get(), std::memory_order_release);
-  return 0;
-}
-
-void Engine::detach_output(Event& event) {
-  Buffer* buffer = event.buffer;
-  if (buffer == nullptr) return;
-  // An AUX source leaving the buffer lets go of any handle on its area first.
-  if (buffer->aux != nullptr && event.pmu->has_aux()) event.pmu->free_aux(event);
-  event.rb.store(nullptr, std::memory_order_release);
-  event.buffer = nullptr;
-  std::erase(buffer->events, &event);
-  if (buffer->owner == &event) buffer->owner = nullptr;
-}
-
-// ---- output redirection ----------------------------------------------------------------------
-
-// perf_event_set_output's checks, in the kernel's order; target nullptr detaches.
-int Engine::check_output(const Event& event, const Event& target) const {
-  if (&target == &event) return -EINVAL;
-  if (target.cpu != event.cpu) return -EINVAL;
-  if (target.cpu == -1 && target.pid != event.pid) return -EINVAL;
-  if (event_clock(target) != event_clock(event)) return -EINVAL;
-  if (target.attr.write_backward != event.attr.write_backward) return -EINVAL;
-  if (event.own_mappings != 0) return -EINVAL;
-  if (target.buffer == nullptr || target.buffer->mappings == 0) return -EINVAL;
-  return 0;
-}
-
-int Engine::set_output(Event& event, Event* target) {
-  if (target != nullptr) {
-    if (const int err = check_output(event, *target); err != 0) return err;
-  } else if (event.own_mappings != 0) {
-    return -EINVAL;
-  }
-  Buffer* buffer = target != nullptr ? target->buffer : nullptr;
-  detach_output(event);
-  if (buffer != nullptr) {
-    event.buffer = buffer;
-    buffer->events.push_back(&event);
-    // A deferred ring's events get it when its memory is made (materialize_ring).
-    if (buffer->ring->materialized()) {
-      event.rb.store(buffer->ring.get(), std::memory_order_release);
-    }
-  }
-  return 0;
-}
-
-// ---- ioctl -----------------------------------------------------------------------------------
-
-void Engine::reset(Event& event) {
-  event.pmu->read(event);
-  event.count.store(0);
-  update_user_page(event);
-}
-
-// perf_event_for_each / perf_event_for_each_child: an original and its clones alike.
-int Engine::apply(Event& event, unsigned long arg, void (Engine::*fn)(Event&)) {
-  if (arg & ~kIocFlagGroup) return -EINVAL;
-  auto with_children = [this, fn](Event& e) {
-    (this->*fn)(e);
-    for (Event* child : e.children) (this->*fn)(*child);
-  };
-  if (arg & kIocFlagGroup) {
-    Event& leader = *event.leader.load();
-    with_children(leader);
-    for (Event* sibling : leader.siblings) with_children(*sibling);
-  } else {
-    with_children(event);
-  }
-  return 0;
-}
-
-int Engine::ioctl(int fd, unsigned long request, unsigned long arg) {
-  std::lock_guard lock(mutex_);
-  Event* ev = lookup(fd);
-  if (ev == nullptr) return -EBADF;
-  Event& event = *ev;
-  switch (request) {
-    case PERF_EVENT_IOC_ENABLE:
-      return apply(event, arg, &Engine::enable);
-    case PERF_EVENT_IOC_DISABLE:
-      return apply(event, arg, &Engine::disable);
-    case PERF_EVENT_IOC_RESET:
-      return apply(event, arg, &Engine::reset);
-    case PERF_EVENT_IOC_REFRESH: {
-      // _perf_event_refresh: sampling, non-inherited events only; adds to the limit and enables.
-      const auto refresh = static_cast<int>(arg);
-      if (event.attr.inherit || event.attr.sample_period == 0 || refresh <= 0) return -EINVAL;
-      event.event_limit.fetch_add(refresh);
-      enable(event);
-      return 0;
-    }
-    case PERF_EVENT_IOC_PERIOD: {
-      std::uint64_t value = 0;
-      if (!support::read_user(reinterpret_cast<const void*>(arg), &value, sizeof value))
-        return -EFAULT;
-      return set_period(event, value);
-    }
-    case PERF_EVENT_IOC_ID: {
-      const std::uint64_t id = event.primary_id.load();
-      if (!support::write_user(reinterpret_cast<void*>(arg), &id, sizeof id)) return -EFAULT;
-      return 0;
-    }
-    case PERF_EVENT_IOC_SET_OUTPUT: {
-      // The argument is a long: (int)-1 arrives as 0xffffffff and is no descriptor (EBADF).
-      if (arg == ~0UL) return set_output(event, nullptr);
-      if (arg > static_cast<unsigned long>(INT32_MAX)) return -EBADF;
-      Event* target = lookup(static_cast<int>(arg));
-      if (target == nullptr) return -EBADF;
-      return set_output(event, target);
-    }
-    case PERF_EVENT_IOC_PAUSE_OUTPUT: {
-      // By value; needs a buffer with data pages.
-      if (event.buffer == nullptr || event.buffer->ring->data_size() == 0) return -EINVAL;
-      event.buffer->ring->set_paused(arg != 0);
-      return 0;
-    }
-    case PERF_EVENT_IOC_SET_BPF:
-      return set_bpf(event, arg);
-    case PERF_EVENT_IOC_SET_FILTER:
-    case PERF_EVENT_IOC_MODIFY_ATTRIBUTES:
-    case PERF_EVENT_IOC_QUERY_BPF:
-      return -EINVAL;
-    default:
-      return -ENOTTY;
-  }
-}
-
-// perf_event_period: the new value must be non-zero; in frequency mode it is a frequency bounded
-// by the maximum sample rate, otherwise a period below 2^63. The kernel rewrites attr with the
-// event stopped on its CPU; here a signal handler may be reading, so the value goes to the live
-// fields (event.hpp) and attr stays what open was given.
-int Engine::set_period(Event& event, std::uint64_t value) {
-  if (event.attr.sample_period == 0) return -EINVAL;  // not a sampling event
-  if (value == 0) return -EINVAL;
-  if (event.attr.freq) {
-    if (value > limits_.max_sample_rate) return -EINVAL;
-    event.sample_freq.store(value);
-  } else {
-    if (value & (1ULL << 63)) return -EINVAL;
-    event.sample_period.store(value);
-    event.period_left.store(static_cast<std::int64_t>(value));
-  }
-  event.pmu->period_changed(event);
-  return 0;
-}
-
 // ---- read ------------------------------------------------------------------------------------
 
 ssize_t Engine::read(int fd, void* buf, std::size_t count) {
@@ -609,124 +414,10 @@ ssize_t Engine::read(int fd, void* buf, std::size_t count) {
   } else {
     read_with_children(*ev);
   }
-  VectorSink sink;
+  ReadValuesBuffer sink;
   emit_read_values(sink, *ev, ev->clock_now(), members, WithChildren{});
   if (!support::write_user(buf, sink.words.data(), size)) return -EFAULT;
   return static_cast<ssize_t>(size);
-}
-
-// ---- inheritance -----------------------------------------------------------------------------
-
-// inherit_event: a clone of `from`'s original for thread `child`, in `leader`'s group (nullptr: a
-// leader itself). nullptr when the PMU cannot follow the thread.
-Event* Engine::inherit_event(Event& from, pid_t child, Event* leader) {
-  Event& origin = from.parent != nullptr ? *from.parent : from;
-  auto event = std::make_unique<Event>();
-  event->attr = origin.attr;
-  event->pid = child;
-  event->cpu = origin.cpu;
-  event->pmu = origin.pmu;
-  event->parent = &origin;
-  if (event->pmu->event_init(*event) != 0 || event->pmu->event_bind(*event) != 0) return nullptr;
-  event->id = next_id_++;
-  event->primary_id.store(origin.primary_id.load());
-  event->header_size = origin.header_size;
-  event->id_header_size = origin.id_header_size;
-  event->plan = origin.plan;
-  event->sample_period.store(origin.sample_period.load());
-  event->period_left.store(static_cast<std::int64_t>(event->sample_period.load()));
-  event->sample_freq.store(origin.sample_freq.load());
-  // The kernel's clone keeps its parent's overflow handler (a BPF program).
-  event->handler_owner = origin.handler_owner;
-  event->handler.store(origin.handler.load(), std::memory_order_release);
-  Event* ev = event.get();
-  if (ev->attr.aux_sample_size != 0) ev->aux_event.store(leader, std::memory_order_release);
-  if (leader != nullptr) {
-    ev->leader.store(leader, std::memory_order_release);
-    Event* last = leader->siblings.empty() ? nullptr : leader->siblings.back();
-    leader->siblings.push_back(ev);
-    (last == nullptr ? leader->first_sibling : last->next_sibling)
-        .store(ev, std::memory_order_release);
-    leader->nr_members.fetch_add(1);
-  }
-  origin.children.push_back(ev);
-  inherited_.push_back(std::move(event));
-  // An enabled original's clone starts enabled (INACTIVE, then scheduled), a disabled one's off.
-  if (origin.state.load() >= EventState::kInactive) {
-    const std::uint64_t now = ev->clock_now();
-    ev->state.store(EventState::kInactive);
-    ev->enabled_since.store(now);
-    schedule(*ev, now);
-  }
-  return ev;
-}
-
-void Engine::inherit_task(pid_t parent, pid_t child) {
-  std::lock_guard lock(mutex_);
-  std::vector<Event*> leaders;
-  for (auto& [fd, ev] : events_) {
-    if (ev->pid == parent && ev->attr.inherit && ev->is_leader()) leaders.push_back(ev.get());
-  }
-  for (auto& ev : inherited_) {
-    if (ev->pid == parent && ev->is_leader()) leaders.push_back(ev.get());
-  }
-  // inherit_group: the leader, then its siblings into the clone's group.
-  for (Event* leader : leaders) {
-    Event* clone = inherit_event(*leader, child, nullptr);
-    if (clone == nullptr) continue;
-    for (Event* sibling : std::vector<Event*>(leader->siblings)) {
-      inherit_event(*sibling, child, clone);
-    }
-  }
-}
-
-void Engine::exit_task(pid_t tid) {
-  std::vector<std::unique_ptr<Event>> gone;
-  {
-    std::lock_guard lock(mutex_);
-    std::vector<Event*> clones;
-    for (auto& ev : inherited_) {
-      if (ev->pid == tid) clones.push_back(ev.get());
-    }
-    // perf_event_exit_event: scheduled out, then sync_child_event.
-    for (Event* c : clones) {
-      c->pmu->read(*c);
-      if (c->state.load() == EventState::kActive) {
-        c->pmu->del(*c);
-        const std::uint64_t now = c->clock_now();
-        c->total_running.fetch_add(now - c->running_since.load());
-        c->state.store(EventState::kInactive);
-      }
-    }
-    for (Event* c : clones) {
-      const std::uint64_t now = c->clock_now();
-      std::uint64_t enabled = 0;
-      std::uint64_t running = 0;
-      c->read_times(now, enabled, running);
-      c->total_enabled.store(enabled);
-      c->total_running.store(running);
-      c->state.store(EventState::kOff);
-      // sync_child_event: the clone's READ record before its count joins the original's. (The
-      // kernel skips it when its exit path has already cut the context from the task, a race
-      // 6.18 loses in some runs; the record is what inherit_stat asks for.)
-      if (c->attr.inherit_stat) output_exit_read(*c, tid, now);
-      c->parent->child_count.fetch_add(c->count.load());
-      c->parent->child_total_enabled.fetch_add(enabled);
-      c->parent->child_total_running.fetch_add(running);
-    }
-    // Siblings first: a leader's release would make them leaders of their own.
-    std::stable_partition(clones.begin(), clones.end(), [](Event* c) { return !c->is_leader(); });
-    for (Event* c : clones) gone.push_back(release_event(*c));
-  }
-}
-
-std::vector<Event*> Engine::inherited_events(pid_t tid) {
-  std::lock_guard lock(mutex_);
-  std::vector<Event*> out;
-  for (auto& ev : inherited_) {
-    if (ev->pid == tid) out.push_back(ev.get());
-  }
-  return out;
 }
 
 // ---- poll ------------------------------------------------------------------------------------

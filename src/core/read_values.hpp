@@ -4,7 +4,9 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "abi/sample_layout.hpp"
 #include "core/event.hpp"
@@ -21,6 +23,14 @@ struct OwnValues {
     (void)enabled;
     (void)running;
   }
+};
+
+// A sink for emit_read_values into a plain buffer: read(2)'s, a PERF_RECORD_READ's body. Normal
+// context (it allocates).
+struct ReadValuesBuffer {
+  std::vector<std::uint64_t> words;
+  void put(std::uint64_t v) { words.push_back(v); }
+  void zero(std::size_t bytes) { words.resize(words.size() + bytes / sizeof(std::uint64_t), 0); }
 };
 
 // `members` entries are written in group form: the count that sized the destination, so a group
