@@ -240,14 +240,7 @@ int Engine::open_locked(perf_event_attr* uattr, pid_t pid, int cpu, int group_fd
   Event* ev = event.get();
   if (attr.aux_sample_size != 0) ev->aux_event.store(leader, std::memory_order_release);
   events_.emplace(fd, std::move(event));
-  if (leader != nullptr) {
-    ev->leader.store(leader, std::memory_order_release);
-    Event* last = leader->siblings.empty() ? nullptr : leader->siblings.back();
-    leader->siblings.push_back(ev);
-    (last == nullptr ? leader->first_sibling : last->next_sibling)
-        .store(ev, std::memory_order_release);
-    leader->nr_members.fetch_add(1);
-  }
+  if (leader != nullptr) leader->attach_sibling(*ev);
   if (output != nullptr) set_output(*ev, output);  // checked above by check_output
   if (attr.inherit) inherit_events_.fetch_add(1, std::memory_order_relaxed);
   const std::uint64_t now = ev->clock_now();

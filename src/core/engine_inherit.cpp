@@ -59,14 +59,7 @@ Event* Engine::inherit_event(Event& from, pid_t child, Event* leader) {
   event->handler.store(origin.handler.load(), std::memory_order_release);
   Event* ev = event.get();
   if (ev->attr.aux_sample_size != 0) ev->aux_event.store(leader, std::memory_order_release);
-  if (leader != nullptr) {
-    ev->leader.store(leader, std::memory_order_release);
-    Event* last = leader->siblings.empty() ? nullptr : leader->siblings.back();
-    leader->siblings.push_back(ev);
-    (last == nullptr ? leader->first_sibling : last->next_sibling)
-        .store(ev, std::memory_order_release);
-    leader->nr_members.fetch_add(1);
-  }
+  if (leader != nullptr) leader->attach_sibling(*ev);
   origin.children.push_back(ev);
   inherited_.push_back(std::move(event));
   // An enabled original's clone starts enabled (INACTIVE, then scheduled), a disabled one's off.

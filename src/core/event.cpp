@@ -22,4 +22,12 @@ void Event::read_times(std::uint64_t now, std::uint64_t& enabled, std::uint64_t&
   }
 }
 
+void Event::attach_sibling(Event& sibling) {
+  sibling.leader.store(this, std::memory_order_release);
+  Event* last = siblings.empty() ? nullptr : siblings.back();
+  siblings.push_back(&sibling);
+  (last == nullptr ? first_sibling : last->next_sibling).store(&sibling, std::memory_order_release);
+  nr_members.fetch_add(1);
+}
+
 }  // namespace userperf::core

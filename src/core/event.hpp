@@ -115,6 +115,9 @@ struct Event {
   std::atomic<std::uint64_t> child_total_running{0};
 
   bool is_leader() const { return leader.load(std::memory_order_relaxed) == this; }
+  // perf_group_attach: `sibling` joins this leader's group, last (engine lock held). The write
+  // path's list gets it after its leader pointer is set.
+  void attach_sibling(Event& sibling);
   // The AUX area of the buffer the event writes into, nullptr when it has none. The pointer stays
   // valid inside an OutputGuard (an area is freed after a grace period).
   ring::AuxRing* aux_area() const {
