@@ -31,31 +31,24 @@ std::vector<std::pair<pid_t, StackBounds>> g_noted_stacks;
 }  // namespace
 
 void sample_regs_of(const mcontext_t& mc, core::SampleRegs& regs) {
-  const greg_t* g = mc.gregs;
-  regs.abi = PERF_SAMPLE_REGS_ABI_64;
-  auto set = [&regs](int perf_reg, greg_t value) {
-    regs.values[perf_reg] = static_cast<std::uint64_t>(value);
+  // perf's x86-64 register numbers and where the signal frame keeps each.
+  static constexpr struct {
+    int perf;
+    int greg;
+  } kFrameRegs[] = {
+      {PERF_REG_X86_AX, REG_RAX},    {PERF_REG_X86_BX, REG_RBX},  {PERF_REG_X86_CX, REG_RCX},
+      {PERF_REG_X86_DX, REG_RDX},    {PERF_REG_X86_SI, REG_RSI},  {PERF_REG_X86_DI, REG_RDI},
+      {PERF_REG_X86_BP, REG_RBP},    {PERF_REG_X86_SP, REG_RSP},  {PERF_REG_X86_IP, REG_RIP},
+      {PERF_REG_X86_FLAGS, REG_EFL}, {PERF_REG_X86_R8, REG_R8},   {PERF_REG_X86_R9, REG_R9},
+      {PERF_REG_X86_R10, REG_R10},   {PERF_REG_X86_R11, REG_R11}, {PERF_REG_X86_R12, REG_R12},
+      {PERF_REG_X86_R13, REG_R13},   {PERF_REG_X86_R14, REG_R14}, {PERF_REG_X86_R15, REG_R15},
   };
-  set(PERF_REG_X86_AX, g[REG_RAX]);
-  set(PERF_REG_X86_BX, g[REG_RBX]);
-  set(PERF_REG_X86_CX, g[REG_RCX]);
-  set(PERF_REG_X86_DX, g[REG_RDX]);
-  set(PERF_REG_X86_SI, g[REG_RSI]);
-  set(PERF_REG_X86_DI, g[REG_RDI]);
-  set(PERF_REG_X86_BP, g[REG_RBP]);
-  set(PERF_REG_X86_SP, g[REG_RSP]);
-  set(PERF_REG_X86_IP, g[REG_RIP]);
-  set(PERF_REG_X86_FLAGS, g[REG_EFL]);
-  set(PERF_REG_X86_CS, g[REG_CSGSFS] & 0xffff);
-  set(PERF_REG_X86_SS, 0x2b);  // the user data segment on x86-64 Linux
-  set(PERF_REG_X86_R8, g[REG_R8]);
-  set(PERF_REG_X86_R9, g[REG_R9]);
-  set(PERF_REG_X86_R10, g[REG_R10]);
-  set(PERF_REG_X86_R11, g[REG_R11]);
-  set(PERF_REG_X86_R12, g[REG_R12]);
-  set(PERF_REG_X86_R13, g[REG_R13]);
-  set(PERF_REG_X86_R14, g[REG_R14]);
-  set(PERF_REG_X86_R15, g[REG_R15]);
+  regs.abi = PERF_SAMPLE_REGS_ABI_64;
+  for (const auto& r : kFrameRegs) {
+    regs.values[r.perf] = static_cast<std::uint64_t>(mc.gregs[r.greg]);
+  }
+  regs.values[PERF_REG_X86_CS] = static_cast<std::uint64_t>(mc.gregs[REG_CSGSFS] & 0xffff);
+  regs.values[PERF_REG_X86_SS] = 0x2b;  // the user data segment on x86-64 Linux
 }
 
 // Frame-pointer walk bounded to [sp, stack_high), which the caller checked lies inside the

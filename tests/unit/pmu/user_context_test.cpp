@@ -1,8 +1,8 @@
-// What the clock handler reads from a signal frame (src/pmu/clock/user_context.hpp): whether the
-// signal came on the way out of a system call, on made-up frames (the rules, one by one, including
-// a paravirtualized guest's late delivery) and on frames the kernel made (a signal that interrupts
-// a blocking read, one that interrupts a loop); the bounded frame-pointer walk on a made-up stack;
-// and the stacks that bound it.
+// What the clock handler reads from a signal frame (src/pmu/clock/user_context.hpp): its
+// registers as perf numbers them; whether the signal came on the way out of a system call, on
+// made-up frames (the rules, one by one, including a paravirtualized guest's late delivery) and on
+// frames the kernel made (a signal that interrupts a blocking read, one that interrupts a loop);
+// the bounded frame-pointer walk on a made-up stack; and the stacks that bound it.
 #include "pmu/clock/user_context.hpp"
 
 #include <gtest/gtest.h>
@@ -169,6 +169,29 @@ TEST(SyscallExit, KernelsFrameOfASignalInterruptingALoopIsNot) {
   spinner.join();
   ASSERT_EQ(g_handled.load(), 1);
   EXPECT_FALSE(g_at_exit.load());
+}
+
+TEST(SampleRegs, EachPerfRegisterIsTheFramesRegisterOfThatName) {
+  mcontext_t mc{};
+  for (int i = 0; i < NGREG; ++i) mc.gregs[i] = 0x1000 + i;  // every slot its own value
+  mc.gregs[REG_CSGSFS] = 0x002b0000'00000033;                // cs 0x33 in the low half
+  core::SampleRegs regs;
+  sample_regs_of(mc, regs);
+  EXPECT_EQ(regs.abi, static_cast<std::uint64_t>(PERF_SAMPLE_REGS_ABI_64));
+  const std::pair<int, int> expected[] = {
+      {PERF_REG_X86_AX, REG_RAX}, {PERF_REG_X86_BX, REG_RBX},    {PERF_REG_X86_CX, REG_RCX},
+      {PERF_REG_X86_DX, REG_RDX}, {PERF_REG_X86_SI, REG_RSI},    {PERF_REG_X86_DI, REG_RDI},
+      {PERF_REG_X86_BP, REG_RBP}, {PERF_REG_X86_SP, REG_RSP},    {PERF_REG_X86_IP, REG_RIP},
+      {PERF_REG_X86_R8, REG_R8},  {PERF_REG_X86_FLAGS, REG_EFL}, {PERF_REG_X86_R15, REG_R15}};
+  for (const auto& [perf, greg] : expected) {
+    EXPECT_EQ(regs.values[perf], static_cast<std::uint64_t>(0x1000 + greg)) << "perf reg " << perf;
+  }
+  for (int perf = PERF_REG_X86_R8; perf <= PERF_REG_X86_R15; ++perf) {
+    EXPECT_EQ(regs.values[perf],
+              static_cast<std::uint64_t>(0x1000 + REG_R8 + perf - PERF_REG_X86_R8));
+  }
+  EXPECT_EQ(regs.values[PERF_REG_X86_CS], 0x33u);
+  EXPECT_EQ(regs.values[PERF_REG_X86_SS], 0x2bu);
 }
 
 // A made-up stack: frames at increasing addresses, each {previous fp, return address}.
