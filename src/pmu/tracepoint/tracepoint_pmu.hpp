@@ -20,9 +20,7 @@
 
 #include "core/engine.hpp"
 #include "core/pmu.hpp"
-#include "support/expected.hpp"
-
-struct userperf_tracepoint;
+#include "pmu/tracepoint/tracepoint_descriptor.hpp"
 
 namespace userperf::pmu {
 
@@ -35,16 +33,11 @@ void tracepoint_define(std::uint64_t id, const std::string& name);
 // tracepoint_define or userperf_tracepoint_register). nullptr: none.
 void tracepoint_set_format_callback(TracepointFormatCallback callback);
 
-// The descriptor's validity: EINVAL with the reason when it is not valid.
-Expected<void> tracepoint_check(const userperf_tracepoint& tp);
 // The registry behind the C entry points of tracepoint.h (userperf_tracepoint_*).
 int tracepoint_register(userperf_tracepoint& tp);
 void tracepoint_unregister(userperf_tracepoint& tp);
 // SIGNAL-SAFE.
 void tracepoint_fire(const userperf_tracepoint& tp, const void* const* args, std::uint64_t ip);
-
-// The libtraceevent format text of `tp` under `id` (exposed for tests and the perf.data writer).
-std::string tracepoint_format(const userperf_tracepoint& tp, std::uint64_t id);
 
 class TracepointPmu final : public core::Pmu {
  public:
