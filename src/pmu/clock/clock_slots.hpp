@@ -58,6 +58,12 @@ struct ClockSlot {
 extern std::array<ClockSlot, kClockSlots> g_clock_slots;
 // One past the highest slot ever claimed: the ticker scans [0, g_clock_slot_end).
 extern std::atomic<int> g_clock_slot_end;
+// Bumped in a fork child: a ClockTimer of an older process image (its fork_epoch) is inert there.
+extern std::atomic<std::uint64_t> g_clock_fork_epoch;
+
+// Makes a thread's CPU-time timer fire every `period_ns` of its CPU time (at least every 10 us,
+// the kernel's hrtimer clamp). 0 or -errno.
+int arm_periodic_cpu_timer(timer_t timer, std::uint64_t period_ns);
 
 // glibc's MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED): the CPU-time clock of one thread of this
 // process.

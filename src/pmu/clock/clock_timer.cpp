@@ -28,14 +28,12 @@ namespace userperf::pmu {
 
 std::array<ClockSlot, kClockSlots> g_clock_slots;
 std::atomic<int> g_clock_slot_end{0};
+std::atomic<std::uint64_t> g_clock_fork_epoch{0};
 
 namespace {
 
 constexpr std::uint64_t kMinPeriodNs = 10'000;  // the kernel clamps hrtimer periods to 10 us
 constexpr int kMaxCallchain = 128;
-
-// Bumped in a fork child: clocks of an older process image are inert there.
-std::atomic<std::uint64_t> g_fork_epoch{0};
 
 // The slot's event when the slot still holds the generation the signal was sent for, in
 // `engine`; nullptr for a signal that outlived its event. Generation, event, engine and the stack
@@ -136,23 +134,6 @@ std::uint64_t unpoked_before_busy_ns(std::uint64_t period) {
   constexpr std::uint64_t kMinUnpokedNs = 2'000'000;
   return std::max(kMinUnpokedNs, 3 * period);
 }
-
-// The clocks a fork child's thread takes over from the thread that forked
-// (clock_timers_fork_child): their slots, as the parent left them, and the new timers over the
-// child's thread. Thread-local (the child has one thread), in the static TLS block that fork has
-// already copied: setting them copies no page of the agent's into the child.
-struct ForkedClock {
-  int slot = -1;
-  std::uint32_t generation = 0;
-  timer_t timer{};
-};
-constexpr int kMaxForkedClocks = 16;
-__attribute__((
-    tls_model("initial-exec"))) constinit thread_local ForkedClock t_forked[kMaxForkedClocks];
-__attribute__((tls_model("initial-exec"))) constinit thread_local int t_nforked = 0;
-__attribute__((tls_model("initial-exec"))) constinit thread_local bool t_follow_pending = false;
-using FollowedFn = void (*)();
-__attribute__((tls_model("initial-exec"))) constinit thread_local FollowedFn t_followed = nullptr;
 
 std::atomic<pid_t> g_external_pid{0};
 std::atomic<bool (*)()> g_sample_gate{nullptr};
@@ -256,7 +237,7 @@ void account(core::Engine& engine, core::Event& event, ClockSlot& slot,
 // process's ticker thread; SI_QUEUE from the external ticker: a poke. Either way the handler
 // counts what the thread used since its last sample.
 void clock_signal_handler(int, siginfo_t* info, void* context) {
-  if (t_follow_pending) follow_forked_clocks();
+  follow_forked_clocks();  // nothing unless this is a fork child's thread, at its first signal
   const ClockSignalValue value = decode_clock_signal(info->si_value.sival_ptr);
   const bool from_own_ticker = info->si_code == SI_TIMER && info->si_timerid == kOwnTickerTimerId;
   const pid_t external = g_external_pid.load(std::memory_order_relaxed);
@@ -316,7 +297,7 @@ void release_slot(ClockSlot& slot) {
 }
 
 bool current_image(const ClockTimer& timer) {
-  return timer.slot >= 0 && timer.fork_epoch == g_fork_epoch.load(std::memory_order_relaxed);
+  return timer.slot >= 0 && timer.fork_epoch == g_clock_fork_epoch.load(std::memory_order_relaxed);
 }
 
 void stop_posix_timer(ClockTimer& timer) {
@@ -457,9 +438,18 @@ int clock_timer_create(core::Engine& engine, core::Event& event, pid_t tid, Cloc
   slot.timer.store(out.timer, std::memory_order_relaxed);
   slot.owner.store(&out, std::memory_order_relaxed);
   out.slot = index;
-  out.fork_epoch = g_fork_epoch.load(std::memory_order_relaxed);
+  out.fork_epoch = g_clock_fork_epoch.load(std::memory_order_relaxed);
   out.on_ticker = false;
   return 0;
+}
+
+int arm_periodic_cpu_timer(timer_t timer, std::uint64_t period_ns) {
+  const std::uint64_t ns = std::max(period_ns, kMinPeriodNs);
+  itimerspec spec{};
+  spec.it_interval.tv_sec = static_cast<time_t>(ns / 1'000'000'000u);
+  spec.it_interval.tv_nsec = static_cast<long>(ns % 1'000'000'000u);
+  spec.it_value = spec.it_interval;
+  return timer_settime(timer, 0, &spec, nullptr) == 0 ? 0 : -errno;
 }
 
 int clock_timer_arm(ClockTimer& timer, std::uint64_t period_ns) {
@@ -483,11 +473,7 @@ int clock_timer_arm(ClockTimer& timer, std::uint64_t period_ns) {
   const bool poked_here = ns < kTickerMaxPeriodNs && g_external_pid.load() == 0;
   if (timer.on_ticker && !poked_here) ticker_disarm(timer.slot);
   timer.on_ticker = poked_here && ticker_arm(timer.slot, ns) == 0;
-  itimerspec spec{};
-  spec.it_interval.tv_sec = static_cast<time_t>(ns / 1'000'000'000u);
-  spec.it_interval.tv_nsec = static_cast<long>(ns % 1'000'000'000u);
-  spec.it_value = spec.it_interval;
-  return timer_settime(timer.timer, 0, &spec, nullptr) == 0 ? 0 : -errno;
+  return arm_periodic_cpu_timer(timer.timer, ns);
 }
 
 void clock_timer_disarm(ClockTimer& timer) {
@@ -510,41 +496,6 @@ void clock_timer_destroy(ClockTimer& timer) {
     if (engine != nullptr) engine->grace_period().synchronize();
   }
   timer.slot = -1;
-}
-
-int clock_timers_fork_child(pid_t parent_tid, void (*followed)()) {
-  t_nforked = 0;
-  t_followed = followed;
-  const pid_t self = support::current_tid();
-  const int end = g_clock_slot_end.load(std::memory_order_relaxed);
-  for (int i = 0; i < end && t_nforked < kMaxForkedClocks; ++i) {
-    const ClockSlot& slot = g_clock_slots[static_cast<std::size_t>(i)];
-    const std::uint32_t generation = slot.generation.load(std::memory_order_relaxed);
-    const core::Event* event = slot.event.load(std::memory_order_relaxed);
-    if ((generation & 1) == 0 || event == nullptr ||
-        slot.tid.load(std::memory_order_relaxed) != parent_tid) {
-      continue;
-    }
-    sigevent sev{};
-    sev.sigev_notify = SIGEV_THREAD_ID;
-    sev.sigev_signo = clock_signal();
-    sev.sigev_value.sival_ptr = encode_clock_signal({i, generation});
-    sev._sigev_un._tid = self;
-    timer_t timer{};
-    if (timer_create(thread_cpu_clock(self), &sev, &timer) != 0) continue;
-    const std::uint64_t period = event->sample_period.load(std::memory_order_relaxed);
-    if (event->state.load(std::memory_order_relaxed) == core::EventState::kActive && period != 0) {
-      const std::uint64_t ns = std::max(period, kMinPeriodNs);
-      itimerspec spec{};
-      spec.it_interval.tv_sec = static_cast<time_t>(ns / 1'000'000'000u);
-      spec.it_interval.tv_nsec = static_cast<long>(ns % 1'000'000'000u);
-      spec.it_value = spec.it_interval;
-      timer_settime(timer, 0, &spec, nullptr);
-    }
-    t_forked[t_nforked++] = {i, generation, timer};
-  }
-  t_follow_pending = t_nforked > 0;
-  return t_nforked;
 }
 
 void count_ending_thread_periods(bool blocks_signal) {
@@ -585,80 +536,6 @@ void count_ending_thread_periods(bool blocks_signal) {
     event->lost_samples.fetch_add(
         whole + slot.reaimed_periods.exchange(0, std::memory_order_relaxed),
         std::memory_order_relaxed);
-  }
-}
-
-bool forked_clocks_pending() {
-  return t_follow_pending;
-}
-
-// SIGNAL-SAFE: stores, and syscalls for the ids.
-void follow_forked_clocks() {
-  if (!t_follow_pending) return;
-  t_follow_pending = false;
-  const pid_t self = support::current_tid();
-  const std::uint64_t epoch = g_fork_epoch.fetch_add(1, std::memory_order_relaxed) + 1;
-  for (int k = 0; k < t_nforked; ++k) {
-    const ForkedClock& f = t_forked[k];
-    ClockSlot& slot = g_clock_slots[static_cast<std::size_t>(f.slot)];
-    if (slot.generation.load(std::memory_order_relaxed) != f.generation) continue;
-    core::Event* event = slot.event.load(std::memory_order_relaxed);
-    slot.tid.store(self, std::memory_order_relaxed);
-    slot.timer.store(f.timer, std::memory_order_relaxed);
-    // What the child's thread used since the fork is its first sample's.
-    slot.accounted_cpu_ns.store(0, std::memory_order_relaxed);
-    slot.reaimed_periods.store(0, std::memory_order_relaxed);
-    slot.poked_cpu_ns.store(0, std::memory_order_relaxed);
-    slot.busy_said_cpu_ns.store(0, std::memory_order_relaxed);
-    slot.ticker_period.store(0, std::memory_order_relaxed);
-    if (event != nullptr) event->pid = self;
-    if (ClockTimer* owner = slot.owner.load(std::memory_order_relaxed)) {
-      owner->timer = f.timer;
-      owner->fork_epoch = epoch;
-      owner->on_ticker = false;
-    }
-  }
-  if (t_followed != nullptr) t_followed();
-}
-
-void clock_timers_after_fork_child() {
-  ticker_after_fork_child();
-  const pid_t self = support::current_tid();
-  int end = 0;
-  // Every slot, not just those below g_clock_slot_end: a thread may have been claiming one when
-  // the process forked.
-  // Only slots that hold something are written: a store into each of 4096 slots would copy every
-  // page of the table in each fork child (a shell forks for every command it runs).
-  for (ClockSlot& slot : g_clock_slots) {
-    if (slot.event.load(std::memory_order_relaxed) == nullptr &&
-        slot.engine.load(std::memory_order_relaxed) == nullptr &&
-        (slot.generation.load(std::memory_order_relaxed) & 1) == 0) {
-      continue;
-    }
-    // A clock that followed this thread (clock_timers_fork_child) stays.
-    if ((slot.generation.load(std::memory_order_relaxed) & 1) != 0 &&
-        slot.tid.load(std::memory_order_relaxed) == self && !t_follow_pending) {
-      end = std::max(end, static_cast<int>(&slot - g_clock_slots.data()) + 1);
-      continue;
-    }
-    if (slot.generation.load(std::memory_order_relaxed) & 1) {
-      slot.generation.fetch_add(1, std::memory_order_relaxed);
-    }
-    slot.engine.store(nullptr, std::memory_order_relaxed);
-    slot.event.store(nullptr, std::memory_order_relaxed);
-    slot.tid.store(0, std::memory_order_relaxed);
-    slot.stack_low.store(0, std::memory_order_relaxed);
-    slot.stack_high.store(0, std::memory_order_relaxed);
-  }
-  g_clock_slot_end.store(end, std::memory_order_relaxed);
-  const std::uint64_t epoch = g_fork_epoch.fetch_add(1, std::memory_order_relaxed) + 1;
-  // The kept clocks belong to this image too.
-  for (int i = 0; i < end; ++i) {
-    ClockSlot& slot = g_clock_slots[static_cast<std::size_t>(i)];
-    if (ClockTimer* owner = slot.owner.load(std::memory_order_relaxed);
-        owner != nullptr && (slot.generation.load(std::memory_order_relaxed) & 1) != 0) {
-      owner->fork_epoch = epoch;
-    }
   }
 }
 
