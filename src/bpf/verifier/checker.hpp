@@ -7,8 +7,8 @@
 //   alu_jumps.cpp      ALU (scalars and pointer arithmetic) and conditional jumps
 //   memory_access.cpp  loads, stores and atomics: stack, map value, ctx, alignment; lddw
 //   btf_access.cpp     loads through BTF pointers (PTR_TO_BTF_ID), the task and vma helpers
-//   calls.cpp          helper calls and their arguments, subprogram calls, callbacks, exit,
-//                      stack depth
+//   calls.cpp          helper calls, subprogram calls, callbacks, exit, references, stack depth
+//   helper_args.cpp    a helper call's arguments against its prototype, map compatibility
 // The log it writes is VerifierLog's (log.hpp).
 #pragma once
 
@@ -180,19 +180,21 @@ class Checker {
     std::uint64_t alloc_size = 0;   // ARG_CONST_ALLOC_SIZE_OR_ZERO's value
     std::uint32_t release_ref = 0;  // the reference an OBJ_RELEASE argument gives back
   };
+  // Reference tracking (the kernel's acquire_reference / release_reference /
+  // check_reference_leak): ringbuf records.
+  std::uint32_t acquire_reference(std::uint32_t insn_idx);
+  void release_reference(std::uint32_t ref_obj_id);
+  int check_reference_leak();
+  int check_max_stack_depth();
+
+  // ---- helper_args.cpp
   int check_helper_arg(int regno, ArgType type, CallMeta& meta, ArgType prev);
   int check_helper_mem(int regno, std::uint64_t size, bool write, bool zero_ok, CallMeta& meta,
                        const char* what = " indirect access to");
   void mark_stack_written(const CallMeta& meta);
   int check_map_compat(int map_index, std::int32_t helper);
   int check_get_func_ip(std::int32_t id);
-  // Reference tracking (the kernel's acquire_reference / release_reference /
-  // check_reference_leak): ringbuf records.
-  std::uint32_t acquire_reference(std::uint32_t insn_idx);
-  void release_reference(std::uint32_t ref_obj_id);
-  int check_reference_leak();
   std::int64_t const_map_key(const RegState& key, std::uint32_t key_size);
-  int check_max_stack_depth();
 
   // ---- global_funcs.cpp: global (BTF_FUNC_GLOBAL) functions, verified once from their
   // prototype (btf_prepare_func_args, btf_check_func_arg_match, do_check_subprogs)
