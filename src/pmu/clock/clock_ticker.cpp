@@ -47,8 +47,9 @@ struct TickerSlotState {
 constexpr std::uint64_t kBusyNumerator = 3;
 constexpr std::uint64_t kBusyDenominator = 4;
 // A thread that is never busy at a poll (short bursts between blocking calls, yet CPU time adding
-// up) is signalled while 'R' once this much is pending: what a CPU-time timer would give it.
-constexpr std::uint64_t kMaxDeferredNs = kTickerMaxPeriodNs;
+// up) is signalled while 'R' once this much is pending: what a CPU-time timer would give it at HZ
+// 100, the lowest common HZ.
+constexpr std::uint64_t kMaxDeferredNs = 10'000'000;
 
 std::array<TickerSlotState, kClockSlots> g_state;
 // Bumped on every arm; the ticker sleeps on it (futex) until its next deadline, or for good while

@@ -1,6 +1,8 @@
 // The in-process clock ticker: one process-wide thread that pokes threads at periods a CPU-time
 // POSIX timer cannot deliver. CPU-time timers expire on scheduler ticks (HZ, 250 here), so a 1 ms
-// period arrives as 250 signals/s. The ticker wakes on CLOCK_MONOTONIC, reads each armed thread's
+// period arrives as 250 signals/s; and under CPU contention a timer can go tens of milliseconds
+// of its thread's CPU time past its expiry without firing (bench/cpu_timer_stall_probe.c), so
+// long periods are on the ticker too. The ticker wakes on CLOCK_MONOTONIC, reads each armed thread's
 // CPU clock and, once a thread has used a period its samples do not stand for yet (half of one
 // when another thread's period woke the ticker) and is busy (running, not about to be woken from
 // a blocking call by our signal), queues it the clock signal (rt_tgsigqueueinfo, SI_TIMER with
@@ -15,11 +17,6 @@ namespace userperf::pmu {
 
 // The ticker thread's name (what `userperf record -p` tells from the program's own threads).
 inline constexpr const char* kTickerThreadName = "userperf-ticker";
-
-// Periods below this go to the ticker. At HZ 100 (the lowest common HZ) a CPU-time timer fires
-// at most every 10 ms; from there up it delivers one signal per period or close to it, and costs
-// no wakeups of a thread of our own.
-constexpr std::uint64_t kTickerMaxPeriodNs = 10'000'000;
 
 // The ticker's shortest sleep: below 100 us its own wakeups would cost more CPU than the threads
 // it samples (one wakeup is tens of microseconds in a VM); shorter periods arrive as several

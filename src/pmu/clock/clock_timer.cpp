@@ -146,7 +146,7 @@ std::atomic<void (*)(pid_t)> g_external_busy{nullptr};
 
 void say_busy(ClockSlot& slot, const core::Event& event, std::uint64_t cpu, std::uint64_t period) {
   void (*busy)(pid_t) = g_external_busy.load(std::memory_order_relaxed);
-  if (busy == nullptr || period >= kTickerMaxPeriodNs) return;
+  if (busy == nullptr) return;
   const std::uint64_t quiet = unpoked_before_busy_ns(period);
   if (cpu - slot.poked_cpu_ns.load(std::memory_order_relaxed) < quiet ||
       cpu - slot.busy_said_cpu_ns.load(std::memory_order_relaxed) < quiet) {
@@ -467,10 +467,10 @@ int clock_timer_arm(ClockTimer& timer, std::uint64_t period_ns) {
   slot.reaimed_periods.store(0, std::memory_order_relaxed);
   slot.poked_cpu_ns.store(cpu, std::memory_order_relaxed);
   slot.busy_said_cpu_ns.store(cpu, std::memory_order_relaxed);
-  // Shorter periods are poked in between the ticks by the in-process ticker, unless another
-  // process pokes (ExternalTicker). Without /proc (or a thread for the ticker) the timer alone
-  // samples, at most HZ times a second.
-  const bool poked_here = ns < kTickerMaxPeriodNs && g_external_pid.load() == 0;
+  // Poked by the in-process ticker, unless another process pokes (ExternalTicker): between the
+  // ticks for short periods, through the timer's stalls for long ones. Without /proc (or a thread
+  // for the ticker) the timer alone samples, at most HZ times a second.
+  const bool poked_here = g_external_pid.load() == 0;
   if (timer.on_ticker && !poked_here) ticker_disarm(timer.slot);
   timer.on_ticker = poked_here && ticker_arm(timer.slot, ns) == 0;
   return arm_periodic_cpu_timer(timer.timer, ns);

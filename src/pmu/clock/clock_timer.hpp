@@ -1,10 +1,13 @@
 // Per-thread clocks that deliver a signal to the sampled thread; the handler turns each signal
 // into samples. Every armed clock has a periodic POSIX timer over the thread's CPU-time clock
-// (SI_TIMER), which fires on the thread's scheduler ticks (HZ: 250 here). Periods shorter than
-// kTickerMaxPeriodNs are also poked in between by a ticker: the in-process ticker thread
+// (SI_TIMER), which fires on the thread's scheduler ticks (HZ: 250 here), and every period is
+// also poked by a ticker: the in-process ticker thread
 // (clock_ticker.hpp; SI_TIMER with timer id kOwnTickerTimerId, so that exec discards a poke still
 // queued, as it does the timers' own signals) or, for a program recorded from its start, the
-// recorder (ExternalTicker; SI_QUEUE from its pid). Whoever
+// recorder (ExternalTicker; SI_QUEUE from its pid). A ticker gives periods shorter than a tick
+// their rate, and any period its samples when the timer stalls: under CPU contention a thread's
+// CPU-time timer can go 40-100 ms of the thread's CPU time past its expiry without firing
+// (bench/cpu_timer_stall_probe.c; docs/record.md, Limits). Whoever
 // signals, the handler counts the periods itself from the thread's CPU clock, so every sample's
 // PERIOD is the CPU time it stands for.
 // The handler finds its event through a slot table (clock_slots.hpp), so a signal that arrives

@@ -1,5 +1,6 @@
-// cpu-clock and task-clock at periods below 10 ms go through the ticker thread: about one sample
-// per period of CPU time for a busy thread, none for (and no EINTR in) a sleeping one, each
+// cpu-clock and task-clock go through the ticker thread as well as the CPU-time timer; at 1 ms,
+// four periods a scheduler tick, it gives them their rate: about one sample per period of CPU
+// time for a busy thread, none for (and no EINTR in) a sleeping one, each
 // thread's samples its own, and a fork child that starts afresh.
 #include <gtest/gtest.h>
 #include <poll.h>
