@@ -2,10 +2,10 @@
 // POSIX timer cannot deliver. CPU-time timers expire on scheduler ticks (HZ, 250 here), so a 1 ms
 // period arrives as 250 signals/s; and under CPU contention a timer can go tens of milliseconds
 // of its thread's CPU time past its expiry without firing (bench/cpu_timer_stall_probe.c), so
-// long periods are on the ticker too. The ticker wakes on CLOCK_MONOTONIC, reads each armed thread's
-// CPU clock and, once a thread has used a period its samples do not stand for yet (half of one
-// when another thread's period woke the ticker) and is busy (running, not about to be woken from
-// a blocking call by our signal), queues it the clock signal (rt_tgsigqueueinfo, SI_TIMER with
+// long periods are on the ticker too. The ticker wakes on CLOCK_MONOTONIC, reads each armed
+// thread's CPU clock and, once a thread has used a period its samples do not stand for yet (half of
+// one when another thread's period woke the ticker) and is busy (running, not about to be woken
+// from a blocking call by our signal), queues it the clock signal (rt_tgsigqueueinfo, SI_TIMER with
 // timer id kOwnTickerTimerId: exec discards it if still queued) with the slot and its generation;
 // the handler counts the periods (clock_timer.hpp). A program recorded from its start has none:
 // the recorder pokes it (clock_timer.hpp, ExternalTicker). One attached to (record -p) has one.
