@@ -1,5 +1,5 @@
 // The software PMU (PERF_TYPE_SOFTWARE): cpu-clock and task-clock sample a thread on its CPU-time
-// clock (a POSIX timer from 10 ms up, the ticker thread below; clock_timer.hpp), whose signal
+// clock (a POSIX timer over it, and the ticker's pokes; clock_timer.hpp), whose signal
 // handler is the overflow path; dummy and bpf-output produce no samples of their own.
 #pragma once
 
