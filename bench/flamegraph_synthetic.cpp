@@ -1,5 +1,6 @@
 // Writes the flame graph page of a synthetic profile (tests/support/synthetic_profile.hpp) for the
-// page's size and render-time measurement (tests/integration/flamegraph_browser_test.sh).
+// page's size check (tests/integration/flamegraph_browser_test.js) and its time to be drawn
+// (bench/flamegraph_page_bench.js).
 // With --diff, the differential page of two such profiles (random walks of other seeds down the
 // same call graph): the new one's frames colored by the change from the base.
 // Usage: flamegraph_synthetic OUTPUT.html [SAMPLES [STACKS [--diff]]]

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The flame graph page (`userperf report --format=flamegraph`) in a real browser: Debian's chromium,
-// headless, driven over the DevTools protocol on a pipe (--remote-debugging-pipe: NUL-separated
-// JSON, commands on fd 3, replies and events on fd 4) with nothing downloaded.
+// headless, driven over the DevTools protocol (tests/support/flamegraph_browser.js) with nothing
+// downloaded.
 //
 // On files of `userperf record -g` and kernel `perf record -g` of hotspots (perf's part skipped when
 // it cannot record here), it checks:
@@ -14,18 +14,22 @@
 //      share of the matched functions, and the matched frames are painted in the match color;
 //   4. the page makes no network request and names no http(s) URL;
 //   5. a screenshot (docs/images/flamegraph.png when USERPERF_UPDATE_SCREENSHOT=1);
-// and no script error in any page. A file of two events: the event selector. The differential page of two synthetic profiles: red and blue
-// frames, a tooltip with both shares and the change, a reverse view.
-// Last, the page of a synthetic 1,000,000-sample, 100,000-stack profile: its size (at most 10 MB)
-// and the time until it is drawn (at most 2 s); the same of USERPERF_MEASURE_PAGE when set.
+// and no script error in any page. A file of two events: the event selector. The differential
+// page of two synthetic profiles: red and blue frames, a tooltip with both shares and the change,
+// a reverse view.
+// Last, the page of a synthetic 1,000,000-sample, 100,000-stack profile: at most 10 MB, drawn, its
+// reverse view drawn. How long drawing takes is printed, not judged: the 2 s target is met in
+// bench/flamegraph_page_bench.js, against a baseline in the same run, not in a test that a loaded
+// machine can fail.
 //
 // Usage: flamegraph_browser_test.js USERPERF HOTSPOTS FLAMEGRAPH_SYNTHETIC SOURCE_DIR
 // Exit 77 (ctest's SKIP_RETURN_CODE) when chromium is not installed.
 'use strict';
-const { spawn, execFileSync, spawnSync } = require('child_process');
+const { execFileSync, spawnSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
+const { findChromium, Browser, Page } = require('../support/flamegraph_browser.js');
 
 const [userperf, hotspots, synthetic, sourceDir] = process.argv.slice(2).map((p) => path.resolve(p));
 const SKIP = 77;
@@ -35,147 +39,6 @@ function fail(message) {
   ++failures;
 }
 function ok(message) { console.log(`ok: ${message}`); }
-
-function findChromium() {
-  for (const name of [process.env.CHROMIUM, 'chromium', 'chromium-browser']) {
-    if (!name) continue;
-    const found = spawnSync('sh', ['-c', `command -v "${name}"`], { encoding: 'utf8' });
-    if (found.status === 0) return found.stdout.trim();
-  }
-  return null;
-}
-
-// --- the DevTools protocol over a pipe ------------------------------------------------------------
-
-class Browser {
-  constructor(executable, profileDir) {
-    this.process = spawn(executable, [
-      '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync',
-      '--disable-dev-shm-usage', '--hide-scrollbars', '--remote-debugging-pipe',
-      `--user-data-dir=${profileDir}`, 'about:blank',
-    ], { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });
-    this.stderr = '';
-    this.process.stderr.on('data', (chunk) => { this.stderr += chunk; });
-    this.input = this.process.stdio[3];
-    this.nextId = 1;
-    this.pending = new Map();
-    this.listeners = [];
-    let buffered = Buffer.alloc(0);
-    this.process.stdio[4].on('data', (chunk) => {
-      buffered = Buffer.concat([buffered, chunk]);
-      for (let end; (end = buffered.indexOf(0)) >= 0;) {
-        const message = JSON.parse(buffered.subarray(0, end).toString('utf8'));
-        buffered = buffered.subarray(end + 1);
-        if (message.id !== undefined && this.pending.has(message.id)) {
-          const { resolve, reject, method } = this.pending.get(message.id);
-          this.pending.delete(message.id);
-          if (message.error) reject(new Error(`${method}: ${JSON.stringify(message.error)}`));
-          else resolve(message.result);
-        } else if (message.method) {
-          for (const listener of this.listeners) listener(message);
-        }
-      }
-    });
-    this.exited = new Promise((resolve) => this.process.on('exit', resolve));
-  }
-  send(method, params = {}, sessionId = undefined) {
-    const id = this.nextId++;
-    const message = { id, method, params };
-    if (sessionId) message.sessionId = sessionId;
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject, method });
-      this.input.write(JSON.stringify(message) + '\0');
-    });
-  }
-  waitFor(predicate, timeoutMs, what) {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), timeoutMs);
-      const listener = (message) => {
-        if (!predicate(message)) return;
-        clearTimeout(timer);
-        this.listeners = this.listeners.filter((l) => l !== listener);
-        resolve(message);
-      };
-      this.listeners.push(listener);
-    });
-  }
-  async close() {
-    try {
-      await Promise.race([this.send('Browser.close'), new Promise((r) => setTimeout(r, 2000))]);
-    } catch (e) { /* already gone */ }
-    const killer = setTimeout(() => this.process.kill('SIGKILL'), 3000);
-    await this.exited;
-    clearTimeout(killer);
-  }
-}
-
-// One tab: navigation, evaluation, real mouse and keyboard input.
-class Page {
-  static async open(browser, width, height) {
-    const { targetId } = await browser.send('Target.createTarget', { url: 'about:blank' });
-    const { sessionId } = await browser.send('Target.attachToTarget', { targetId, flatten: true });
-    const page = new Page(browser, sessionId);
-    page.requests = [];
-    browser.listeners.push((message) => {
-      if (message.sessionId !== sessionId) return;
-      if (message.method === 'Network.requestWillBeSent') {
-        page.requests.push(message.params.request.url);
-      } else if (message.method === 'Runtime.exceptionThrown') {
-        fail(`script error in the page: ${JSON.stringify(message.params.exceptionDetails)}`);
-      }
-    });
-    await page.send('Page.enable');
-    await page.send('Runtime.enable');
-    await page.send('Network.enable');
-    await page.send('Emulation.setDeviceMetricsOverride',
-                    { width, height, deviceScaleFactor: 1, mobile: false });
-    return page;
-  }
-  constructor(browser, sessionId) {
-    this.browser = browser;
-    this.sessionId = sessionId;
-  }
-  send(method, params) { return this.browser.send(method, params, this.sessionId); }
-  async navigate(url) {
-    const loaded = this.browser.waitFor(
-      (m) => m.sessionId === this.sessionId && m.method === 'Page.loadEventFired', 60000, 'load');
-    const started = Date.now();
-    await this.send('Page.navigate', { url });
-    await loaded;
-    await this.until('window.flamegraph !== undefined', 60000);
-    return Date.now() - started;
-  }
-  async evaluate(expression) {
-    const result = await this.send('Runtime.evaluate', { expression, returnByValue: true });
-    if (result.exceptionDetails) {
-      throw new Error(`${expression}: ${JSON.stringify(result.exceptionDetails)}`);
-    }
-    return result.result.value;
-  }
-  async until(expression, timeoutMs) {
-    const end = Date.now() + timeoutMs;
-    while (!(await this.evaluate(expression))) {
-      if (Date.now() > end) throw new Error(`timed out waiting for ${expression}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-  async mouse(type, x, y, extra = {}) {
-    await this.send('Input.dispatchMouseEvent', { type, x, y, ...extra });
-  }
-  async click(x, y) {
-    await this.mouse('mouseMoved', x, y);
-    await this.mouse('mousePressed', x, y, { button: 'left', clickCount: 1 });
-    await this.mouse('mouseReleased', x, y, { button: 'left', clickCount: 1 });
-  }
-  async clickElement(selector) {
-    const r = await this.evaluate(`(() => { const r = document.querySelector(${JSON.stringify(selector)})` +
-                                  '.getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; })()');
-    await this.click(r[0] + r[2] / 2, r[1] + r[3] / 2);
-  }
-  frames() { return this.evaluate('window.flamegraph.frames()'); }
-  state() { return this.evaluate('window.flamegraph.state()'); }
-}
 
 // --- userperf report's own numbers ----------------------------------------------------------------
 
@@ -214,7 +77,7 @@ async function checkRecordedPage(browser, name, data, dir) {
   execFileSync(userperf, ['report', '-i', path.basename(data), '--format=flamegraph', '-o',
                           path.basename(html)], { cwd: path.dirname(data) });
   const shares = sharesBySymbol(reportRows(data));
-  const page = await Page.open(browser, 1200, 700);
+  const page = await Page.open(browser, 1200, 700, fail);
   await page.navigate(`file://${html}`);
 
   // 1. Widths against the report: caller view, each function's outermost frames = its children%.
@@ -273,8 +136,9 @@ async function checkRecordedPage(browser, name, data, dir) {
   if (!target) {
     fail(`${name}: no frame to zoom into`);
   } else {
+    const failuresBefore = failures;
     const children = frames.filter((f) => f.parent === target.node);
-    await page.click(target.x + target.width / 2, target.y + target.height / 2);
+    await page.clickFrame(target.node);
     const zoomed = await page.frames();
     const after = zoomed.find((f) => f.node === target.node);
     const scale = target.canvasWidth / target.width;
@@ -291,13 +155,15 @@ async function checkRecordedPage(browser, name, data, dir) {
     }
     // Back out: the root, dimmed across the bottom.
     const root = zoomed.find((f) => f.depth === 0);
-    await page.click(root.x + 5, root.y + root.height / 2);
+    await page.clickFrame(root.node, 5);
     const restored = (await page.frames()).find((f) => f.node === target.node);
     if ((await page.state()).focus !== 0 || Math.abs(restored.width - target.width) > 0.5) {
       fail(`${name}: clicking the root did not zoom back out`);
     }
-    ok(`${name}: zoom into ${target.name} (${(100 * target.width / target.canvasWidth).toFixed(1)}% ` +
-       `-> full width, ${children.length} children scaled x${scale.toFixed(2)}) and back out`);
+    if (failures === failuresBefore) {
+      ok(`${name}: zoom into ${target.name} (${(100 * target.width / target.canvasWidth).toFixed(1)}% ` +
+         `-> full width, ${children.length} children scaled x${scale.toFixed(2)}) and back out`);
+    }
   }
 
   // 3. Search: the matched share shown against the report's children shares.
@@ -375,29 +241,32 @@ async function checkSyntheticPage(browser, dir) {
   const made = spawnSync(synthetic, [html, '1000000', '100000'], { encoding: 'utf8' });
   console.log(made.stderr.trim());
   if (made.status !== 0) throw new Error(`flamegraph_synthetic failed: ${made.stderr}`);
-  await measurePage(browser, html, 'synthetic 1,000,000 samples / 100,000 stacks', 'synthetic.png');
-}
-
-// A page's size (at most 10 MB) and the time until it is drawn (at most 2 s).
-async function measurePage(browser, html, label, screenshot) {
+  const label = 'synthetic 1,000,000 samples / 100,000 stacks';
   const size = fs.statSync(html).size;
   const mb = (size / 1e6).toFixed(2);
   if (size > 10e6) fail(`${label}: ${mb} MB, above 10 MB`);
-  const page = await Page.open(browser, 1200, 700);
+  const page = await Page.open(browser, 1200, 700, fail);
   const wallMs = await page.navigate(`file://${html}`);
   const renderMs = await page.evaluate('window.flamegraph.renderMs');
   const { nodes } = await page.state();
   const drawn = (await page.evaluate('window.flamegraph.frames().length'));
   const reverseMs = await page.evaluate(`(() => { const t = performance.now();
     document.getElementById('reverse').click(); return performance.now() - t; })()`);
+  const reverse = await page.state();
+  const reverseDrawn = (await page.evaluate('window.flamegraph.frames().length'));
   const line = `${label}: page ${mb} MB, ${nodes} tree nodes, ` +
-    `drawn ${Math.round(renderMs)} ms after navigation start (${wallMs} ms until loaded and drawn, ` +
-    `${drawn} frames drawn); reverse view built and drawn in ${Math.round(reverseMs)} ms`;
-  if (renderMs > 2000) fail(line + ': above 2 s');
-  else ok(line);
+    `${drawn} frames drawn ${Math.round(renderMs)} ms after navigation start (${wallMs} ms until ` +
+    `loaded and drawn); reverse view: ${reverse.nodes} nodes, ${reverseDrawn} frames drawn in ` +
+    `${Math.round(reverseMs)} ms`;
+  // A tree of 100,000 distinct stacks has at least that many nodes; a screen's worth is drawn.
+  if (nodes < 100000 || drawn < 100 || !reverse.reverse || reverse.nodes < 100000 || reverseDrawn < 100) {
+    fail(line);
+  } else {
+    ok(line);
+  }
   if (process.env.USERPERF_KEEP_PAGES) {
     const shot = await page.send('Page.captureScreenshot', { format: 'png' });
-    fs.writeFileSync(path.join(process.env.USERPERF_KEEP_PAGES, screenshot),
+    fs.writeFileSync(path.join(process.env.USERPERF_KEEP_PAGES, 'synthetic.png'),
                      Buffer.from(shot.data, 'base64'));
   }
   await page.send('Page.close').catch(() => {});
@@ -415,7 +284,7 @@ async function checkEventSelector(browser, dir) {
   }
   const html = path.join(dir, 'two-events.html');
   execFileSync(userperf, ['report', '-i', data, '--format=flamegraph', '-o', html]);
-  const page = await Page.open(browser, 1200, 700);
+  const page = await Page.open(browser, 1200, 700, fail);
   await page.navigate(`file://${html}`);
   const options = await page.evaluate(
     "Array.from(document.querySelectorAll('#event option'), (o) => o.textContent)");
@@ -442,7 +311,7 @@ async function checkDiffPage(browser, dir) {
   const html = path.join(dir, 'diff.html');
   const made = spawnSync(synthetic, [html, '20000', '2000', '--diff'], { encoding: 'utf8' });
   if (made.status !== 0) throw new Error(`flamegraph_synthetic --diff failed: ${made.stderr}`);
-  const page = await Page.open(browser, 1200, 700);
+  const page = await Page.open(browser, 1200, 700, fail);
   await page.navigate(`file://${html}`);
   // The callers are at the bottom of a deep graph: scroll there.
   await page.evaluate('window.scrollTo(0, document.body.scrollHeight)');
@@ -500,11 +369,6 @@ async function main() {
     await checkEventSelector(browser, dir);
     await checkDiffPage(browser, dir);
     await checkSyntheticPage(browser, dir);
-    // Any other page to measure (a report of a large recorded file, say).
-    if (process.env.USERPERF_MEASURE_PAGE) {
-      await measurePage(browser, path.resolve(process.env.USERPERF_MEASURE_PAGE),
-                        process.env.USERPERF_MEASURE_PAGE, 'measured.png');
-    }
   } catch (e) {
     fail(`${e.stack}\nchromium's stderr: ${browser.stderr.slice(-2000)}`);
   } finally {
