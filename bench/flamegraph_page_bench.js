@@ -23,6 +23,10 @@ const { findChromium, Browser, Page } = require('../tests/support/flamegraph_bro
 
 const root = path.resolve(__dirname, '..');
 const reps = Number(process.env.REPS || 5);
+if (!Number.isInteger(reps) || reps < 1) {
+  console.log(`flamegraph_page_bench: REPS must be a positive whole number, not '${process.env.REPS}'`);
+  process.exit(2);
+}
 const TARGET_MS = 2000;
 const TARGET_BYTES = 10e6;
 let errors = 0;
